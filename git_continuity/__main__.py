@@ -1,0 +1,3 @@
+from git_continuity.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,234 @@
+"""Parse the command line and dispatch; nothing else lives here."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from git_continuity import __version__
+from git_continuity.errors import UserError
+
+DESCRIPTION = """\
+Keep the working state of long, multi-session work inside the repository: the objective,
+the next action, blockers, a journal, and claims whose handles re-derive them. The state
+lives on refs/continuity/<stream>; your branches, index and work tree are never touched.
+
+A new session starts with `git continuity status`: every claim's state is derived now
+(verified, contradicted, unknown, unchecked, stale or prose), never read from stored prose.
+
+Exit status: 0 success, 1 a check failed, 2 bad input or malformed state (nothing written).
+"""
+
+HANDLES = """\
+handles (revisions are resolved to full ids when the claim is recorded):
+  commit:<rev>                       the commit exists here
+  ref:<refname>=<rev>                the ref points exactly at rev
+  reachable:<rev>@<ref>              rev is the ref's commit or an ancestor of it
+  pushed:<rev>@<remote>/<branch>     rev is on the remote's branch (--online asks the remote)
+  tag:<name>[=<rev>]                 the tag exists (and points at rev)
+  file:<path>[@<rev>]                the path exists in rev's tree (HEAD now without rev)
+  clean:                             the work tree has no uncommitted changes
+  (git continuity plugins lists every scheme installed here)
+"""
+
+
+def _command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, summary: str, example: str
+) -> argparse.ArgumentParser:
+    return sub.add_parser(
+        name,
+        help=summary,
+        description=summary[0].upper() + summary[1:] + ".",
+        epilog="example:\n" + example,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def _json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON for programs (schema in schema/)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="git continuity",
+        description=DESCRIPTION,
+        epilog=HANDLES + "\nstart here:\n  git continuity demo      a guided tour in a throwaway repository",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"git-continuity {__version__}")
+    parser.add_argument(
+        "--stream",
+        default=os.environ.get("GIT_CONTINUITY_STREAM", "main"),
+        help="which line of work (default: $GIT_CONTINUITY_STREAM or main)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="<command>")
+
+    _command(sub, "init", "start keeping state for a stream on refs/continuity/<stream>",
+             "  git continuity init\n  git continuity --stream agent-b init")
+
+    p = _command(sub, "status", "show the state as it is now, every claim dereferenced",
+                 "  git continuity status\n  git continuity status --json | jq '.claims[] | select(.state != \"verified\")'")
+    _json_flag(p)
+
+    p = _command(sub, "objective", "set the objective or read how it changed",
+                 '  git continuity objective set "Ship the login fix" --why "users are locked out"\n'
+                 "  git continuity objective log")
+    osub = p.add_subparsers(dest="action", metavar="<action>", required=True)
+    q = _command(osub, "set", "set what this line of work is for, and why",
+                 '  git continuity objective set "Ship the login fix" --why "users are locked out since 2.3"')
+    q.add_argument("text")
+    q.add_argument("--why", required=True, help="why the objective is this now (kept in the objective log)")
+    q = _command(osub, "log", "every objective this stream had: old, new, why, when, who",
+                 "  git continuity objective log")
+    _json_flag(q)
+
+    p = _command(sub, "next", "set the next action (print it when no text is given)",
+                 '  git continuity next "rebase on origin/main and push again"')
+    p.add_argument("text", nargs="?")
+
+    p = _command(sub, "blocker", "record what stops progress, and when it is gone",
+                 '  git continuity blocker add "CI runner is offline"\n  git continuity blocker done b-k7m2qx')
+    bsub = p.add_subparsers(dest="action", metavar="<action>", required=True)
+    q = _command(bsub, "add", "record a blocker", '  git continuity blocker add "waiting for the API key"')
+    q.add_argument("text")
+    q = _command(bsub, "done", "mark a blocker as gone", "  git continuity blocker done b-k7m2qx")
+    q.add_argument("id")
+
+    p = _command(sub, "claim", "record statements with handles that re-derive them",
+                 '  git continuity claim add "the fix is pushed" --check pushed:HEAD@origin/main\n'
+                 "  git continuity claim list --state contradicted")
+    csub = p.add_subparsers(dest="action", metavar="<action>", required=True)
+    q = _command(csub, "add", "record a claim; without --check it is prose, shown but never trusted",
+                 '  git continuity claim add "v1.2 is tagged" --check tag:v1.2\n'
+                 '  git continuity claim add "config moved" --check file:conf/app.toml@HEAD')
+    q.epilog = (q.epilog or "") + "\n\n" + HANDLES
+    q.add_argument("text")
+    q.add_argument("--check", metavar="HANDLE", help="how to re-derive it, e.g. pushed:HEAD@origin/main")
+    q = _command(csub, "list", "every claim with its state now", "  git continuity claim list --json")
+    q.add_argument("--state", action="append", choices=["verified", "contradicted", "unknown", "unchecked", "stale", "prose"],
+                   help="only claims in this state (repeatable)")
+    _json_flag(q)
+
+    p = _command(sub, "verify", "dereference claims now and record the evidence; exit 1 unless all verify",
+                 "  git continuity verify\n  git continuity verify c-k7m2qx --online")
+    p.add_argument("ids", nargs="*", metavar="ID", help="claims to verify (default: all)")
+    p.add_argument("--online", action="store_true", help="ask remotes themselves, not remote-tracking refs")
+    _json_flag(p)
+
+    p = _command(sub, "journal", "append to the journal, or read it",
+                 '  git continuity journal add "tried X: fails on Y, switching to Z"\n  git continuity journal -n 20')
+    p.add_argument("-n", type=int, dest="count", default=20, help="how many of the latest entries (default 20)")
+    p.add_argument("--all", action="store_true", help="every entry")
+    _json_flag(p)
+    jsub = p.add_subparsers(dest="action", metavar="<action>")
+    q = _command(jsub, "add", "append an entry: what was done, learned, tried",
+                 '  git continuity journal add "login test passes locally; CI not run yet"')
+    q.add_argument("text")
+
+    p = _command(sub, "log", "the history of the state ref: one line per change",
+                 "  git continuity log -n 10")
+    p.add_argument("-n", type=int, dest="count", help="how many changes (default: all)")
+    _json_flag(p)
+
+    _command(sub, "edit", "edit the packet (objective, next action, blockers) in $EDITOR; validated before it is kept",
+             "  GIT_EDITOR=nano git continuity edit")
+
+    p = _command(sub, "plugins", "list verifier plugins, their versions and handle schemes",
+                 "  git continuity plugins --json")
+    _json_flag(p)
+
+    p = _command(sub, "demo", "a guided tour in a throwaway repository with a real bare remote",
+                 "  git continuity demo\n  git continuity demo --keep   # leave the folder to explore")
+    p.add_argument("--keep", action="store_true", help="keep the demo folder and print where it is")
+    return parser
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    command = args.command
+    if command == "demo":
+        from git_continuity.commands import demo
+
+        return demo.demo(keep=args.keep)
+    if command == "plugins":
+        from git_continuity.commands import plugins
+
+        return plugins.plugins(as_json=args.json)
+
+    from git_continuity import repo as git
+
+    repo = git.open_repo()
+    stream = args.stream
+    table: dict[str, Callable[[], int]] = {}
+    if command == "init":
+        from git_continuity.commands import init
+
+        return init.init(repo, stream=stream)
+    if command == "status":
+        from git_continuity.commands import status
+
+        return status.status(repo, stream=stream, as_json=args.json)
+    if command == "objective":
+        from git_continuity.commands import objective
+
+        table = {
+            "set": lambda: objective.set_objective(repo, stream=stream, text=args.text, why=args.why),
+            "log": lambda: objective.objective_log(repo, stream=stream, as_json=args.json),
+        }
+    elif command == "next":
+        from git_continuity.commands import next as next_
+
+        return next_.next_action(repo, stream=stream, text=args.text)
+    elif command == "blocker":
+        from git_continuity.commands import blocker
+
+        table = {
+            "add": lambda: blocker.add(repo, stream=stream, text=args.text),
+            "done": lambda: blocker.done(repo, stream=stream, blocker_id=args.id),
+        }
+    elif command == "claim":
+        from git_continuity.commands import claim
+
+        table = {
+            "add": lambda: claim.add(repo, stream=stream, text=args.text, check=args.check),
+            "list": lambda: claim.list_claims(repo, stream=stream, as_json=args.json, states=args.state),
+        }
+    elif command == "verify":
+        from git_continuity.commands import verify
+
+        return verify.verify_claims(repo, stream=stream, ids=args.ids, online=args.online, as_json=args.json)
+    elif command == "journal":
+        from git_continuity.commands import journal
+
+        if args.action == "add":
+            return journal.add(repo, stream=stream, text=args.text)
+        return journal.show(repo, stream=stream, count=None if args.all else args.count, as_json=args.json)
+    elif command == "log":
+        from git_continuity.commands import log
+
+        return log.log(repo, stream=stream, count=args.count, as_json=args.json)
+    elif command == "edit":
+        from git_continuity.commands import edit
+
+        return edit.edit(repo, stream=stream)
+    return table[args.action]()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return _dispatch(args)
+    except UserError as error:
+        print(f"git-continuity: error: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # `git continuity log | head`: the reader left; not an error worth a traceback.
+        sys.stderr.close()
+        return 0

@@ -1,0 +1,1 @@
+"""One module per subcommand; each exposes plain functions that return an exit code."""

@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+from git_continuity import packetfile, repo as git, store
+from git_continuity.errors import UserError
+from git_continuity.model import Blocker, new_id, now, stamp
+from git_continuity.repo import Repo
+
+
+def add(repo: Repo, *, stream: str, text: str) -> int:
+    text = text.strip()
+    if not text:
+        raise UserError("blocker add needs a non-empty text")
+    by = git.identity(repo)
+    added: list[Blocker] = []
+
+    def make(snap: store.Snapshot) -> store.Change:
+        doc, packet = store.read_packet_doc(snap) or (None, None)
+        assert doc is not None and packet is not None
+        blocker = Blocker(new_id("blocker", {b.id for b in packet.blockers}), text, stamp(now()), by)
+        packetfile.add_blocker(doc, blocker)
+        added[:] = [blocker]
+        return store.Change(f"blocker add {blocker.id}: {text}", {packetfile.PATH: packetfile.dump(doc)})
+
+    store.update(repo, stream, make)
+    print(f"Blocker {added[0].id}: {text}\n  (git continuity blocker done {added[0].id} when it is gone)")
+    return 0
+
+
+def done(repo: Repo, *, stream: str, blocker_id: str) -> int:
+    def make(snap: store.Snapshot) -> store.Change:
+        doc, packet = store.read_packet_doc(snap) or (None, None)
+        assert doc is not None and packet is not None
+        match = [b for b in packet.blockers if b.id == blocker_id]
+        if not match:
+            open_ids = ", ".join(b.id for b in packet.open_blockers()) or "none"
+            raise UserError(f"no blocker {blocker_id!r} in stream '{stream}' (open blockers: {open_ids})")
+        if match[0].done_at:
+            raise UserError(f"blocker {blocker_id} was already done at {match[0].done_at}")
+        packetfile.finish_blocker(doc, blocker_id, stamp(now()))
+        return store.Change(f"blocker done {blocker_id}: {match[0].text}", {packetfile.PATH: packetfile.dump(doc)})
+
+    store.update(repo, stream, make)
+    print(f"Blocker {blocker_id} is done.")
+    return 0

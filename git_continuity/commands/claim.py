@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from git_continuity import render, repo as git, store, verify
+from git_continuity.errors import UserError
+from git_continuity.model import Claim, new_id, now, stamp
+from git_continuity.repo import Repo
+
+
+def add(repo: Repo, *, stream: str, text: str, check: str | None) -> int:
+    """Record a claim; its handle is validated and resolved to full ids first."""
+    text = text.strip()
+    if not text:
+        raise UserError("claim add needs a non-empty statement")
+    store.require_state(store.snapshot(repo, stream))
+    handle = verify.resolve(repo, check).text if check is not None else None
+    moment = now()
+    made: list[Claim] = []
+
+    def make(snap: store.Snapshot) -> store.Change:
+        taken = store.claim_ids(snap)
+        claim = Claim(
+            id=new_id("claim", taken),
+            text=text,
+            handle=handle,
+            added_at=stamp(moment),
+            added_by=git.identity(repo),
+            host=git.hostname(),
+            written=check if check is not None and check != handle else None,
+        )
+        made[:] = [claim]
+        body = f"\n\nhandle: {handle}" if handle else "\n\nprose: no handle"
+        return store.Change(f"claim add {claim.id}: {text}{body}", {store.claim_path(claim.id): store.entry_bytes(claim)})
+
+    snap = store.update(repo, stream, make)
+    claim = made[0]
+    print(f"Recorded claim {claim.id}: {text}")
+    if claim.handle is None:
+        print("  prose: no handle, so it is shown but never trusted (add one with --check HANDLE)")
+        return 0
+    print(f"  handle  {claim.handle}" + (f"  (as written: {claim.written})" if claim.written else ""))
+    (assessed,) = verify.assess(snap, [claim], at=now())
+    print(f"  now     {assessed.derived.state}: {assessed.derived.observed}")
+    return 0
+
+
+def list_claims(repo: Repo, *, stream: str, as_json: bool, states: list[str] | None) -> int:
+    snap = store.snapshot(repo, stream)
+    store.require_state(snap)
+    claims = sorted(store.read_claims(snap).values(), key=lambda c: (c.added_at, c.id))
+    assessed = verify.assess(snap, claims, at=now())
+    if states:
+        assessed = [a for a in assessed if a.derived.state in states]
+    if as_json:
+        render.emit_json("claim-list", {"stream": stream, "claims": [render.claim_json(a) for a in assessed], "problems": snap.problems})
+    else:
+        print("\n".join(render.claim_lines(assessed)) or "No claims.")
+        for p in snap.problems:
+            print(f"problem: {p}")
+    return 2 if snap.problems else 0

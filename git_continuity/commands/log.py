@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from itertools import islice
+
+from git_continuity import render, repo as git, store
+from git_continuity.errors import UserError
+from git_continuity.model import stamp
+from git_continuity.repo import Repo
+
+
+def log(repo: Repo, *, stream: str, count: int | None, as_json: bool) -> int:
+    """The history of the state ref, newest first: one commit per change of state."""
+    if count is not None and count < 1:
+        raise UserError("-n takes a whole number of changes, 1 or more")
+    snap = store.snapshot(repo, stream)
+    store.require_state(snap)
+    assert snap.commit is not None
+    commits = list(islice(git.first_parent_log(repo, snap.commit), count))
+    if as_json:
+        render.emit_json("log", {
+            "stream": stream,
+            "ref": snap.ref,
+            "commits": [
+                {"commit": c.oid, "at": stamp(c.time), "by": c.author, "summary": c.message.splitlines()[0] if c.message else "", "message": c.message}
+                for c in commits
+            ],
+        })
+        return 0
+    for c in commits:
+        summary = c.message.splitlines()[0] if c.message else ""
+        print(f"{c.oid[:7]}  {stamp(c.time).replace('T', ' ').removesuffix('Z')}  {c.author.split(' <')[0]}  {summary}")
+    return 0

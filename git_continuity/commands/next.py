@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+from git_continuity import packetfile, store
+from git_continuity.errors import UserError
+from git_continuity.repo import Repo
+
+
+def next_action(repo: Repo, *, stream: str, text: str | None) -> int:
+    """Set the next action, or print it when no text is given."""
+    if text is None:
+        snap = store.snapshot(repo, stream)
+        store.require_state(snap)
+        packet = store.read_packet(snap)
+        if packet is None:
+            raise UserError("the packet is malformed:\n  " + "\n  ".join(snap.problems))
+        print(packet.next_action or "(none: git continuity next TEXT)")
+        return 0
+    text = text.strip()
+    if not text:
+        raise UserError("next needs a non-empty text: the first thing the next session should do")
+
+    def make(snap: store.Snapshot) -> store.Change:
+        doc, _ = store.read_packet_doc(snap) or (None, None)
+        assert doc is not None
+        packetfile.set_next_action(doc, text)
+        return store.Change(f"next: {text}", {packetfile.PATH: packetfile.dump(doc)})
+
+    store.update(repo, stream, make)
+    print(f"Next action: {text}")
+    return 0

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from git_continuity import packetfile, render, repo as git, store
+from git_continuity.errors import UserError
+from git_continuity.model import Objective, ObjectiveChange, new_id, now, stamp
+from git_continuity.repo import Repo
+
+
+def set_objective(repo: Repo, *, stream: str, text: str, why: str) -> int:
+    text, why = text.strip(), why.strip()
+    if not text or not why:
+        raise UserError("objective set needs a text and a non-empty --why (the reason is what the next session reads)")
+    moment = now()
+    by = git.identity(repo)
+
+    def make(snap: store.Snapshot) -> store.Change:
+        doc, packet = store.read_packet_doc(snap) or (None, None)
+        assert doc is not None and packet is not None  # update() refused malformed state
+        old = packet.objective.text if packet.objective else None
+        change = ObjectiveChange(new_id("objective"), old, text, why, stamp(moment), by)
+        packetfile.set_objective(doc, Objective(text, why, stamp(moment), by))
+        return store.Change(
+            f"objective: {text}\n\nwhy: {why}\nwas: {old or '(none)'}",
+            {packetfile.PATH: packetfile.dump(doc), store.objective_path(change, moment): store.entry_bytes(change)},
+        )
+
+    store.update(repo, stream, make)
+    print(f"Objective set: {text}\n  why: {why}")
+    return 0
+
+
+def objective_log(repo: Repo, *, stream: str, as_json: bool) -> int:
+    snap = store.snapshot(repo, stream)
+    store.require_state(snap)
+    packet = store.read_packet(snap)
+    changes = store.read_objective_log(snap)
+    if as_json:
+        render.emit_json("objective-log", {
+            "stream": stream,
+            "current": render.objective_json(packet.objective if packet else None),
+            "changes": [render.change_json(c) for c in changes],
+            "problems": snap.problems,
+        })
+    elif not changes:
+        print('No objective yet: git continuity objective set "…" --why "…"')
+    else:
+        for c in reversed(changes):
+            print(f"{c.at.replace('T', ' ').removesuffix('Z')} UTC  {c.by}\n  now: {c.new}\n  was: {c.old or '(none)'}\n  why: {c.why}\n")
+    for p in snap.problems if not as_json else []:
+        print(f"problem: {p}")
+    return 2 if snap.problems else 0

@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+from git_continuity import render, verify
+
+
+def plugins(*, as_json: bool) -> int:
+    """Every verifier plugin, its version and the handle schemes it adds."""
+    found = verify.plugins()
+    if as_json:
+        render.emit_json("plugins", {"plugins": [
+            {"name": p.name, "version": p.version, "schemes": [
+                {"scheme": s.name, "summary": s.summary, "example": s.example, "live": s.live} for s in p.schemes
+            ]}
+            for p in found
+        ]})
+        return 0
+    for p in found:
+        print(f"{p.name} {p.version}")
+        for s in p.schemes:
+            kind = "live" if s.live else "evidence"
+            print(f"  {(s.name + ':').ljust(11)} {s.summary}  [{kind}]\n  {'':11} e.g. {s.example}")
+    return 0

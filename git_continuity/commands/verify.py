@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from git_continuity import render, store, verify
+from git_continuity.errors import UserError
+from git_continuity.model import now
+from git_continuity.repo import Repo
+
+
+def verify_claims(repo: Repo, *, stream: str, ids: list[str], online: bool, as_json: bool) -> int:
+    """Dereference claims now, record one evidence entry per handle, exit 1 unless all verify."""
+    snap = store.snapshot(repo, stream)
+    store.require_state(snap)
+    claims = store.read_claims(snap)
+    unknown = [i for i in ids if i not in claims]
+    if unknown:
+        raise UserError(f"no claim {', '.join(unknown)} in stream '{stream}' (git continuity claim list shows the ids)")
+    chosen = [claims[i] for i in ids] if ids else sorted(claims.values(), key=lambda c: (c.added_at, c.id))
+    moment = now()
+    assessed = verify.assess(snap, chosen, at=moment, dereference_all=True, online=online)
+    taken: set[str] = set()
+    records = [(a, e) for a in assessed if (e := verify.evidence_for(a, moment, taken)) is not None]
+    if records:
+        tally = render.counts(assessed)
+        summary = ", ".join(f"{n} {s}" for s, n in tally.items() if n)
+
+        def make(s: store.Snapshot) -> store.Change:
+            lines = [f"{e.claim} {e.result}: {e.observed}" for _, e in records]
+            return store.Change(
+                f"verify: {len(records)} claim{'s' if len(records) != 1 else ''} ({summary})\n\n" + "\n".join(lines),
+                {store.evidence_path(e, moment): store.entry_bytes(e) for _, e in records},
+            )
+
+        store.update(repo, stream, make)
+    if as_json:
+        render.emit_json("verify", {
+            "stream": stream,
+            "online": online,
+            "claims": [render.claim_json(a) for a in assessed],
+            "evidence": [e.id for _, e in records],
+            "problems": snap.problems,
+        })
+    else:
+        print("\n".join(render.claim_lines(assessed)) or "No claims to verify.")
+        if records:
+            print(f"\nRecorded {len(records)} evidence entr{'ies' if len(records) != 1 else 'y'}.")
+    failed = [a for a in assessed if a.derived.state != "verified" and (ids or a.claim.handle)]
+    return 1 if failed else 0

@@ -1,0 +1,227 @@
+"""Pure data: claims, handles, evidence, journal entries, the packet, and derived states.
+
+Nothing here touches a repository, so every rule can be tested on plain values.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Container, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any, Literal
+
+from git_continuity.errors import UserError
+
+State = Literal["verified", "contradicted", "unknown", "unchecked", "stale", "prose"]
+Result = Literal["verified", "contradicted", "unknown"]
+STATES: tuple[State, ...] = ("verified", "contradicted", "unknown", "unchecked", "stale", "prose")
+
+# Ids are typed by people: no 0/o, 1/l/i, lower case only. Six characters give 31**6 (~887
+# million) values, so two clones adding entries at the same moment do not collide in practice;
+# a writer also re-draws an id already taken in the state it writes to.
+ID_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"
+ID_PREFIXES = {"claim": "c", "blocker": "b", "journal": "j", "evidence": "e", "objective": "o"}
+ID_RE = re.compile(r"^[a-z]-[2-9a-hjkmnp-z]{6}$")
+SCHEME_RE = re.compile(r"^[a-z][a-z0-9-]*$")
+
+
+def new_id(kind: str, taken: Container[str] = ()) -> str:
+    """A fresh short id such as ``c-k7m2qx`` that is not in ``taken``."""
+    prefix = ID_PREFIXES[kind]
+    while True:
+        candidate = prefix + "-" + "".join(secrets.choice(ID_ALPHABET) for _ in range(6))
+        if candidate not in taken:
+            return candidate
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def stamp(moment: datetime) -> str:
+    """ISO 8601 in UTC to the second, as stored: ``2026-11-30T10:15:02Z``."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_stamp(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+
+
+def sortable_name(moment: datetime, entry_id: str) -> str:
+    """A file name that sorts by time, to the microsecond: ``20261130T101502.123456Z-j-k7m2qx``."""
+    return moment.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ") + "-" + entry_id
+
+
+def ago(moment: datetime, reference: datetime) -> str:
+    """'just now', '5 minutes ago', '3 days ago': for people, never stored."""
+    seconds = int((reference - moment).total_seconds())
+    if seconds < 0:
+        return "in the future (check the clocks)"
+    for size, unit in ((86400, "day"), (3600, "hour"), (60, "minute")):
+        if seconds >= size:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count != 1 else ''} ago"
+    return "just now"
+
+
+@dataclass(frozen=True)
+class Handle:
+    """An address plus an expectation: ``scheme:body``, e.g. ``tag:v1.2=9c1e…``."""
+
+    scheme: str
+    body: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.scheme}:{self.body}"
+
+
+def parse_handle(text: str) -> Handle:
+    scheme, sep, body = text.partition(":")
+    if not sep or not SCHEME_RE.match(scheme):
+        raise UserError(
+            f"handle {text!r} is not of the form scheme:address, e.g. commit:HEAD or tag:v1.2\n"
+            "(git continuity plugins lists the schemes this machine knows)"
+        )
+    return Handle(scheme, body)
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one dereference of a handle found, as a verifier reports it."""
+
+    result: Result
+    observed: str
+    verifier: str
+    version: str
+    # What the result depended on, e.g. {"refs/remotes/origin/main": "<oid>"}; when any of
+    # these moves, recorded evidence turns stale.
+    depends_on: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Objective:
+    text: str
+    why: str
+    set_at: str
+    set_by: str
+
+
+@dataclass
+class Blocker:
+    id: str
+    text: str
+    added_at: str
+    added_by: str
+    done_at: str | None = None
+
+
+@dataclass
+class Packet:
+    """The person-edited part of the state (``packet.yaml``)."""
+
+    objective: Objective | None
+    next_action: str | None
+    blockers: list[Blocker]
+
+    def open_blockers(self) -> list[Blocker]:
+        return [b for b in self.blockers if b.done_at is None]
+
+
+@dataclass
+class Claim:
+    id: str
+    text: str
+    added_at: str
+    added_by: str
+    host: str
+    handle: str | None = None  # None: prose, shown but never trusted
+    written: str | None = None  # the handle as typed, when resolving changed it
+    thread: str | None = None
+
+
+@dataclass
+class Evidence:
+    id: str
+    claim: str
+    handle: str
+    result: Result
+    observed: str
+    verifier: str
+    verifier_version: str
+    checked_at: str
+    host: str
+    depends_on: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class JournalEntry:
+    id: str
+    text: str
+    at: str
+    by: str
+    host: str
+
+
+@dataclass
+class ObjectiveChange:
+    id: str
+    old: str | None
+    new: str
+    why: str
+    at: str
+    by: str
+
+
+def to_json(entry: Any) -> dict[str, Any]:
+    """A dataclass as stored: keys with a None value are left out."""
+    return {k: v for k, v in asdict(entry).items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A claim's state right now, with what was observed and when."""
+
+    state: State
+    observed: str
+    checked_at: str | None
+
+
+def derive_state(
+    claim: Claim,
+    live: Observation | None,
+    evidence: Evidence | None,
+    *,
+    at: datetime,
+    moved: Mapping[str, str | None],
+    max_age: timedelta,
+) -> Derived:
+    """The one rule that turns a claim, a live dereference and its last evidence into a state.
+
+    ``live`` is a dereference made just now (local handles are cheap enough to re-check on
+    every read). Otherwise the last evidence counts, unless it is older than ``max_age`` or
+    something it depended on has moved since: ``moved`` maps each dependency to its value now.
+    """
+    if claim.handle is None:
+        return Derived("prose", "no handle: shown, never trusted", None)
+    if live is not None:
+        return Derived(live.result, live.observed, stamp(at))
+    if evidence is None:
+        return Derived("unchecked", "never dereferenced: run git continuity verify", None)
+    checked = parse_stamp(evidence.checked_at)
+    changed = [k for k, v in evidence.depends_on.items() if k in moved and moved[k] != v]
+    if changed:
+        return Derived(
+            "stale",
+            f"was {evidence.result} ({evidence.observed}); since then {', '.join(changed)} moved",
+            evidence.checked_at,
+        )
+    if at - checked > max_age:
+        return Derived(
+            "stale",
+            f"was {evidence.result} {ago(checked, at)} ({evidence.observed}); too old to trust",
+            evidence.checked_at,
+        )
+    return Derived(evidence.result, evidence.observed, evidence.checked_at)

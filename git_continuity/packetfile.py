@@ -1,0 +1,129 @@
+"""``packet.yaml``: round-trip YAML that keeps a person's comments and order.
+
+Every change goes through load -> edit the mapping -> dump, never through a template, so
+what someone wrote by hand (comments, key order, extra blank lines) survives the tool.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from git_continuity import schema
+from git_continuity.model import Blocker, Objective, Packet, to_json
+
+PATH = ".continuity/packet.yaml"
+
+TEMPLATE = """\
+# git-continuity packet: the person-edited part of this stream's state.
+# Edit it with `git continuity edit`; the commands change it too. Comments are kept.
+
+# What this line of work is for: git continuity objective set TEXT --why TEXT
+objective:
+# The first thing the next session should do: git continuity next TEXT
+next_action:
+# What stops progress: git continuity blocker add TEXT, then blocker done ID
+blockers: []
+"""
+
+
+class PacketError(Exception):
+    """The packet is not valid YAML or breaks its schema; the message names file, key, line."""
+
+
+def _yaml() -> YAML:
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    return yaml
+
+
+def parse(text: str, where: str = PATH, *, validate: bool = True) -> tuple[CommentedMap, Packet]:
+    """The document (to edit and dump) and the packet it holds, or PacketError.
+
+    ``validate=False`` is for content already validated once (the schema check imports
+    jsonschema, too slow for every status)."""
+    try:
+        doc = _yaml().load(text)
+    except MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = f" line {mark.line + 1}" if mark is not None else ""
+        raise PacketError(f"{where}{line}: not valid YAML: {error.problem}") from None
+    except YAMLError as error:
+        raise PacketError(f"{where}: not valid YAML: {error}") from None
+    if doc is None:
+        doc = CommentedMap()
+    if not isinstance(doc, CommentedMap):
+        raise PacketError(f"{where} line 1: expected a mapping of keys (objective, ...)")
+    found = schema.problems("packet", _plain(doc)) if validate else []
+    if found:
+        raise PacketError(
+            "\n".join(f"{where}{_line_of(doc, p)}: {schema.key_path(p)}: {m}" for p, m in found)
+        )
+    return doc, _packet(doc)
+
+
+def _plain(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {str(k): _plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    return node
+
+
+def _line_of(doc: CommentedMap, path: tuple[str | int, ...]) -> str:
+    """' line N' for the deepest part of path that the document has, '' if none."""
+    node: Any = doc
+    line: int | None = None
+    for part in path:
+        try:
+            if isinstance(node, CommentedMap) and part in node:
+                line = node.lc.key(part)[0]
+            elif isinstance(node, CommentedSeq) and isinstance(part, int) and part < len(node):
+                line = node.lc.item(part)[0]
+            else:
+                break
+            node = node[part]
+        except (AttributeError, KeyError, TypeError):
+            break
+    return f" line {line + 1}" if line is not None else ""
+
+
+def _packet(doc: CommentedMap) -> Packet:
+    objective = doc.get("objective")
+    return Packet(
+        objective=Objective(**{k: str(v) for k, v in objective.items()}) if objective else None,
+        next_action=doc.get("next_action"),
+        blockers=[Blocker(**{k: str(v) for k, v in b.items()}) for b in doc.get("blockers") or []],
+    )
+
+
+def dump(doc: CommentedMap) -> bytes:
+    out = io.StringIO()
+    _yaml().dump(doc, out)
+    return out.getvalue().encode()
+
+
+def set_objective(doc: CommentedMap, objective: Objective) -> None:
+    doc["objective"] = CommentedMap(to_json(objective))
+
+
+def set_next_action(doc: CommentedMap, text: str) -> None:
+    doc["next_action"] = text
+
+
+def add_blocker(doc: CommentedMap, blocker: Blocker) -> None:
+    if doc.get("blockers") is None:
+        doc["blockers"] = CommentedSeq()
+    doc["blockers"].append(CommentedMap(to_json(blocker)))
+
+
+def finish_blocker(doc: CommentedMap, blocker_id: str, at: str) -> None:
+    for item in doc.get("blockers") or []:
+        if item.get("id") == blocker_id:
+            item["done_at"] = at

@@ -1,0 +1,128 @@
+"""Text for people and JSON for programs, from the same values."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from git_continuity.model import STATES, JournalEntry, Objective, ObjectiveChange, Packet, ago, parse_stamp
+from git_continuity.verify import Assessed
+
+
+def emit_json(schema_name: str, document: dict[str, Any]) -> None:
+    """Print a --json document. GIT_CONTINUITY_CHECK_JSON=1 (the tests set it) validates it
+    against its published schema first."""
+    import os
+
+    if os.environ.get("GIT_CONTINUITY_CHECK_JSON"):
+        from git_continuity import schema
+
+        schema.check_output(schema_name, document)
+    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def claim_json(a: Assessed) -> dict[str, Any]:
+    c = a.claim
+    return {
+        "id": c.id,
+        "text": c.text,
+        "handle": c.handle,
+        "written": c.written,
+        "thread": c.thread,
+        "state": a.derived.state,
+        "observed": a.derived.observed,
+        "checked_at": a.derived.checked_at,
+        "added_at": c.added_at,
+        "added_by": c.added_by,
+    }
+
+
+def objective_json(objective: Objective | None) -> dict[str, str] | None:
+    if objective is None:
+        return None
+    return {"text": objective.text, "why": objective.why, "set_at": objective.set_at, "set_by": objective.set_by}
+
+
+def journal_json(e: JournalEntry) -> dict[str, str]:
+    return {"id": e.id, "text": e.text, "at": e.at, "by": e.by, "host": e.host}
+
+
+def change_json(c: ObjectiveChange) -> dict[str, Any]:
+    return {"id": c.id, "old": c.old, "new": c.new, "why": c.why, "at": c.at, "by": c.by}
+
+
+def counts(assessed: Sequence[Assessed]) -> dict[str, int]:
+    found = dict.fromkeys(STATES, 0)
+    for a in assessed:
+        found[a.derived.state] += 1
+    return found
+
+
+def _when(stamp_text: str, at: datetime) -> str:
+    return f"{stamp_text.replace('T', ' ').removesuffix('Z')} UTC ({ago(parse_stamp(stamp_text), at)})"
+
+
+def _indent(text: str, prefix: str) -> str:
+    return textwrap.indent(text, prefix, lambda _: True)
+
+
+def claim_lines(assessed: Sequence[Assessed]) -> list[str]:
+    lines = []
+    width = max((len(a.derived.state) for a in assessed), default=0)
+    for a in assessed:
+        c = a.claim
+        lines.append(f"  {a.derived.state.ljust(width)}  {c.id}  {c.text}")
+        pad = " " * (width + 4)
+        if c.handle:
+            lines.append(f"{pad}{c.handle}")
+        lines.append(f"{pad}{a.derived.observed}")
+    return lines
+
+
+def status_text(
+    *,
+    stream: str,
+    ref_line: str,
+    packet: Packet | None,
+    objective_changes: int,
+    assessed: Sequence[Assessed],
+    journal: Sequence[JournalEntry],
+    journal_total: int,
+    warnings: Sequence[str],
+    problems: Sequence[str],
+    at: datetime,
+) -> str:
+    out = [f"stream {stream}  ({ref_line})", ""]
+    objective = packet.objective if packet else None
+    if packet is None:
+        out.append("Objective  (unreadable: see problems below)")
+    elif objective is None:
+        out.append('Objective  (none yet: git continuity objective set "…" --why "…")')
+    else:
+        out.append(f"Objective  {objective.text}")
+        out.append(f"  why      {objective.why}")
+        earlier = objective_changes - 1
+        log = f"; {earlier} earlier: git continuity objective log" if earlier > 0 else ""
+        out.append(f"  set      {_when(objective.set_at, at)} by {objective.set_by}{log}")
+    if packet is not None:
+        out.append(f"Next       {packet.next_action or '(none: git continuity next TEXT)'}")
+        blockers = packet.open_blockers()
+        out += ["", f"Blockers ({len(blockers)} open)"]
+        out += [f"  {b.id}  {b.text}" for b in blockers] or ["  none"]
+    tally = counts(assessed)
+    summary = ", ".join(f"{n} {s}" for s, n in tally.items() if n)
+    out += ["", f"Claims ({summary or 'none'}; states derived now, not stored)"]
+    out += claim_lines(assessed) or ['  none: git continuity claim add "…" --check HANDLE']
+    shown = f"latest {len(journal)} of {journal_total}" if journal_total > len(journal) else str(journal_total)
+    out += ["", f"Journal ({shown}: git continuity journal)"]
+    out += [f"  {e.at.replace('T', ' ').removesuffix('Z')}  {e.text}" for e in journal] or ["  empty"]
+    if warnings:
+        out += ["", "Warnings"] + [f"  {w}" for w in warnings]
+    if problems:
+        out += ["", "Problems (this state is malformed; nothing will be written on top of it)"]
+        out += [_indent(p, "  ") for p in problems]
+    return "\n".join(out) + "\n"

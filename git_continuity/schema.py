@@ -1,0 +1,85 @@
+"""The JSON Schemas in ``schema/``: loading them and turning violations into plain problems.
+
+jsonschema costs ~100 ms to import, so it is imported only when something is validated;
+the read path skips content already validated (see store.ValidityCache).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from git_continuity.errors import UserError
+
+
+def _schema_dir() -> Path:
+    # Wheels carry schema/ inside the package (pyproject force-include); an editable
+    # install or a source checkout reads the top-level schema/ folder.
+    packaged = Path(str(resources.files("git_continuity"))) / "schema"
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent / "schema"
+
+
+@functools.cache
+def load(name: str) -> dict[str, Any]:
+    """The schema ``schema/<name>.schema.json``."""
+    data: dict[str, Any] = json.loads((_schema_dir() / f"{name}.schema.json").read_text())
+    return data
+
+
+@functools.cache
+def digest() -> str:
+    """Changes whenever any schema changes, so cached validity never outlives its schema."""
+    h = hashlib.sha1()
+    for path in sorted(_schema_dir().glob("*.schema.json")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def problems(name: str, data: Any) -> list[tuple[tuple[str | int, ...], str]]:
+    """Each violation of schema ``name`` as (path to the bad key, message)."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(load(name))
+    found = []
+    for error in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path))):
+        path = tuple(error.absolute_path)
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            allowed = set(error.schema.get("properties", {}))
+            for key in sorted(set(error.instance) - allowed):
+                found.append(((*path, key), f"unknown key {key!r}"))
+            continue
+        found.append((path, _message(error)))
+    return found
+
+
+def _message(error: Any) -> str:
+    if error.validator == "required":
+        return error.message.replace("is a required property", "is missing")
+    if error.validator == "pattern":
+        return f"{error.instance!r} is not in the expected form"
+    if error.validator == "oneOf":
+        return f"{error.instance!r} is not valid here"
+    return str(error.message)
+
+
+def key_path(path: tuple[str | int, ...]) -> str:
+    return ".".join(str(p) for p in path) or "(top level)"
+
+
+def check_output(name: str, data: Any) -> None:
+    """Raise if a --json document does not match its published schema (a bug, not bad input)."""
+    found = problems(name, data)
+    if found:
+        raise AssertionError(f"{name}: " + "; ".join(f"{key_path(p)}: {m}" for p, m in found))
+
+
+def require_valid(name: str, data: Any, where: str) -> None:
+    """Refuse to write an entry that violates its schema."""
+    found = problems(name, data)
+    if found:
+        detail = "\n".join(f"  {where}: {key_path(p)}: {m}" for p, m in found)
+        raise UserError(f"refusing to write invalid state:\n{detail}")

@@ -1,0 +1,391 @@
+"""The state ref: ``refs/continuity/<stream>``, a chain of commits whose tree is ``.continuity/``.
+
+Layout (machine-written entries are one file each, so two clones' additions never touch
+the same file and merge without conflicts; busy folders are sharded):
+
+    .continuity/format                          "1"
+    .continuity/packet.yaml                     objective, next action, blockers (people edit it)
+    .continuity/claims/<id>.json                one claim
+    .continuity/objective/<time>-<id>.json      one change of the objective
+    .continuity/journal/<day>/<time>-<id>.json  one journal entry
+    .continuity/evidence/<claim>/<time>-<id>.json  one dereference of a claim's handle
+
+Writing never touches HEAD, the index, the work tree or a branch: trees are built with
+TreeBuilder and the ref moves by compare-and-swap, retried when another writer won.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from git_continuity import packetfile, repo as git
+from git_continuity.errors import UserError
+from git_continuity.model import (
+    Claim,
+    Evidence,
+    JournalEntry,
+    ObjectiveChange,
+    Packet,
+    sortable_name,
+    to_json,
+)
+from git_continuity.repo import Oid, Repo
+
+ROOT = ".continuity"
+FORMAT = "1"
+STREAM_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*$")
+MAX_TRIES = 50
+
+# Which schema each folder's entries follow.
+KINDS = {"claims": "claim", "objective": "objective-change", "journal": "journal-entry",
+         "evidence": "evidence"}
+
+
+def ref_name(stream: str) -> str:
+    if not STREAM_RE.match(stream) or stream.endswith(".lock"):
+        raise UserError(
+            f"stream name {stream!r} is not usable: letters, digits, '-', '_' and inner '.' only"
+        )
+    return f"refs/continuity/{stream}"
+
+
+@dataclass
+class Snapshot:
+    """The state of one stream as of one commit of its ref (commit None: never initialized)."""
+
+    repo: Repo
+    stream: str
+    commit: Oid | None
+    tree: Oid | None
+    problems: list[str] = field(default_factory=list)  # malformed files met while reading
+    validity: ValidityCache | None = None
+
+    @property
+    def ref(self) -> str:
+        return ref_name(self.stream)
+
+    @property
+    def cache(self) -> ValidityCache:
+        if self.validity is None:
+            self.validity = ValidityCache(self.repo)
+        return self.validity
+
+
+def snapshot(repo: Repo, stream: str) -> Snapshot:
+    commit = git.ref_target(repo, ref_name(stream))
+    tree = git.commit_info(repo, commit).tree if commit else None
+    return Snapshot(repo, stream, commit, tree)
+
+
+def require_state(snap: Snapshot) -> None:
+    """Refuse to go on when the stream has no state here, saying how to start."""
+    if snap.commit is not None:
+        return
+    others = [r.removeprefix("refs/continuity/") for r in git.list_refs(snap.repo, "refs/continuity/")]
+    hint = f"\nStreams here: {', '.join(others)} (choose one with --stream NAME)." if others else ""
+    raise UserError(
+        f"no continuity state for stream '{snap.stream}' here ({snap.ref} does not exist).\n"
+        f"Start one with: git continuity init{hint}"
+    )
+
+
+class ValidityCache:
+    """Content already validated against the current schemas, by object id.
+
+    Objects are content-addressed, so a blob or tree that passed once always passes; this
+    keeps jsonschema (and a walk of every entry) off the read path. Local only, under
+    ``.git/continuity/cache/``, keyed by a digest of the schemas.
+    """
+
+    def __init__(self, repo: Repo) -> None:
+        from git_continuity import schema
+
+        self.path = repo.local_dir / "cache" / f"valid-{schema.digest()}"
+        self._known: set[str] | None = None
+        self._new: list[str] = []
+
+    @property
+    def known(self) -> set[str]:
+        if self._known is None:
+            try:
+                self._known = set(self.path.read_text().split())
+            except OSError:
+                self._known = set()
+        return self._known
+
+    def __contains__(self, oid: object) -> bool:
+        return oid in self.known
+
+    def add(self, oids: Iterable[str]) -> None:
+        fresh = [o for o in oids if o not in self.known]
+        self.known.update(fresh)
+        self._new.extend(fresh)
+
+    def save(self) -> None:
+        if not self._new:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a") as f:
+                f.write("\n".join(self._new) + "\n")
+            self._new = []
+        except OSError:
+            pass  # a cache that cannot be written only costs speed
+
+
+# -- reading --------------------------------------------------------------------------------
+
+
+def _json_line(text: str, key: str | int | None) -> str:
+    if isinstance(key, str):
+        for number, line in enumerate(text.splitlines(), 1):
+            if f'"{key}":' in line:
+                return f" line {number}"
+    return ""
+
+
+def _entry(snap: Snapshot, path: str, oid: Oid, kind: str) -> dict[str, Any] | None:
+    """One JSON entry, validated unless its blob is known good; None (and a problem) if bad."""
+    raw = git.blob(snap.repo, oid)
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as error:
+        snap.problems.append(f"{path}: not valid JSON: {error}")
+        return None
+    if oid in snap.cache:
+        return data  # type: ignore[no-any-return]
+    from git_continuity import schema
+
+    found = schema.problems(kind, data)
+    stem = path.rsplit("/", 1)[-1].removesuffix(".json")
+    if not found and isinstance(data, dict) and not stem.endswith(str(data.get("id"))):
+        found = [(("id",), f"{data.get('id')!r} does not match the file name")]
+    if found:
+        text = raw.decode(errors="replace")
+        snap.problems.extend(
+            f"{path}{_json_line(text, p[-1] if p else None)}: {schema.key_path(p)}: {m}"
+            for p, m in found
+        )
+        return None
+    snap.cache.add([oid])
+    return data  # type: ignore[no-any-return]
+
+
+def claim_ids(snap: Snapshot) -> set[str]:
+    return {e.name.removesuffix(".json") for e in _files(snap, "claims")}
+
+
+def _files(snap: Snapshot, folder: str) -> list[git.TreeEntry]:
+    if snap.tree is None:
+        return []
+    return [e for e in git.tree_entries(snap.repo, snap.tree, f"{ROOT}/{folder}") or [] if not e.is_tree]
+
+
+def read_packet_doc(snap: Snapshot) -> tuple[Any, Packet] | None:
+    """The packet document and its values, or None (with a problem) when it is malformed."""
+    if snap.tree is None:
+        return None
+    oid = git.entry_oid(snap.repo, snap.tree, packetfile.PATH)
+    if oid is None:
+        snap.problems.append(f"{packetfile.PATH}: missing (run git continuity edit to recreate it)")
+        return None
+    known = oid in snap.cache
+    try:
+        parsed = packetfile.parse(git.blob(snap.repo, oid).decode(), validate=not known)
+    except (packetfile.PacketError, UnicodeDecodeError) as error:
+        snap.problems.append(str(error))
+        return None
+    snap.cache.add([oid])
+    return parsed
+
+
+def read_packet(snap: Snapshot) -> Packet | None:
+    parsed = read_packet_doc(snap)
+    return parsed[1] if parsed else None
+
+
+def read_claims(snap: Snapshot) -> dict[str, Claim]:
+    claims = {}
+    for e in _files(snap, "claims"):
+        data = _entry(snap, f"{ROOT}/claims/{e.name}", e.oid, "claim")
+        if data is not None:
+            claims[data["id"]] = Claim(**data)
+    return claims
+
+
+def read_objective_log(snap: Snapshot) -> list[ObjectiveChange]:
+    changes = []
+    for e in sorted(_files(snap, "objective"), key=lambda e: e.name):
+        data = _entry(snap, f"{ROOT}/objective/{e.name}", e.oid, "objective-change")
+        if data is not None:
+            changes.append(ObjectiveChange(**{"old": None, **data}))
+    return changes
+
+
+def count_objective_changes(snap: Snapshot) -> int:
+    return len(_files(snap, "objective"))
+
+
+def read_journal(snap: Snapshot, latest: int | None = None) -> tuple[list[JournalEntry], int]:
+    """The newest ``latest`` entries (all when None), oldest first, and how many there are."""
+    if snap.tree is None:
+        return [], 0
+    days = sorted(
+        (e for e in git.tree_entries(snap.repo, snap.tree, f"{ROOT}/journal") or [] if e.is_tree),
+        key=lambda e: e.name,
+        reverse=True,
+    )
+    picked: list[tuple[str, Oid]] = []
+    total = 0
+    for day in days:
+        files = git.tree_entries(snap.repo, day.oid) or []
+        total += len(files)
+        if latest is None or len(picked) < latest:
+            names = sorted(((f"{day.name}/{f.name}", f.oid) for f in files), reverse=True)
+            picked.extend(names if latest is None else names[: latest - len(picked)])
+    entries = []
+    for path, oid in reversed(picked):
+        data = _entry(snap, f"{ROOT}/journal/{path}", oid, "journal-entry")
+        if data is not None:
+            entries.append(JournalEntry(**data))
+    return entries, total
+
+
+def latest_evidence(snap: Snapshot, claim_id: str) -> Evidence | None:
+    files = sorted(_files(snap, f"evidence/{claim_id}"), key=lambda e: e.name)
+    for e in reversed(files):
+        data = _entry(snap, f"{ROOT}/evidence/{claim_id}/{e.name}", e.oid, "evidence")
+        if data is not None:
+            return Evidence(**data)
+    return None
+
+
+def all_problems(snap: Snapshot) -> list[str]:
+    """Every malformed file in the state (a full walk, skipped when the tree is known good)."""
+    if snap.tree is None or snap.tree in snap.cache:
+        return []
+    before = len(snap.problems)
+    root = git.tree_entries(snap.repo, snap.tree, ROOT)
+    if root is None:
+        return [f"{snap.ref}: its tree has no {ROOT}/ folder"]
+    found: list[str] = []
+    for top in root:
+        if top.name == "packet.yaml":
+            read_packet_doc(snap)
+        elif top.name == "format":
+            if git.blob(snap.repo, top.oid).decode(errors="replace").strip() != FORMAT:
+                found.append(f"{ROOT}/format: written by a newer git-continuity (format is not {FORMAT}); upgrade")
+        elif top.name == "claims" or top.name == "objective":
+            for e in git.tree_entries(snap.repo, top.oid) or []:
+                _entry(snap, f"{ROOT}/{top.name}/{e.name}", e.oid, KINDS[top.name])
+        elif top.name in ("journal", "evidence"):
+            for shard in git.tree_entries(snap.repo, top.oid) or []:
+                for e in git.tree_entries(snap.repo, shard.oid) or []:
+                    _entry(snap, f"{ROOT}/{top.name}/{shard.name}/{e.name}", e.oid, KINDS[top.name])
+        else:
+            found.append(f"{ROOT}/{top.name}: not part of the state format {FORMAT}")
+    if git.entry_oid(snap.repo, snap.tree, packetfile.PATH) is None:
+        read_packet_doc(snap)
+    found = snap.problems[before:] + found
+    if not found:
+        snap.cache.add([snap.tree])
+    snap.cache.save()
+    return found
+
+
+# -- writing --------------------------------------------------------------------------------
+
+
+def entry_bytes(entry: Any) -> bytes:
+    return (json.dumps(to_json(entry), indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def claim_path(claim_id: str) -> str:
+    return f"{ROOT}/claims/{claim_id}.json"
+
+
+def journal_path(entry: JournalEntry, moment: Any) -> str:
+    return f"{ROOT}/journal/{entry.at[:10]}/{sortable_name(moment, entry.id)}.json"
+
+
+def evidence_path(evidence: Evidence, moment: Any) -> str:
+    return f"{ROOT}/evidence/{evidence.claim}/{sortable_name(moment, evidence.id)}.json"
+
+
+def objective_path(change: ObjectiveChange, moment: Any) -> str:
+    return f"{ROOT}/objective/{sortable_name(moment, change.id)}.json"
+
+
+@dataclass
+class Change:
+    """One change of state: the files it sets (None deletes) and the commit message."""
+
+    message: str
+    files: dict[str, bytes | None]
+
+
+def _validate_change(snap: Snapshot, change: Change) -> None:
+    from git_continuity import schema
+
+    for path, data in change.files.items():
+        if data is None:
+            continue
+        if path == packetfile.PATH:
+            try:
+                packetfile.parse(data.decode(), path)
+            except packetfile.PacketError as error:
+                raise UserError(f"refusing to write an invalid packet:\n{error}") from None
+        elif path != f"{ROOT}/format":
+            kind = KINDS[path.split("/")[1]]
+            schema.require_valid(kind, json.loads(data), path)
+        snap.cache.add([git.write_blob(snap.repo, data)])
+
+
+def update(
+    repo: Repo,
+    stream: str,
+    make: Callable[[Snapshot], Change],
+    *,
+    create: bool = False,
+    replacing: str | None = None,
+) -> Snapshot:
+    """Apply one change as one commit on the state ref, retrying when another writer won.
+
+    ``make`` is called on a fresh snapshot each try, so it always builds on the latest state.
+    Broken state is never written on top of: its problems are reported instead, except
+    those of the one file ``replacing`` names (how ``edit`` repairs a broken packet).
+    """
+    ref = ref_name(stream)
+    for attempt in range(MAX_TRIES):
+        snap = snapshot(repo, stream)
+        if not create:
+            require_state(snap)
+        problems = [p for p in all_problems(snap) if not (replacing and p.startswith(replacing))]
+        if problems:
+            raise UserError(
+                f"the state on {ref} is malformed; nothing was written:\n  "
+                + "\n  ".join(problems)
+                + "\nFix it with git continuity edit (the packet), or see git continuity log."
+            )
+        change = make(snap)
+        _validate_change(snap, change)
+        tree = git.write_tree(repo, snap.tree, change.files)
+        if tree == snap.tree:
+            return snap  # nothing changed: no empty commit
+        commit = git.write_commit(repo, tree, [snap.commit] if snap.commit else [], change.message)
+        summary = change.message.splitlines()[0]
+        try:
+            git.compare_and_swap(repo, ref, commit, snap.commit, f"continuity: {summary}")
+        except git.RefMoved:
+            time.sleep(random.uniform(0.001, 0.01 * (attempt + 1)))
+            continue
+        snap.cache.add([tree])
+        snap.cache.save()
+        return Snapshot(repo, stream, commit, tree, validity=snap.cache)
+    raise UserError(f"{ref} kept moving under {MAX_TRIES} tries; nothing was written. Try again.")

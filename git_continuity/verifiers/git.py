@@ -1,0 +1,263 @@
+"""The built-in git verifiers, registered as a plugin like any other.
+
+Every check is against this repository's actual refs and objects, dereferenced now.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Mapping, Sequence
+
+from git_continuity import __version__, repo as git, transport
+from git_continuity.errors import UserError
+from git_continuity.model import Observation, ago
+from git_continuity.plugin import Handle, Repo, Scheme, VerifyContext, hookimpl
+
+NAME = "git"
+
+SCHEMES = (
+    Scheme("commit", "the commit exists here", "commit:HEAD", True),
+    Scheme("ref", "the ref points exactly at rev", "ref:main=HEAD", True),
+    Scheme("reachable", "rev is the ref's commit or an ancestor of it", "reachable:HEAD@main", True),
+    Scheme(
+        "pushed",
+        "rev is on the remote's branch (remote-tracking ref; --online asks the remote)",
+        "pushed:HEAD@origin/main",
+        True,
+    ),
+    Scheme("tag", "the tag exists (and points at rev)", "tag:v1.2 or tag:v1.2=HEAD", True),
+    Scheme("file", "the path exists in rev's tree (HEAD now when no rev)", "file:conf/app.toml@HEAD", True),
+    Scheme("clean", "the work tree has no uncommitted changes", "clean:", True),
+)
+SCHEME_NAMES = frozenset(s.name for s in SCHEMES)
+
+
+def short(oid: str) -> str:
+    return oid[:7]
+
+
+@hookimpl
+def continuity_schemes() -> Sequence[Scheme]:
+    return SCHEMES
+
+
+# -- recording: resolve revisions to full ids ----------------------------------------------
+
+
+def _split(body: str, sep: str, handle: str, form: str) -> tuple[str, str]:
+    left, found, right = body.rpartition(sep)
+    if not found or not left or not right:
+        raise UserError(f"handle {handle!r} is not of the form {form}")
+    return left, right
+
+
+def _refname(repo: Repo, name: str, handle: str) -> str:
+    if name.startswith("-"):
+        raise UserError(f"ref {name!r} in {handle!r} starts with '-'")
+    full = git.expand_ref(repo, name)
+    if full is not None:
+        return full
+    if name.startswith("refs/") and ".." not in name and not name.endswith("/"):
+        return name  # may not exist yet; verifying says so
+    raise UserError(f"ref {name!r} in {handle!r} does not exist here; name a branch, tag or refs/… path")
+
+
+def _remote_branch(repo: Repo, spec: str) -> tuple[str, str] | None:
+    """``origin/main`` -> (origin, main), taking the longest configured remote that fits
+    (remote names may hold '/')."""
+    for remote in sorted(git.remote_names(repo), key=len, reverse=True):
+        if spec.startswith(remote + "/") and len(spec) > len(remote) + 1:
+            return remote, spec[len(remote) + 1 :]
+    return None
+
+
+def _path(path: str, handle: str) -> str:
+    clean = posixpath.normpath(path)
+    if path.startswith("/") or clean == ".." or clean.startswith("../") or "\\" in path:
+        raise UserError(f"path {path!r} in {handle!r} escapes the repository; give a path inside it")
+    if clean == "." or clean.split("/")[0] == ".git":
+        raise UserError(f"path {path!r} in {handle!r} does not name a file of the repository")
+    return clean
+
+
+def _resolve(repo: Repo, h: Handle) -> Handle:
+    body, text = h.body, h.text
+    if h.scheme == "commit":
+        return Handle("commit", git.resolve_commit(repo, body))
+    if h.scheme == "ref":
+        name, rev = _split(body, "=", text, "ref:<refname>=<rev>")
+        return Handle("ref", f"{_refname(repo, name, text)}={git.resolve_commit(repo, rev)}")
+    if h.scheme == "reachable":
+        rev, name = _split(body, "@", text, "reachable:<rev>@<ref>")
+        return Handle("reachable", f"{git.resolve_commit(repo, rev)}@{_refname(repo, name, text)}")
+    if h.scheme == "pushed":
+        rev, spec = _split(body, "@", text, "pushed:<rev>@<remote>/<branch>")
+        split = _remote_branch(repo, spec)
+        if split is None:
+            remotes = ", ".join(git.remote_names(repo)) or "none configured"
+            raise UserError(f"{spec!r} in {text!r} names no configured remote (remotes: {remotes})")
+        remote, branch = split
+        if branch.startswith("-") or ".." in branch or branch.endswith(("/", ".lock")):
+            raise UserError(f"branch {branch!r} in {text!r} is not a valid branch name")
+        return Handle("pushed", f"{git.resolve_commit(repo, rev)}@{remote}/{branch}")
+    if h.scheme == "tag":
+        name, eq, rev = body.partition("=")
+        if not name or name.startswith("-") or ".." in name or name.startswith("refs/"):
+            raise UserError(f"tag name {name!r} in {text!r} is not valid; e.g. tag:v1.2")
+        return Handle("tag", f"{name}={git.resolve_commit(repo, rev)}" if eq else name)
+    if h.scheme == "file":
+        path, at, rev = body.rpartition("@") if "@" in body else (body, "", "")
+        if not path:
+            raise UserError(f"handle {text!r} is not of the form file:<path>[@<rev>]")
+        clean = _path(path, text)
+        return Handle("file", f"{clean}@{git.resolve_commit(repo, rev)}" if at else clean)
+    if body:
+        raise UserError(f"handle {text!r}: clean: takes nothing after the colon")
+    return Handle("clean", "")
+
+
+@hookimpl
+def continuity_resolve(handle: Handle, repo: Repo) -> Handle | None:
+    return _resolve(repo, handle) if handle.scheme in SCHEME_NAMES else None
+
+
+# -- dereferencing --------------------------------------------------------------------------
+
+
+def _seen(result: str, observed: str, depends_on: Mapping[str, str] | None = None) -> Observation:
+    return Observation(result, observed, NAME, __version__, dict(depends_on or {}))  # type: ignore[arg-type]
+
+
+def _commit(ctx: VerifyContext, body: str) -> Observation:
+    if git.has_commit(ctx.repo, git.Oid(body)):
+        return _seen("verified", f"commit {short(body)} exists here")
+    return _seen("contradicted", f"commit {short(body)} does not exist in this clone")
+
+
+def _contains(ctx: VerifyContext, tip: str, rev: str) -> bool | None:
+    """Whether rev is tip or an ancestor of it; None when a shallow clone cannot tell."""
+    if rev in git.ancestors(ctx.repo, git.Oid(tip)):
+        return True
+    return None if git.is_shallow(ctx.repo) else False
+
+
+def _ref(ctx: VerifyContext, body: str) -> Observation:
+    name, _, rev = body.rpartition("=")
+    target = git.ref_target(ctx.repo, name)
+    if target is None:
+        return _seen("contradicted", f"{name} does not exist here")
+    at = git.peel_to_commit(ctx.repo, target) or target
+    if at == rev:
+        return _seen("verified", f"{name} is at {short(at)}", {name: target})
+    return _seen("contradicted", f"{name} is at {short(at)}, not {short(rev)}", {name: target})
+
+
+def _reachable(ctx: VerifyContext, body: str) -> Observation:
+    rev, _, name = body.rpartition("@")
+    target = git.ref_target(ctx.repo, name)
+    tip = git.peel_to_commit(ctx.repo, target) if target else None
+    if tip is None:
+        return _seen("contradicted", f"{name} does not exist here")
+    contained = _contains(ctx, tip, rev)
+    if contained is None:
+        return _seen("unknown", f"{short(rev)} is not in this shallow clone's history of {name}")
+    if contained:
+        return _seen("verified", f"{name} is at {short(tip)}, which contains {short(rev)}", {name: tip})
+    return _seen("contradicted", f"{name} is at {short(tip)}, which does not contain {short(rev)}", {name: tip})
+
+
+def _pushed(ctx: VerifyContext, body: str) -> Observation:
+    rev, _, spec = body.rpartition("@")
+    split = _remote_branch(ctx.repo, spec)
+    if split is None:
+        return _seen("unknown", f"{spec.partition('/')[0]} is not a configured remote here")
+    remote, branch = split
+    if ctx.online:
+        return _pushed_online(ctx, rev, remote, branch)
+    tracking = f"refs/remotes/{remote}/{branch}"
+    target = git.ref_target(ctx.repo, tracking)
+    if target is None:
+        return _seen(
+            "unknown",
+            f"{remote}/{branch} has never been fetched here: git fetch {remote}, or verify --online",
+        )
+    fetched = git.ref_updated_at(ctx.repo, tracking)
+    age = f"fetched {ago(fetched, ctx.now)}" if fetched else "fetch time unknown"
+    contained = _contains(ctx, target, rev)
+    where = f"{remote}/{branch} is at {short(target)} ({age})"
+    if contained is None:
+        return _seen("unknown", f"{where}; this shallow clone cannot tell whether it contains {short(rev)}")
+    if contained:
+        return _seen("verified", f"{where}, which contains {short(rev)}", {tracking: target})
+    return _seen("contradicted", f"{where}, which does not contain {short(rev)}", {tracking: target})
+
+
+def _pushed_online(ctx: VerifyContext, rev: str, remote: str, branch: str) -> Observation:
+    try:
+        target = transport.remote_ref(ctx.repo, remote, f"refs/heads/{branch}", ctx.timeout)
+    except transport.TransportError as error:
+        return _seen("unknown", f"could not ask {remote}: {error}")
+    if target is None:
+        return _seen("contradicted", f"{remote} has no branch {branch} (asked just now)")
+    where = f"{remote}/{branch} is at {short(target)} (asked just now)"
+    if target == rev:
+        return _seen("verified", f"{where}, which contains {short(rev)}")
+    if not git.has_commit(ctx.repo, git.Oid(target)):
+        return _seen("unknown", f"{where}, a commit this clone lacks: git fetch {remote}")
+    contained = _contains(ctx, target, rev)
+    if contained:
+        return _seen("verified", f"{where}, which contains {short(rev)}")
+    if contained is None:
+        return _seen("unknown", f"{where}; this shallow clone cannot tell whether it contains {short(rev)}")
+    return _seen("contradicted", f"{where}, which does not contain {short(rev)}")
+
+
+def _tag(ctx: VerifyContext, body: str) -> Observation:
+    name, _, rev = body.partition("=")
+    at = git.tag_commit(ctx.repo, name)
+    ref = f"refs/tags/{name}"
+    if at is None:
+        return _seen("contradicted", f"tag {name} does not exist here")
+    if rev and at != rev:
+        return _seen("contradicted", f"tag {name} points at {short(at)}, not {short(rev)}", {ref: at})
+    return _seen("verified", f"tag {name} points at {short(at)}", {ref: at})
+
+
+def _file(ctx: VerifyContext, body: str) -> Observation:
+    path, at, rev = body.rpartition("@") if "@" in body else (body, "", "")
+    commit = rev if at else git.head_commit(ctx.repo)
+    if commit is None:
+        return _seen("contradicted", f"HEAD has no commits, so {path} is in no tree")
+    if not git.has_commit(ctx.repo, git.Oid(commit)):
+        return _seen("contradicted", f"commit {short(commit)} does not exist in this clone")
+    label = short(commit) if at else f"HEAD ({short(commit)})"
+    if git.path_in_commit(ctx.repo, git.Oid(commit), path):
+        return _seen("verified", f"{path} exists in {label}")
+    return _seen("contradicted", f"{path} is not in {label}")
+
+
+def _clean(ctx: VerifyContext, body: str) -> Observation:
+    if ctx.repo.work_dir is None:
+        return _seen("unknown", "a bare repository has no work tree")
+    paths = git.uncommitted_paths(ctx.repo)
+    if not paths:
+        return _seen("verified", "the work tree has no uncommitted changes")
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    count = f"{len(paths)} uncommitted change{'s' if len(paths) != 1 else ''}"
+    return _seen("contradicted", f"{count}: {shown}")
+
+
+VERIFIERS: Mapping[str, Callable[[VerifyContext, str], Observation]] = {
+    "commit": _commit,
+    "ref": _ref,
+    "reachable": _reachable,
+    "pushed": _pushed,
+    "tag": _tag,
+    "file": _file,
+    "clean": _clean,
+}
+
+
+@hookimpl
+def continuity_verify(handles: Sequence[Handle], context: VerifyContext) -> Mapping[Handle, Observation]:
+    return {h: VERIFIERS[h.scheme](context, h.body) for h in handles if h.scheme in VERIFIERS}

@@ -1,0 +1,178 @@
+"""The plugin manager, and dereferencing claims into their states now."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import pluggy
+
+from git_continuity import hookspecs, repo as git, store
+from git_continuity.errors import UserError
+from git_continuity.model import (
+    Claim,
+    Derived,
+    Evidence,
+    Handle,
+    Observation,
+    derive_state,
+    new_id,
+    parse_handle,
+    stamp,
+)
+from git_continuity.plugin import PROJECT, Scheme, VerifyContext
+
+DEFAULT_PLUGINS = ("git_continuity.verifiers.git",)
+# How long recorded evidence of a non-live handle is trusted before it turns stale.
+EVIDENCE_MAX_AGE = timedelta(hours=24)
+
+
+@functools.cache
+def get_plugin_manager() -> pluggy.PluginManager:
+    """Built-in verifiers plus every installed plugin of the ``git_continuity`` entry-point
+    group. GIT_CONTINUITY_TRACE=1 prints each hook call to stderr."""
+    import importlib
+
+    pm = pluggy.PluginManager(PROJECT)
+    pm.add_hookspecs(hookspecs)
+    for name in DEFAULT_PLUGINS:
+        pm.register(importlib.import_module(name), name=name.rsplit(".", 1)[-1])
+    pm.load_setuptools_entrypoints(PROJECT)
+    pm.check_pending()
+    if os.environ.get("GIT_CONTINUITY_TRACE"):
+        pm.trace.root.setwriter(sys.stderr.write)
+        pm.enable_tracing()
+    return pm
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    name: str
+    version: str
+    plugin: object
+    schemes: tuple[Scheme, ...]
+
+
+@functools.cache
+def plugins() -> tuple[PluginInfo, ...]:
+    """Every registered plugin with its version and the schemes it declared."""
+    from git_continuity import __version__
+
+    pm = get_plugin_manager()
+    versions = {id(p): d.version for p, d in pm.list_plugin_distinfo()}
+    found = []
+    for impl in pm.hook.continuity_schemes.get_hookimpls():
+        name = pm.get_name(impl.plugin) or repr(impl.plugin)
+        found.append(
+            PluginInfo(name, versions.get(id(impl.plugin), __version__), impl.plugin, tuple(impl.function()))
+        )
+    return tuple(sorted(found, key=lambda p: p.name))
+
+
+def schemes() -> dict[str, tuple[PluginInfo, Scheme]]:
+    return {s.name: (p, s) for p in plugins() for s in p.schemes}
+
+
+def resolve(repo: git.Repo, text: str) -> Handle:
+    """The handle as it will be stored: validated and with revisions resolved to full ids."""
+    handle = parse_handle(text)
+    if handle.scheme not in schemes():
+        known = ", ".join(f"{s}:" for s in sorted(schemes()))
+        raise UserError(
+            f"unknown handle scheme '{handle.scheme}:' in {text!r}\n"
+            f"Known here: {known} (git continuity plugins lists them with examples)"
+        )
+    resolved: Handle | None = get_plugin_manager().hook.continuity_resolve(handle=handle, repo=repo)
+    return resolved or handle
+
+
+def dereference(handles: Iterable[Handle], context: VerifyContext) -> dict[Handle, Observation]:
+    """Each handle dereferenced now by the plugin that owns its scheme.
+
+    A plugin that raises, or says nothing of a handle, leaves it ``unknown`` with the
+    reason; other plugins' results stand.
+    """
+    pm = get_plugin_manager()
+    owners = schemes()
+    by_plugin: dict[str, list[Handle]] = {}
+    results: dict[Handle, Observation] = {}
+    for h in dict.fromkeys(handles):
+        if h.scheme in owners:
+            by_plugin.setdefault(owners[h.scheme][0].name, []).append(h)
+        else:
+            results[h] = Observation("unknown", f"no installed plugin verifies '{h.scheme}:' handles", "-", "-")
+    infos = {p.name: p for p in plugins()}
+    for name, wanted in by_plugin.items():
+        info = infos[name]
+        others = [p for p in pm.get_plugins() if p is not info.plugin]
+        call = pm.subset_hook_caller("continuity_verify", remove_plugins=others)
+        try:
+            answers: Sequence[Mapping[Handle, Observation] | None] = call(handles=wanted, context=context)
+        except Exception as error:  # a broken plugin must not sink the other verifications
+            answers = [{h: Observation("unknown", f"verifier {name} failed: {error!r}", name, info.version) for h in wanted}]
+        merged: dict[Handle, Observation] = {}
+        for answer in answers:
+            merged.update(answer or {})
+        for h in wanted:
+            results[h] = merged.get(h) or Observation("unknown", f"verifier {name} gave no answer", name, info.version)
+    return results
+
+
+@dataclass(frozen=True)
+class Assessed:
+    claim: Claim
+    derived: Derived
+    observation: Observation | None  # set when dereferenced in this process
+
+
+def assess(
+    snap: store.Snapshot,
+    claims: Sequence[Claim],
+    *,
+    at: datetime,
+    dereference_all: bool = False,
+    online: bool = False,
+) -> list[Assessed]:
+    """Every claim's state now: live handles (and all, when asked) are dereferenced; the
+    rest are judged from their last evidence."""
+    live_schemes = {name for name, (_, s) in schemes().items() if s.live}
+    handles = {c.id: parse_handle(c.handle) for c in claims if c.handle}
+    now_checked = {h for h in handles.values() if dereference_all or h.scheme in live_schemes}
+    context = VerifyContext(snap.repo, at, online=online)
+    observed = dereference(now_checked, context) if now_checked else {}
+    out = []
+    for claim in claims:
+        handle = handles.get(claim.id)
+        live = observed.get(handle) if handle else None
+        evidence = None if live or handle is None else store.latest_evidence(snap, claim.id)
+        moved: dict[str, str | None] = {}
+        if evidence:
+            moved = {k: git.ref_target(snap.repo, k) for k in evidence.depends_on if k.startswith("refs/")}
+        derived = derive_state(claim, live, evidence, at=at, moved=moved, max_age=EVIDENCE_MAX_AGE)
+        out.append(Assessed(claim, derived, live))
+    return out
+
+
+def evidence_for(assessed: Assessed, at: datetime, taken: set[str]) -> Evidence | None:
+    """The evidence record of a dereference made now (None for prose)."""
+    obs, claim = assessed.observation, assessed.claim
+    if obs is None or claim.handle is None:
+        return None
+    entry_id = new_id("evidence", taken)
+    taken.add(entry_id)
+    return Evidence(
+        id=entry_id,
+        claim=claim.id,
+        handle=claim.handle,
+        result=obs.result,
+        observed=obs.observed,
+        verifier=obs.verifier,
+        verifier_version=obs.version,
+        checked_at=stamp(at),
+        host=git.hostname(),
+        depends_on=dict(obs.depends_on),
+    )
