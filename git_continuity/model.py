@@ -41,12 +41,20 @@ def now() -> datetime:
 
 
 def stamp(moment: datetime) -> str:
-    """ISO 8601 in UTC to the second, as stored: ``2026-11-30T10:15:02Z``."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """ISO 8601 in UTC to the millisecond, as stored: ``2026-11-30T10:15:02.123Z`` (entries
+    made in one second still sort in the order they were made)."""
+    utc = moment.astimezone(timezone.utc)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
 def parse_stamp(text: str) -> datetime:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    """A stored time; the fraction is optional (people edit packet.yaml by hand)."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
+
+
+def shown(text: str) -> str:
+    """A stored time for people: ``2026-11-30 10:15:02``."""
+    return text[:19].replace("T", " ")
 
 
 def sortable_name(moment: datetime, entry_id: str) -> str:

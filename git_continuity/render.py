@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import textwrap
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from git_continuity.model import STATES, JournalEntry, Objective, ObjectiveChange, Packet, ago, parse_stamp
+from git_continuity.model import STATES, JournalEntry, Objective, ObjectiveChange, Packet, ago, parse_stamp, shown
 from git_continuity.verify import Assessed
 
 
@@ -63,11 +64,19 @@ def counts(assessed: Sequence[Assessed]) -> dict[str, int]:
 
 
 def _when(stamp_text: str, at: datetime) -> str:
-    return f"{stamp_text.replace('T', ' ').removesuffix('Z')} UTC ({ago(parse_stamp(stamp_text), at)})"
+    return f"{shown(stamp_text)} UTC ({ago(parse_stamp(stamp_text), at)})"
 
 
 def _indent(text: str, prefix: str) -> str:
     return textwrap.indent(text, prefix, lambda _: True)
+
+
+FULL_OID = re.compile(r"\b([0-9a-f]{12})[0-9a-f]{28}\b")
+
+
+def abbreviate(handle: str) -> str:
+    """Full object ids cut to 12 characters for people (``--json`` keeps them whole)."""
+    return FULL_OID.sub(r"\1…", handle)
 
 
 def claim_lines(assessed: Sequence[Assessed]) -> list[str]:
@@ -78,7 +87,7 @@ def claim_lines(assessed: Sequence[Assessed]) -> list[str]:
         lines.append(f"  {a.derived.state.ljust(width)}  {c.id}  {c.text}")
         pad = " " * (width + 4)
         if c.handle:
-            lines.append(f"{pad}{c.handle}")
+            lines.append(f"{pad}{abbreviate(c.handle)}")
         lines.append(f"{pad}{a.derived.observed}")
     return lines
 
@@ -117,9 +126,9 @@ def status_text(
     summary = ", ".join(f"{n} {s}" for s, n in tally.items() if n)
     out += ["", f"Claims ({summary or 'none'}; states derived now, not stored)"]
     out += claim_lines(assessed) or ['  none: git continuity claim add "…" --check HANDLE']
-    shown = f"latest {len(journal)} of {journal_total}" if journal_total > len(journal) else str(journal_total)
-    out += ["", f"Journal ({shown}: git continuity journal)"]
-    out += [f"  {e.at.replace('T', ' ').removesuffix('Z')}  {e.text}" for e in journal] or ["  empty"]
+    how_many = f"latest {len(journal)} of {journal_total}" if journal_total > len(journal) else str(journal_total)
+    out += ["", f"Journal ({how_many}: git continuity journal)"]
+    out += [f"  {shown(e.at)}  {e.text}" for e in journal] or ["  empty"]
     if warnings:
         out += ["", "Warnings"] + [f"  {w}" for w in warnings]
     if problems:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from git_continuity import render, repo as git, store
 from git_continuity.errors import UserError
-from git_continuity.model import JournalEntry, new_id, now, stamp
+from git_continuity.model import JournalEntry, new_id, now, shown, stamp
 from git_continuity.repo import Repo
 
 
@@ -35,7 +35,7 @@ def show(repo: Repo, *, stream: str, count: int | None, as_json: bool) -> int:
         if total > len(entries):
             print(f"(latest {len(entries)} of {total}; --all shows every entry)\n")
         for e in entries:
-            print(f"{e.at.replace('T', ' ').removesuffix('Z')} UTC  {e.id}  {e.by} on {e.host}\n  {e.text}\n")
+            print(f"{shown(e.at)} UTC  {e.id}  {e.by} on {e.host}\n  {e.text}\n")
         for p in snap.problems:
             print(f"problem: {p}")
     return 2 if snap.problems else 0

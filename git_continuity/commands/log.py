@@ -4,7 +4,7 @@ from itertools import islice
 
 from git_continuity import render, repo as git, store
 from git_continuity.errors import UserError
-from git_continuity.model import stamp
+from git_continuity.model import shown, stamp
 from git_continuity.repo import Repo
 
 
@@ -28,5 +28,5 @@ def log(repo: Repo, *, stream: str, count: int | None, as_json: bool) -> int:
         return 0
     for c in commits:
         summary = c.message.splitlines()[0] if c.message else ""
-        print(f"{c.oid[:7]}  {stamp(c.time).replace('T', ' ').removesuffix('Z')}  {c.author.split(' <')[0]}  {summary}")
+        print(f"{c.oid[:7]}  {shown(stamp(c.time))}  {c.author.split(' <')[0]}  {summary}")
     return 0

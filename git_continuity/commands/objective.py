@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from git_continuity import packetfile, render, repo as git, store
 from git_continuity.errors import UserError
-from git_continuity.model import Objective, ObjectiveChange, new_id, now, stamp
+from git_continuity.model import Objective, ObjectiveChange, new_id, now, shown, stamp
 from git_continuity.repo import Repo
 
 
@@ -45,7 +45,7 @@ def objective_log(repo: Repo, *, stream: str, as_json: bool) -> int:
         print('No objective yet: git continuity objective set "…" --why "…"')
     else:
         for c in reversed(changes):
-            print(f"{c.at.replace('T', ' ').removesuffix('Z')} UTC  {c.by}\n  now: {c.new}\n  was: {c.old or '(none)'}\n  why: {c.why}\n")
+            print(f"{shown(c.at)} UTC  {c.by}\n  now: {c.new}\n  was: {c.old or '(none)'}\n  why: {c.why}\n")
     for p in snap.problems if not as_json else []:
         print(f"problem: {p}")
     return 2 if snap.problems else 0
