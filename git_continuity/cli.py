@@ -65,82 +65,139 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="<command>")
 
-    _command(sub, "init", "start keeping state for a stream on refs/continuity/<stream>",
-             "  git continuity init\n  git continuity --stream agent-b init")
+    _command(
+        sub,
+        "init",
+        "start keeping state for a stream on refs/continuity/<stream>",
+        "  git continuity init\n  git continuity --stream agent-b init",
+    )
 
-    p = _command(sub, "status", "show the state as it is now, every claim dereferenced",
-                 "  git continuity status\n  git continuity status --json | jq '.claims[] | select(.state != \"verified\")'")
+    p = _command(
+        sub,
+        "status",
+        "show the state as it is now, every claim dereferenced",
+        "  git continuity status\n  git continuity status --json | jq '.claims[] | select(.state != \"verified\")'",
+    )
     _json_flag(p)
 
-    p = _command(sub, "objective", "set the objective or read how it changed",
-                 '  git continuity objective set "Ship the login fix" --why "users are locked out"\n'
-                 "  git continuity objective log")
+    p = _command(
+        sub,
+        "objective",
+        "set the objective or read how it changed",
+        '  git continuity objective set "Ship the login fix" --why "users are locked out"\n'
+        "  git continuity objective log",
+    )
     osub = p.add_subparsers(dest="action", metavar="<action>", required=True)
-    q = _command(osub, "set", "set what this line of work is for, and why",
-                 '  git continuity objective set "Ship the login fix" --why "users are locked out since 2.3"')
+    q = _command(
+        osub,
+        "set",
+        "set what this line of work is for, and why",
+        '  git continuity objective set "Ship the login fix" --why "users are locked out since 2.3"',
+    )
     q.add_argument("text")
     q.add_argument("--why", required=True, help="why the objective is this now (kept in the objective log)")
-    q = _command(osub, "log", "every objective this stream had: old, new, why, when, who",
-                 "  git continuity objective log")
+    q = _command(
+        osub, "log", "every objective this stream had: old, new, why, when, who", "  git continuity objective log"
+    )
     _json_flag(q)
 
-    p = _command(sub, "next", "set the next action (print it when no text is given)",
-                 '  git continuity next "rebase on origin/main and push again"')
+    p = _command(
+        sub,
+        "next",
+        "set the next action (print it when no text is given)",
+        '  git continuity next "rebase on origin/main and push again"',
+    )
     p.add_argument("text", nargs="?")
 
-    p = _command(sub, "blocker", "record what stops progress, and when it is gone",
-                 '  git continuity blocker add "CI runner is offline"\n  git continuity blocker done b-k7m2qx')
+    p = _command(
+        sub,
+        "blocker",
+        "record what stops progress, and when it is gone",
+        '  git continuity blocker add "CI runner is offline"\n  git continuity blocker done b-k7m2qx',
+    )
     bsub = p.add_subparsers(dest="action", metavar="<action>", required=True)
     q = _command(bsub, "add", "record a blocker", '  git continuity blocker add "waiting for the API key"')
     q.add_argument("text")
     q = _command(bsub, "done", "mark a blocker as gone", "  git continuity blocker done b-k7m2qx")
     q.add_argument("id")
 
-    p = _command(sub, "claim", "record statements with handles that re-derive them",
-                 '  git continuity claim add "the fix is pushed" --check pushed:HEAD@origin/main\n'
-                 "  git continuity claim list --state contradicted")
+    p = _command(
+        sub,
+        "claim",
+        "record statements with handles that re-derive them",
+        '  git continuity claim add "the fix is pushed" --check pushed:HEAD@origin/main\n'
+        "  git continuity claim list --state contradicted",
+    )
     csub = p.add_subparsers(dest="action", metavar="<action>", required=True)
-    q = _command(csub, "add", "record a claim; without --check it is prose, shown but never trusted",
-                 '  git continuity claim add "v1.2 is tagged" --check tag:v1.2\n'
-                 '  git continuity claim add "config moved" --check file:conf/app.toml@HEAD')
+    q = _command(
+        csub,
+        "add",
+        "record a claim; without --check it is prose, shown but never trusted",
+        '  git continuity claim add "v1.2 is tagged" --check tag:v1.2\n'
+        '  git continuity claim add "config moved" --check file:conf/app.toml@HEAD',
+    )
     q.epilog = (q.epilog or "") + "\n\n" + HANDLES
     q.add_argument("text")
     q.add_argument("--check", metavar="HANDLE", help="how to re-derive it, e.g. pushed:HEAD@origin/main")
     q = _command(csub, "list", "every claim with its state now", "  git continuity claim list --json")
-    q.add_argument("--state", action="append", choices=["verified", "contradicted", "unknown", "unchecked", "stale", "prose"],
-                   help="only claims in this state (repeatable)")
+    q.add_argument(
+        "--state",
+        action="append",
+        choices=["verified", "contradicted", "unknown", "unchecked", "stale", "prose"],
+        help="only claims in this state (repeatable)",
+    )
     _json_flag(q)
 
-    p = _command(sub, "verify", "dereference claims now and record the evidence; exit 1 unless all verify",
-                 "  git continuity verify\n  git continuity verify c-k7m2qx --online")
+    p = _command(
+        sub,
+        "verify",
+        "dereference claims now and record the evidence; exit 1 unless all verify",
+        "  git continuity verify\n  git continuity verify c-k7m2qx --online",
+    )
     p.add_argument("ids", nargs="*", metavar="ID", help="claims to verify (default: all)")
     p.add_argument("--online", action="store_true", help="ask remotes themselves, not remote-tracking refs")
     _json_flag(p)
 
-    p = _command(sub, "journal", "append to the journal, or read it",
-                 '  git continuity journal add "tried X: fails on Y, switching to Z"\n  git continuity journal -n 20')
+    p = _command(
+        sub,
+        "journal",
+        "append to the journal, or read it",
+        '  git continuity journal add "tried X: fails on Y, switching to Z"\n  git continuity journal -n 20',
+    )
     p.add_argument("-n", type=int, dest="count", default=20, help="how many of the latest entries (default 20)")
     p.add_argument("--all", action="store_true", help="every entry")
     _json_flag(p)
     jsub = p.add_subparsers(dest="action", metavar="<action>")
-    q = _command(jsub, "add", "append an entry: what was done, learned, tried",
-                 '  git continuity journal add "login test passes locally; CI not run yet"')
+    q = _command(
+        jsub,
+        "add",
+        "append an entry: what was done, learned, tried",
+        '  git continuity journal add "login test passes locally; CI not run yet"',
+    )
     q.add_argument("text")
 
-    p = _command(sub, "log", "the history of the state ref: one line per change",
-                 "  git continuity log -n 10")
+    p = _command(sub, "log", "the history of the state ref: one line per change", "  git continuity log -n 10")
     p.add_argument("-n", type=int, dest="count", help="how many changes (default: all)")
     _json_flag(p)
 
-    _command(sub, "edit", "edit the packet (objective, next action, blockers) in $EDITOR; validated before it is kept",
-             "  GIT_EDITOR=nano git continuity edit")
+    _command(
+        sub,
+        "edit",
+        "edit the packet (objective, next action, blockers) in $EDITOR; validated before it is kept",
+        "  GIT_EDITOR=nano git continuity edit",
+    )
 
-    p = _command(sub, "plugins", "list verifier plugins, their versions and handle schemes",
-                 "  git continuity plugins --json")
+    p = _command(
+        sub, "plugins", "list verifier plugins, their versions and handle schemes", "  git continuity plugins --json"
+    )
     _json_flag(p)
 
-    p = _command(sub, "demo", "a guided tour in a throwaway repository with a real bare remote",
-                 "  git continuity demo\n  git continuity demo --keep   # leave the folder to explore")
+    p = _command(
+        sub,
+        "demo",
+        "a guided tour in a throwaway repository with a real bare remote",
+        "  git continuity demo\n  git continuity demo --keep   # leave the folder to explore",
+    )
     p.add_argument("--keep", action="store_true", help="keep the demo folder and print where it is")
     return parser
 

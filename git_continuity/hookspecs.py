@@ -36,9 +36,7 @@ def continuity_resolve(handle: Handle, repo: Repo) -> Handle | None:
 
 
 @hookspec
-def continuity_verify(
-    handles: Sequence[Handle], context: VerifyContext
-) -> Mapping[Handle, Observation] | None:
+def continuity_verify(handles: Sequence[Handle], context: VerifyContext) -> Mapping[Handle, Observation] | None:
     """Dereference handles of your schemes, now.
 
     ``handles`` holds only handles of the schemes this plugin declared. Return one

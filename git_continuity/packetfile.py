@@ -7,13 +7,14 @@ what someone wrote by hand (comments, key order, extra blank lines) survives the
 from __future__ import annotations
 
 import io
-from typing import Any
-
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from git_continuity import schema
+
+if TYPE_CHECKING:  # ruamel.yaml costs ~25 ms to import: only what edits or parses pays it
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap
 from git_continuity.model import Blocker, Objective, Packet, to_json
 
 PATH = ".continuity/packet.yaml"
@@ -36,6 +37,8 @@ class PacketError(Exception):
 
 
 def _yaml() -> YAML:
+    from ruamel.yaml import YAML
+
     yaml = YAML()
     yaml.preserve_quotes = True
     yaml.width = 4096
@@ -48,6 +51,9 @@ def parse(text: str, where: str = PATH, *, validate: bool = True) -> tuple[Comme
 
     ``validate=False`` is for content already validated once (the schema check imports
     jsonschema, too slow for every status)."""
+    from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
     try:
         doc = _yaml().load(text)
     except MarkedYAMLError as error:
@@ -60,24 +66,25 @@ def parse(text: str, where: str = PATH, *, validate: bool = True) -> tuple[Comme
         doc = CommentedMap()
     if not isinstance(doc, CommentedMap):
         raise PacketError(f"{where} line 1: expected a mapping of keys (objective, ...)")
-    found = schema.problems("packet", _plain(doc)) if validate else []
+    found = schema.problems("packet", plain(doc)) if validate else []
     if found:
-        raise PacketError(
-            "\n".join(f"{where}{_line_of(doc, p)}: {schema.key_path(p)}: {m}" for p, m in found)
-        )
-    return doc, _packet(doc)
+        raise PacketError("\n".join(f"{where}{_line_of(doc, p)}: {schema.key_path(p)}: {m}" for p, m in found))
+    return doc, packet_from(doc)
 
 
-def _plain(node: Any) -> Any:
+def plain(node: Any) -> Any:
+    """The document as plain dicts and lists (what the schema and JSON see)."""
     if isinstance(node, dict):
-        return {str(k): _plain(v) for k, v in node.items()}
+        return {str(k): plain(v) for k, v in node.items()}
     if isinstance(node, list):
-        return [_plain(v) for v in node]
+        return [plain(v) for v in node]
     return node
 
 
 def _line_of(doc: CommentedMap, path: tuple[str | int, ...]) -> str:
     """' line N' for the deepest part of path that the document has, '' if none."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     node: Any = doc
     line: int | None = None
     for part in path:
@@ -94,7 +101,7 @@ def _line_of(doc: CommentedMap, path: tuple[str | int, ...]) -> str:
     return f" line {line + 1}" if line is not None else ""
 
 
-def _packet(doc: CommentedMap) -> Packet:
+def packet_from(doc: Mapping[str, Any]) -> Packet:
     objective = doc.get("objective")
     return Packet(
         objective=Objective(**{k: str(v) for k, v in objective.items()}) if objective else None,
@@ -110,6 +117,8 @@ def dump(doc: CommentedMap) -> bytes:
 
 
 def set_objective(doc: CommentedMap, objective: Objective) -> None:
+    from ruamel.yaml.comments import CommentedMap
+
     doc["objective"] = CommentedMap(to_json(objective))
 
 
@@ -118,6 +127,8 @@ def set_next_action(doc: CommentedMap, text: str) -> None:
 
 
 def add_blocker(doc: CommentedMap, blocker: Blocker) -> None:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     if doc.get("blockers") is None:
         doc["blockers"] = CommentedSeq()
     doc["blockers"].append(CommentedMap(to_json(blocker)))

@@ -57,7 +57,7 @@ def change_json(c: ObjectiveChange) -> dict[str, Any]:
 
 
 def counts(assessed: Sequence[Assessed]) -> dict[str, int]:
-    found = dict.fromkeys(STATES, 0)
+    found: dict[str, int] = dict.fromkeys(STATES, 0)
     for a in assessed:
         found[a.derived.state] += 1
     return found

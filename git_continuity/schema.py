@@ -44,11 +44,11 @@ def problems(name: str, data: Any) -> list[tuple[tuple[str | int, ...], str]]:
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(load(name))
-    found = []
-    for error in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path))):
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    for error in sorted(_leaves(validator.iter_errors(data)), key=lambda e: list(map(str, e.absolute_path))):
         path = tuple(error.absolute_path)
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-            allowed = set(error.schema.get("properties", {}))
+            allowed = set(error.schema.get("properties", {})) if isinstance(error.schema, dict) else set()
             for key in sorted(set(error.instance) - allowed):
                 found.append(((*path, key), f"unknown key {key!r}"))
             continue
@@ -56,9 +56,23 @@ def problems(name: str, data: Any) -> list[tuple[tuple[str | int, ...], str]]:
     return found
 
 
+def _leaves(errors: Any) -> list[Any]:
+    """Errors of a oneOf/anyOf replaced by those of the branch that fits the value's type
+    (``objective`` is null or a mapping: a bad key inside the mapping is reported at that
+    key, not as the whole mapping "not valid here")."""
+    out = []
+    for error in errors:
+        fitting = [e for e in error.context or () if not (e.validator == "type" and not e.relative_path)]
+        if error.validator in ("oneOf", "anyOf") and fitting:
+            out.extend(_leaves(fitting))
+        else:
+            out.append(error)
+    return out
+
+
 def _message(error: Any) -> str:
     if error.validator == "required":
-        return error.message.replace("is a required property", "is missing")
+        return str(error.message).replace("is a required property", "is missing")
     if error.validator == "pattern":
         return f"{error.instance!r} is not in the expected form"
     if error.validator == "oneOf":

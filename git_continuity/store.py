@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from git_continuity import packetfile, repo as git
+from git_continuity import packetfile
+from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import (
     Claim,
@@ -43,15 +44,12 @@ STREAM_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*$")
 MAX_TRIES = 50
 
 # Which schema each folder's entries follow.
-KINDS = {"claims": "claim", "objective": "objective-change", "journal": "journal-entry",
-         "evidence": "evidence"}
+KINDS = {"claims": "claim", "objective": "objective-change", "journal": "journal-entry", "evidence": "evidence"}
 
 
 def ref_name(stream: str) -> str:
     if not STREAM_RE.match(stream) or stream.endswith(".lock"):
-        raise UserError(
-            f"stream name {stream!r} is not usable: letters, digits, '-', '_' and inner '.' only"
-        )
+        raise UserError(f"stream name {stream!r} is not usable: letters, digits, '-', '_' and inner '.' only")
     return f"refs/continuity/{stream}"
 
 
@@ -169,8 +167,7 @@ def _entry(snap: Snapshot, path: str, oid: Oid, kind: str) -> dict[str, Any] | N
     if found:
         text = raw.decode(errors="replace")
         snap.problems.extend(
-            f"{path}{_json_line(text, p[-1] if p else None)}: {schema.key_path(p)}: {m}"
-            for p, m in found
+            f"{path}{_json_line(text, p[-1] if p else None)}: {schema.key_path(p)}: {m}" for p, m in found
         )
         return None
     snap.cache.add([oid])
@@ -206,8 +203,24 @@ def read_packet_doc(snap: Snapshot) -> tuple[Any, Packet] | None:
 
 
 def read_packet(snap: Snapshot) -> Packet | None:
+    """The packet's values. A packet once parsed is kept as JSON under the cache folder by
+    its blob id, so a status does not pay for ruamel.yaml."""
+    oid = git.entry_oid(snap.repo, snap.tree, packetfile.PATH) if snap.tree else None
+    cached = snap.repo.local_dir / "cache" / "packet" / f"{oid}.json"
+    if oid is not None and oid in snap.cache:
+        try:
+            return packetfile.packet_from(json.loads(cached.read_text()))
+        except (OSError, ValueError, TypeError):
+            pass
     parsed = read_packet_doc(snap)
-    return parsed[1] if parsed else None
+    if parsed is None:
+        return None
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_text(json.dumps(packetfile.plain(parsed[0])))
+    except OSError:
+        pass  # a cache that cannot be written only costs speed
+    return parsed[1]
 
 
 def read_claims(snap: Snapshot) -> dict[str, Claim]:
@@ -244,11 +257,13 @@ def read_journal(snap: Snapshot, latest: int | None = None) -> tuple[list[Journa
     picked: list[tuple[str, Oid]] = []
     total = 0
     for day in days:
+        if latest is not None and len(picked) >= latest:
+            total += git.tree_size(snap.repo, day.oid)  # counted, not listed
+            continue
         files = git.tree_entries(snap.repo, day.oid) or []
         total += len(files)
-        if latest is None or len(picked) < latest:
-            names = sorted(((f"{day.name}/{f.name}", f.oid) for f in files), reverse=True)
-            picked.extend(names if latest is None else names[: latest - len(picked)])
+        names = sorted(((f"{day.name}/{f.name}", f.oid) for f in files), reverse=True)
+        picked.extend(names if latest is None else names[: latest - len(picked)])
     entries = []
     for path, oid in reversed(picked):
         data = _entry(snap, f"{ROOT}/journal/{path}", oid, "journal-entry")

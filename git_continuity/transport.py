@@ -26,8 +26,11 @@ def _git(repo: Repo, args: list[str], timeout: float) -> str:
     except subprocess.TimeoutExpired:
         raise TransportError(f"git {args[0]} timed out after {timeout:g}s") from None
     if done.returncode != 0:
-        said = done.stderr.strip().splitlines()
-        raise TransportError(said[-1] if said else f"git {args[0]} exited {done.returncode}")
+        # git's first fatal:/error: line says what went wrong; its last line is often
+        # advice ("and the repository exists.").
+        said = [line for line in done.stderr.splitlines() if line.strip()]
+        first = next((line for line in said if line.startswith(("fatal:", "error:"))), said[-1] if said else None)
+        raise TransportError(first or f"git {args[0]} exited {done.returncode}")
     return done.stdout
 
 

@@ -11,7 +11,8 @@ from datetime import datetime, timedelta
 
 import pluggy
 
-from git_continuity import hookspecs, repo as git, store
+from git_continuity import hookspecs, store
+from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import (
     Claim,
@@ -68,7 +69,7 @@ def plugins() -> tuple[PluginInfo, ...]:
     for impl in pm.hook.continuity_schemes.get_hookimpls():
         name = pm.get_name(impl.plugin) or repr(impl.plugin)
         found.append(
-            PluginInfo(name, versions.get(id(impl.plugin), __version__), impl.plugin, tuple(impl.function()))
+            PluginInfo(name, versions.get(id(impl.plugin), __version__), impl.plugin, tuple(impl.function()))  # type: ignore[arg-type]
         )
     return tuple(sorted(found, key=lambda p: p.name))
 
@@ -113,7 +114,9 @@ def dereference(handles: Iterable[Handle], context: VerifyContext) -> dict[Handl
         try:
             answers: Sequence[Mapping[Handle, Observation] | None] = call(handles=wanted, context=context)
         except Exception as error:  # a broken plugin must not sink the other verifications
-            answers = [{h: Observation("unknown", f"verifier {name} failed: {error!r}", name, info.version) for h in wanted}]
+            answers = [
+                {h: Observation("unknown", f"verifier {name} failed: {error!r}", name, info.version) for h in wanted}
+            ]
         merged: dict[Handle, Observation] = {}
         for answer in answers:
             merged.update(answer or {})

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from git_continuity import render, repo as git, store, verify
+from git_continuity import render, store, verify
+from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, new_id, now, stamp
 from git_continuity.repo import Repo
@@ -29,7 +30,9 @@ def add(repo: Repo, *, stream: str, text: str, check: str | None) -> int:
         )
         made[:] = [claim]
         body = f"\n\nhandle: {handle}" if handle else "\n\nprose: no handle"
-        return store.Change(f"claim add {claim.id}: {text}{body}", {store.claim_path(claim.id): store.entry_bytes(claim)})
+        return store.Change(
+            f"claim add {claim.id}: {text}{body}", {store.claim_path(claim.id): store.entry_bytes(claim)}
+        )
 
     snap = store.update(repo, stream, make)
     claim = made[0]
@@ -51,7 +54,10 @@ def list_claims(repo: Repo, *, stream: str, as_json: bool, states: list[str] | N
     if states:
         assessed = [a for a in assessed if a.derived.state in states]
     if as_json:
-        render.emit_json("claim-list", {"stream": stream, "claims": [render.claim_json(a) for a in assessed], "problems": snap.problems})
+        render.emit_json(
+            "claim-list",
+            {"stream": stream, "claims": [render.claim_json(a) for a in assessed], "problems": snap.problems},
+        )
     else:
         print("\n".join(render.claim_lines(assessed)) or "No claims.")
         for p in snap.problems:

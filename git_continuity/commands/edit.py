@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import subprocess
 
-from git_continuity import packetfile, repo as git, store
+from git_continuity import packetfile, store
+from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import ObjectiveChange, new_id, now, stamp
 from git_continuity.repo import Repo
@@ -10,9 +11,7 @@ from git_continuity.repo import Repo
 
 def _editor(repo: Repo) -> str:
     # git var applies git's own order: GIT_EDITOR, core.editor, VISUAL, EDITOR, vi.
-    done = subprocess.run(
-        ["git", f"--git-dir={repo.common_dir}", "var", "GIT_EDITOR"], capture_output=True, text=True
-    )
+    done = subprocess.run(["git", f"--git-dir={repo.common_dir}", "var", "GIT_EDITOR"], capture_output=True, text=True)
     editor = done.stdout.strip()
     if done.returncode != 0 or not editor:
         raise UserError("no editor configured: set GIT_EDITOR, core.editor, VISUAL or EDITOR")
@@ -45,14 +44,23 @@ def edit(repo: Repo, *, stream: str) -> int:
     try:
         _, edited = packetfile.parse(text, str(kept))
     except packetfile.PacketError as error:
-        raise UserError(f"{error}\nNothing was written. Your edit is kept in {kept}; run git continuity edit again to fix it.") from None
-    _, before = packetfile.parse(original, validate=False) if original_oid else (None, None)
+        raise UserError(
+            f"{error}\nNothing was written. Your edit is kept in {kept}; run git continuity edit again to fix it."
+        ) from None
+    before = None
+    if original_oid:
+        try:  # validated: a packet broken by hand is what edit repairs, so it may not parse
+            _, before = packetfile.parse(original)
+        except packetfile.PacketError:
+            before = None
     moment, by = now(), git.identity(repo)
 
     def make(s: store.Snapshot) -> store.Change:
         assert s.tree is not None
         if git.entry_oid(repo, s.tree, packetfile.PATH) != original_oid:
-            raise UserError(f"the packet changed while you were editing; your edit is kept in {kept}: run git continuity edit again")
+            raise UserError(
+                f"the packet changed while you were editing; your edit is kept in {kept}: run git continuity edit again"
+            )
         files: dict[str, bytes | None] = {packetfile.PATH: text.encode()}
         old = before.objective.text if before and before.objective else None
         new = edited.objective

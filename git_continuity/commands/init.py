@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from git_continuity import packetfile, repo as git, store
+from git_continuity import packetfile, store
+from git_continuity import repo as git
 from git_continuity.repo import Repo
 
 

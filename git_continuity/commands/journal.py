@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from git_continuity import render, repo as git, store
+from git_continuity import render, store
+from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import JournalEntry, new_id, now, shown, stamp
 from git_continuity.repo import Repo
@@ -15,7 +16,9 @@ def add(repo: Repo, *, stream: str, text: str) -> int:
     store.update(
         repo,
         stream,
-        lambda snap: store.Change(f"journal add {entry.id}: {text}", {store.journal_path(entry, moment): store.entry_bytes(entry)}),
+        lambda snap: store.Change(
+            f"journal add {entry.id}: {text}", {store.journal_path(entry, moment): store.entry_bytes(entry)}
+        ),
     )
     print(f"Journal entry {entry.id} recorded.")
     return 0
@@ -28,7 +31,15 @@ def show(repo: Repo, *, stream: str, count: int | None, as_json: bool) -> int:
     store.require_state(snap)
     entries, total = store.read_journal(snap, latest=count)
     if as_json:
-        render.emit_json("journal", {"stream": stream, "entries": [render.journal_json(e) for e in entries], "total": total, "problems": snap.problems})
+        render.emit_json(
+            "journal",
+            {
+                "stream": stream,
+                "entries": [render.journal_json(e) for e in entries],
+                "total": total,
+                "problems": snap.problems,
+            },
+        )
     else:
         if not entries:
             print('The journal is empty: git continuity journal add "what was done, learned, tried"')

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from itertools import islice
 
-from git_continuity import render, repo as git, store
+from git_continuity import render, store
+from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import shown, stamp
 from git_continuity.repo import Repo
@@ -17,14 +18,23 @@ def log(repo: Repo, *, stream: str, count: int | None, as_json: bool) -> int:
     assert snap.commit is not None
     commits = list(islice(git.first_parent_log(repo, snap.commit), count))
     if as_json:
-        render.emit_json("log", {
-            "stream": stream,
-            "ref": snap.ref,
-            "commits": [
-                {"commit": c.oid, "at": stamp(c.time), "by": c.author, "summary": c.message.splitlines()[0] if c.message else "", "message": c.message}
-                for c in commits
-            ],
-        })
+        render.emit_json(
+            "log",
+            {
+                "stream": stream,
+                "ref": snap.ref,
+                "commits": [
+                    {
+                        "commit": c.oid,
+                        "at": stamp(c.time),
+                        "by": c.author,
+                        "summary": c.message.splitlines()[0] if c.message else "",
+                        "message": c.message,
+                    }
+                    for c in commits
+                ],
+            },
+        )
         return 0
     for c in commits:
         summary = c.message.splitlines()[0] if c.message else ""

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from git_continuity import packetfile, render, repo as git, store
+from git_continuity import packetfile, render, store
+from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import Objective, ObjectiveChange, new_id, now, shown, stamp
 from git_continuity.repo import Repo
@@ -35,12 +36,15 @@ def objective_log(repo: Repo, *, stream: str, as_json: bool) -> int:
     packet = store.read_packet(snap)
     changes = store.read_objective_log(snap)
     if as_json:
-        render.emit_json("objective-log", {
-            "stream": stream,
-            "current": render.objective_json(packet.objective if packet else None),
-            "changes": [render.change_json(c) for c in changes],
-            "problems": snap.problems,
-        })
+        render.emit_json(
+            "objective-log",
+            {
+                "stream": stream,
+                "current": render.objective_json(packet.objective if packet else None),
+                "changes": [render.change_json(c) for c in changes],
+                "problems": snap.problems,
+            },
+        )
     elif not changes:
         print('No objective yet: git continuity objective set "…" --why "…"')
     else:

@@ -7,12 +7,22 @@ def plugins(*, as_json: bool) -> int:
     """Every verifier plugin, its version and the handle schemes it adds."""
     found = verify.plugins()
     if as_json:
-        render.emit_json("plugins", {"plugins": [
-            {"name": p.name, "version": p.version, "schemes": [
-                {"scheme": s.name, "summary": s.summary, "example": s.example, "live": s.live} for s in p.schemes
-            ]}
-            for p in found
-        ]})
+        render.emit_json(
+            "plugins",
+            {
+                "plugins": [
+                    {
+                        "name": p.name,
+                        "version": p.version,
+                        "schemes": [
+                            {"scheme": s.name, "summary": s.summary, "example": s.example, "live": s.live}
+                            for s in p.schemes
+                        ],
+                    }
+                    for p in found
+                ]
+            },
+        )
         return 0
     for p in found:
         print(f"{p.name} {p.version}")

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from git_continuity import render, repo as git, store, verify
+from git_continuity import render, store, verify
+from git_continuity import repo as git
 from git_continuity.model import ago, now, stamp
 from git_continuity.repo import Repo
 
@@ -21,38 +22,49 @@ def status(repo: Repo, *, stream: str, as_json: bool) -> int:
     updated = git.commit_info(repo, snap.commit).time
     warnings = []
     if packet is not None and packet.objective is None:
-        warnings.append('no objective: a new session cannot tell what this work is for (git continuity objective set)')
+        warnings.append("no objective: a new session cannot tell what this work is for (git continuity objective set)")
+    # Every malformed file, not only those read above: one that blocks every write (an
+    # old journal entry, an objective change) must show here too. Cheap once the tree is
+    # known good (store.ValidityCache).
+    read = list(snap.problems)
+    problems = list(dict.fromkeys(read + store.all_problems(snap)))
     snap.cache.save()
     if as_json:
-        render.emit_json("status", {
-            "stream": stream,
-            "ref": {"name": snap.ref, "commit": snap.commit, "updated_at": stamp(updated)},
-            "objective": render.objective_json(packet.objective if packet else None),
-            "objective_changes": changes,
-            "next_action": packet.next_action if packet else None,
-            "blockers": [
-                {"id": b.id, "text": b.text, "added_at": b.added_at, "added_by": b.added_by}
-                for b in (packet.open_blockers() if packet else [])
-            ],
-            "claims": [render.claim_json(a) for a in assessed],
-            "threads": [],
-            "journal": [render.journal_json(e) for e in journal],
-            "journal_total": journal_total,
-            "counts": render.counts(assessed),
-            "warnings": warnings,
-            "problems": snap.problems,
-        })
+        render.emit_json(
+            "status",
+            {
+                "stream": stream,
+                "ref": {"name": snap.ref, "commit": snap.commit, "updated_at": stamp(updated)},
+                "objective": render.objective_json(packet.objective if packet else None),
+                "objective_changes": changes,
+                "next_action": packet.next_action if packet else None,
+                "blockers": [
+                    {"id": b.id, "text": b.text, "added_at": b.added_at, "added_by": b.added_by}
+                    for b in (packet.open_blockers() if packet else [])
+                ],
+                "claims": [render.claim_json(a) for a in assessed],
+                "threads": [],
+                "journal": [render.journal_json(e) for e in journal],
+                "journal_total": journal_total,
+                "counts": render.counts(assessed),
+                "warnings": warnings,
+                "problems": problems,
+            },
+        )
     else:
-        print(render.status_text(
-            stream=stream,
-            ref_line=f"{snap.ref} at {snap.commit[:7]}, changed {ago(updated, moment)}",
-            packet=packet,
-            objective_changes=changes,
-            assessed=assessed,
-            journal=journal,
-            journal_total=journal_total,
-            warnings=warnings,
-            problems=snap.problems,
-            at=moment,
-        ), end="")
-    return 2 if snap.problems else 0
+        print(
+            render.status_text(
+                stream=stream,
+                ref_line=f"{snap.ref} at {snap.commit[:7]}, changed {ago(updated, moment)}",
+                packet=packet,
+                objective_changes=changes,
+                assessed=assessed,
+                journal=journal,
+                journal_total=journal_total,
+                warnings=warnings,
+                problems=problems,
+                at=moment,
+            ),
+            end="",
+        )
+    return 2 if problems else 0

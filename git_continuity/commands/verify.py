@@ -20,7 +20,7 @@ def verify_claims(repo: Repo, *, stream: str, ids: list[str], online: bool, as_j
     taken: set[str] = set()
     records = [(a, e) for a in assessed if (e := verify.evidence_for(a, moment, taken)) is not None]
     if records:
-        tally = render.counts(assessed)
+        tally = render.counts([a for a, _ in records])
         summary = ", ".join(f"{n} {s}" for s, n in tally.items() if n)
 
         def make(s: store.Snapshot) -> store.Change:
@@ -32,13 +32,16 @@ def verify_claims(repo: Repo, *, stream: str, ids: list[str], online: bool, as_j
 
         store.update(repo, stream, make)
     if as_json:
-        render.emit_json("verify", {
-            "stream": stream,
-            "online": online,
-            "claims": [render.claim_json(a) for a in assessed],
-            "evidence": [e.id for _, e in records],
-            "problems": snap.problems,
-        })
+        render.emit_json(
+            "verify",
+            {
+                "stream": stream,
+                "online": online,
+                "claims": [render.claim_json(a) for a in assessed],
+                "evidence": [e.id for _, e in records],
+                "problems": snap.problems,
+            },
+        )
     else:
         print("\n".join(render.claim_lines(assessed)) or "No claims to verify.")
         if records:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
 
-from git_continuity import __version__, repo as git, transport
+from git_continuity import __version__, transport
+from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import Observation, ago
 from git_continuity.plugin import Handle, Repo, Scheme, VerifyContext, hookimpl
@@ -136,7 +137,7 @@ def _commit(ctx: VerifyContext, body: str) -> Observation:
 
 def _contains(ctx: VerifyContext, tip: str, rev: str) -> bool | None:
     """Whether rev is tip or an ancestor of it; None when a shallow clone cannot tell."""
-    if rev in git.ancestors(ctx.repo, git.Oid(tip)):
+    if git.contains(ctx.repo, git.Oid(tip), git.Oid(rev)):
         return True
     return None if git.is_shallow(ctx.repo) else False
 

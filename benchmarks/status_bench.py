@@ -1,0 +1,170 @@
+"""How long `git continuity status` takes on a big repository (issue 2's budget).
+
+A repository with 10,000 commits, a remote-tracking ref and tags; a state of N claims with
+local git handles (dereferenced live on every status) and 10,000 journal entries. Prints the
+median of repeated runs of the real command in a fresh process, at 100, 1,000 and 10,000
+claims, beside a baseline (python starting and importing pygit2, which status cannot avoid)
+measured in the same run.
+
+    python benchmarks/status_bench.py [--runs 15] [--commits 10000] [--journal 10000]
+
+Budget: at most 250 ms median at 1,000 claims.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+from git_continuity import repo as git
+from git_continuity import store
+from git_continuity.model import Claim, JournalEntry, now, stamp
+
+ENV = {
+    **os.environ,
+    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "Bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "Bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+}
+
+
+def sh(cwd: Path, *args: str, stdin: bytes | None = None) -> str:
+    return subprocess.run(args, cwd=cwd, env=ENV, input=stdin, capture_output=True, check=True).stdout.decode()
+
+
+def make_history(path: Path, commits: int) -> list[str]:
+    """A linear history of `commits` commits, built with git fast-import."""
+    sh(path.parent, "git", "init", "-q", "-b", "main", str(path))
+    lines = []
+    for i in range(1, commits + 1):
+        data = f"change {i}\n".encode()
+        lines.append(b"commit refs/heads/main\n")
+        lines.append(f"mark :{i}\ncommitter Bench <bench@example.com> {1_700_000_000 + i} +0000\n".encode())
+        msg = f"commit {i}\n".encode()
+        lines.append(f"data {len(msg)}\n".encode() + msg)
+        if i > 1:
+            lines.append(f"from :{i - 1}\n".encode())
+        lines.append(f"M 100644 inline file{i % 50}.txt\ndata {len(data)}\n".encode() + data + b"\n")
+    sh(path, "git", "fast-import", "--quiet", stdin=b"".join(lines))
+    sh(path, "git", "reset", "-q", "--hard", "main")
+    revs = sh(path, "git", "rev-list", "--reverse", "main").split()
+    sh(path, "git", "update-ref", "refs/remotes/origin/main", revs[-100])
+    for n in range(20):
+        sh(path, "git", "tag", f"v{n}", revs[n * 400])
+    sh(path, "git", "remote", "add", "origin", str(path))
+    return revs
+
+
+PACKET = b"""\
+objective:
+  text: Ship it
+  why: bench
+  set_at: '2026-11-30T10:00:00Z'
+  set_by: Bench
+next_action: measure
+blockers: []
+"""
+
+
+def build_state(path: Path, revs: list[str], claims: int, journal: int) -> None:
+    repo = git.open_repo(path)
+    store.update(
+        repo,
+        "main",
+        lambda s: store.Change(
+            "init",
+            {
+                f"{store.ROOT}/format": b"1\n",
+                f"{store.ROOT}/packet.yaml": PACKET,
+            },
+        ),
+        create=True,
+    )
+    moment = now()
+    files: dict[str, bytes | None] = {}
+    kinds = [
+        lambda r: f"commit:{r}",
+        lambda r: f"reachable:{r}@refs/heads/main",
+        lambda r: f"pushed:{r}@origin/main",
+        lambda r: f"tag:v{int(r, 16) % 20}",
+        lambda r: f"file:file{int(r, 16) % 60}.txt@{r}",
+        lambda r: f"ref:refs/heads/main={r}",
+    ]
+    for i in range(claims):
+        rev = revs[(i * 7919) % len(revs)]
+        c = Claim(
+            id=f"c-{_code(i)}",
+            text=f"claim {i}",
+            added_at=stamp(moment),
+            added_by="Bench",
+            host="bench",
+            handle=kinds[i % len(kinds)](rev),
+        )
+        files[store.claim_path(c.id)] = store.entry_bytes(c)
+    for i in range(journal):
+        at = moment - timedelta(minutes=journal - i)
+        e = JournalEntry(id=f"j-{_code(i)}", text=f"entry {i}", at=stamp(at), by="Bench", host="bench")
+        files[store.journal_path(e, at)] = store.entry_bytes(e)
+    store.update(repo, "main", lambda s: store.Change(f"bench: {claims} claims", files))
+
+
+def _code(i: int) -> str:
+    alphabet = "23456789abcdefghjkmnpqrstuvwxyz"
+    out = ""
+    for _ in range(6):
+        i, r = divmod(i, len(alphabet))
+        out = alphabet[r] + out
+    return out
+
+
+def median_ms(cwd: Path, argv: list[str], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(argv, cwd=cwd, env=ENV, capture_output=True, check=False)
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--commits", type=int, default=10_000)
+    parser.add_argument("--journal", type=int, default=10_000)
+    parser.add_argument("--claims", type=int, nargs="*", default=[100, 1_000, 10_000])
+    args = parser.parse_args()
+    status = ["git", "continuity", "status"]  # as a user runs it: git finds git-continuity
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "history"
+        t0 = time.perf_counter()
+        revs = make_history(base, args.commits)
+        print(f"history: {args.commits} commits built in {time.perf_counter() - t0:.1f}s")
+        baseline = median_ms(base, [sys.executable, "-c", "import pygit2"], args.runs)
+        print(f"baseline (python + import pygit2): {baseline:.0f} ms median of {args.runs}")
+        print(f"{'claims':>7} {'journal':>8} {'first run':>10} {'median':>8} {'vs baseline':>12}")
+        for n in args.claims:
+            work = Path(tmp) / f"c{n}"
+            sh(Path(tmp), "git", "clone", "-q", "--no-local", str(base), str(work))
+            sh(work, "git", "update-ref", "refs/remotes/origin/main", revs[-100])
+            for i in range(20):
+                sh(work, "git", "tag", "-f", f"v{i}", revs[i * 400])
+            build_state(work, revs, n, args.journal)
+            first = median_ms(work, status, 1)  # validates every entry once, then caches
+            med = median_ms(work, status, args.runs)
+            print(f"{n:>7} {args.journal:>8} {first:>8.0f}ms {med:>6.0f}ms {med / baseline:>11.1f}x")
+    print("budget: 250 ms median at 1,000 claims")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

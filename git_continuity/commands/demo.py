@@ -1,0 +1,157 @@
+"""A guided tour: real repositories and a real bare remote in a temporary folder, real
+commands, their real output."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from git_continuity.errors import UserError
+
+
+class Tour:
+    """Runs each step for real, prints it as a user would type it, and stops the tour when a
+    step does not exit as the story expects."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        config = root / "gitconfig"
+        config.write_text(
+            "[user]\n\tname = Demo Agent\n\temail = agent@demo.invalid\n"
+            "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
+        )
+        # The user's own git config is left out so that signing, hooks or aliases there
+        # cannot change the story; nothing outside this folder is written.
+        self.env = {
+            **os.environ,
+            "GIT_CONFIG_GLOBAL": str(config),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_EDITOR": "true",
+        }
+        for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CONTINUITY_STREAM"):
+            self.env.pop(name, None)
+
+    def say(self, text: str) -> None:
+        print(f"\n{text}", flush=True)
+
+    def run(self, where: str, *args: str, expect: int = 0, show: bool = True) -> str:
+        argv = list(args)
+        if argv[:2] == ["git", "continuity"]:
+            # The same installation that runs this demo, whatever is first on PATH.
+            argv = [sys.executable, "-m", "git_continuity", *argv[2:]]
+        cwd = self.root / where
+        done = subprocess.run(argv, cwd=cwd, env=self.env, capture_output=True, text=True)
+        output = (done.stdout + done.stderr).rstrip()
+        if show:
+            print(f"  {where}$ {shlex.join(args)}", flush=True)
+            if output:
+                print("\n".join(f"    {line}" for line in output.splitlines()), flush=True)
+        if done.returncode != expect:
+            raise UserError(
+                f"demo step `{shlex.join(args)}` in {cwd} exited {done.returncode}, expected {expect}:\n{output}"
+            )
+        return done.stdout
+
+
+def demo(*, keep: bool) -> int:
+    if shutil.which("git") is None:
+        raise UserError("git is not on PATH; install git first")
+    root = Path(tempfile.mkdtemp(prefix="git-continuity-demo-"))
+    try:
+        tour(Tour(root))
+    finally:
+        if keep:
+            print(f"\nThe demo folder is kept: {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+def tour(t: Tour) -> None:
+    t.say(
+        f"git-continuity demo, in a throwaway folder {t.root}\n"
+        "A bare repository stands in for the server; 'work' is the agent's clone, 'mate' a teammate's."
+    )
+    t.run(".", "git", "init", "-q", "--bare", "origin.git", show=False)
+    t.run(".", "git", "clone", "-q", "origin.git", "work", show=False)
+    (t.root / "work" / "app.py").write_text("def login():\n    return redirect('/login')\n")
+    t.run("work", "git", "add", "app.py", show=False)
+    t.run("work", "git", "commit", "-q", "-m", "Initial app", show=False)
+    t.run("work", "git", "push", "-q", "origin", "main", show=False)
+    t.run(".", "git", "clone", "-q", "origin.git", "mate", show=False)
+
+    t.say("Session 1. The agent starts keeping state. It lives on refs/continuity/main, not on a branch:")
+    t.run("work", "git", "continuity", "init")
+    t.run(
+        "work",
+        "git",
+        "continuity",
+        "objective",
+        "set",
+        "Fix the login loop",
+        "--why",
+        "users bounce back to /login after signing in",
+    )
+    t.run("work", "git", "continuity", "next", "push the fix, then tag v1.2")
+    t.run("work", "git", "continuity", "blocker", "add", "CI runner is offline")
+    t.run("work", "git", "continuity", "journal", "add", "reproduced the loop with an expired session cookie")
+
+    t.say("It commits a fix. Meanwhile a teammate pushes, so the agent's push is rejected:")
+    (t.root / "work" / "app.py").write_text("def login():\n    return redirect(next_url())\n")
+    (t.root / "work" / "conf").mkdir()
+    (t.root / "work" / "conf" / "app.toml").write_text("[login]\nloop = false\n")
+    t.run("work", "git", "add", "app.py", "conf/app.toml", show=False)
+    t.run("work", "git", "commit", "-q", "-m", "Fix the login loop")
+    (t.root / "mate" / "NOTES").write_text("release notes\n")
+    t.run("mate", "git", "add", "NOTES", show=False)
+    t.run("mate", "git", "commit", "-q", "-m", "Add release notes", show=False)
+    t.run("mate", "git", "push", "-q", "origin", "main")
+    t.run("work", "git", "push", "-q", "origin", "main", expect=1)
+
+    t.say(
+        "The session ends believing otherwise. It records claims, each with a handle that re-derives it\n"
+        "(revisions are resolved to full ids now, so HEAD cannot drift):"
+    )
+    t.run("work", "git", "fetch", "-q", "origin", show=False)
+    t.run("work", "git", "continuity", "claim", "add", "the fix is pushed", "--check", "pushed:HEAD@origin/main")
+    t.run("work", "git", "continuity", "claim", "add", "v1.2 is tagged", "--check", "tag:v1.2")
+    t.run(
+        "work",
+        "git",
+        "continuity",
+        "claim",
+        "add",
+        "config moved to conf/app.toml",
+        "--check",
+        "file:conf/app.toml@HEAD",
+    )
+    t.run("work", "git", "continuity", "claim", "add", "the reviewers are happy")
+
+    t.say(
+        "Session 2: a fresh process that knows nothing. status derives every claim's state now,\n"
+        "from the actual refs, not from what session 1 wrote:"
+    )
+    t.run("work", "git", "continuity", "status")
+
+    t.say("It acts on the truth: rebase, push, and prove it against the remote itself:")
+    t.run("work", "git", "pull", "-q", "--rebase", "origin", "main")
+    t.run("work", "git", "push", "-q", "origin", "main")
+    t.run(
+        "work", "git", "continuity", "claim", "add", "the rebased fix is pushed", "--check", "pushed:HEAD@origin/main"
+    )
+    t.run("work", "git", "continuity", "verify", "--online", expect=1)
+    t.run(
+        "work", "git", "continuity", "journal", "add", "rebased on the teammate's notes and pushed; v1.2 still to tag"
+    )
+
+    t.say("Every change of state is one commit on refs/continuity/main; branches were never touched:")
+    t.run("work", "git", "continuity", "log", "-n", "5")
+    t.run("work", "git", "status", "--short", "--branch")
+
+    t.say("Next steps in your own repository: git continuity init, then git continuity --help.")
