@@ -22,7 +22,9 @@ STATES: tuple[State, ...] = ("verified", "contradicted", "unknown", "unchecked",
 # million) values, so two clones adding entries at the same moment do not collide in practice;
 # a writer also re-draws an id already taken in the state it writes to.
 ID_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"
-ID_PREFIXES = {"claim": "c", "blocker": "b", "journal": "j", "evidence": "e", "objective": "o"}
+ID_PREFIXES = {"claim": "c", "blocker": "b", "journal": "j", "evidence": "e", "objective": "o", "thread": "t"}
+ThreadStatus = Literal["open", "watching", "blocked", "waiting", "done"]
+THREAD_STATUSES: tuple[ThreadStatus, ...] = ("open", "watching", "blocked", "waiting", "done")
 ID_RE = re.compile(r"^[a-z]-[2-9a-hjkmnp-z]{6}$")
 SCHEME_RE = re.compile(r"^[a-z][a-z0-9-]*$")
 
@@ -148,6 +150,19 @@ class Claim:
     handle: str | None = None  # None: prose, shown but never trusted
     written: str | None = None  # the handle as typed, when resolving changed it
     thread: str | None = None
+
+
+@dataclass
+class Thread:
+    """An open piece of work. Its acceptance checks are the claims whose ``thread`` is its id."""
+
+    id: str
+    title: str
+    status: ThreadStatus
+    added_at: str
+    added_by: str
+    host: str
+    closed_at: str | None = None  # set when closed through a verified gate
 
 
 @dataclass

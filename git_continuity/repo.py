@@ -418,3 +418,38 @@ def write_commit(repo: Repo, tree: Oid, parents: list[Oid], message: str) -> Oid
     sig = _signature(repo)
     oid = repo.git.create_commit(None, sig, sig, message, pygit2.Oid(hex=tree), [pygit2.Oid(hex=p) for p in parents])
     return Oid(str(oid))
+
+
+# -- notes ----------------------------------------------------------------------------------
+
+
+def read_note(repo: Repo, notes_ref: str, commit: Oid) -> str | None:
+    """The note on commit under notes_ref (either fan-out layout), or None."""
+    try:
+        return str(repo.git.lookup_note(commit, notes_ref).message)
+    except (KeyError, pygit2.GitError):
+        return None
+
+
+def write_note(repo: Repo, notes_ref: str, commit: Oid, text: str, expected: Oid | None) -> None:
+    """Set the note on commit, only if notes_ref is still at ``expected`` (RefMoved if not)."""
+    if ref_target(repo, notes_ref) != expected:
+        raise RefMoved(notes_ref)
+    sig = _signature(repo)
+    try:
+        # libgit2 commits the notes tree with the ref's tip as parent and refuses when the
+        # tip moved meanwhile: the same compare-and-swap as the state ref.
+        repo.git.create_note(text, sig, sig, commit, notes_ref, True)
+    except pygit2.GitError as error:
+        if "tip" in str(error) or "lock" in str(error).lower():
+            raise RefMoved(notes_ref) from error
+        raise
+
+
+def noted_commits(repo: Repo, notes_ref: str) -> list[Oid]:
+    """Every commit that has a note under notes_ref."""
+    try:
+        # The stub says notes() takes no ref; the binding takes one (pygit2 1.21).
+        return [Oid(str(n.annotated_id)) for n in repo.git.notes(notes_ref)]  # type: ignore[call-arg]
+    except (KeyError, pygit2.GitError):
+        return []

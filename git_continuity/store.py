@@ -5,7 +5,8 @@ the same file and merge without conflicts; busy folders are sharded):
 
     .continuity/format                          "1"
     .continuity/packet.yaml                     objective, next action, blockers (people edit it)
-    .continuity/claims/<id>.json                one claim
+    .continuity/claims/<id>.json                one claim (a thread's checks name it in ``thread``)
+    .continuity/threads/<id>.json               one thread
     .continuity/objective/<time>-<id>.json      one change of the objective
     .continuity/journal/<day>/<time>-<id>.json  one journal entry
     .continuity/evidence/<claim>/<time>-<id>.json  one dereference of a claim's handle
@@ -33,6 +34,7 @@ from git_continuity.model import (
     JournalEntry,
     ObjectiveChange,
     Packet,
+    Thread,
     sortable_name,
     to_json,
 )
@@ -44,7 +46,13 @@ STREAM_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*$")
 MAX_TRIES = 50
 
 # Which schema each folder's entries follow.
-KINDS = {"claims": "claim", "objective": "objective-change", "journal": "journal-entry", "evidence": "evidence"}
+KINDS = {
+    "claims": "claim",
+    "threads": "thread",
+    "objective": "objective-change",
+    "journal": "journal-entry",
+    "evidence": "evidence",
+}
 
 
 def ref_name(stream: str) -> str:
@@ -232,6 +240,19 @@ def read_claims(snap: Snapshot) -> dict[str, Claim]:
     return claims
 
 
+def read_threads(snap: Snapshot) -> dict[str, Thread]:
+    threads = {}
+    for e in _files(snap, "threads"):
+        data = _entry(snap, f"{ROOT}/threads/{e.name}", e.oid, "thread")
+        if data is not None:
+            threads[data["id"]] = Thread(**data)
+    return threads
+
+
+def thread_path(thread_id: str) -> str:
+    return f"{ROOT}/threads/{thread_id}.json"
+
+
 def read_objective_log(snap: Snapshot) -> list[ObjectiveChange]:
     changes = []
     for e in sorted(_files(snap, "objective"), key=lambda e: e.name):
@@ -296,7 +317,7 @@ def all_problems(snap: Snapshot) -> list[str]:
         elif top.name == "format":
             if git.blob(snap.repo, top.oid).decode(errors="replace").strip() != FORMAT:
                 found.append(f"{ROOT}/format: written by a newer git-continuity (format is not {FORMAT}); upgrade")
-        elif top.name == "claims" or top.name == "objective":
+        elif top.name in ("claims", "threads", "objective"):
             for e in git.tree_entries(snap.repo, top.oid) or []:
                 _entry(snap, f"{ROOT}/{top.name}/{e.name}", e.oid, KINDS[top.name])
         elif top.name in ("journal", "evidence"):

@@ -1,0 +1,60 @@
+"""Commit notes on ``refs/notes/continuity``: why a commit exists and what was verified on it.
+
+A note is one JSON record per line, lines sorted and unique, so that
+``git notes merge -s cat_sort_uniq`` merges two clones' notes without losing any, and
+``git log --notes=continuity`` shows them readably. Every record has a ``kind``:
+
+- ``provenance``: the stream, session, objective digest, thread and claims naming the commit,
+  written when a commit is made while a stream is active;
+- ``ci``: a recorded test or CI result for the commit, in git-appraise's shape
+  (``timestamp``, ``url``, ``status`` success|failure, ``agent``) plus the command and tree.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from typing import Any
+
+from git_continuity import repo as git
+from git_continuity.errors import UserError
+from git_continuity.repo import Oid, Repo
+
+NOTES_REF = "refs/notes/continuity"
+MAX_TRIES = 50
+
+
+def line(record: dict[str, Any]) -> str:
+    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def records(repo: Repo, commit: Oid) -> list[dict[str, Any]]:
+    """Every record on commit; lines that are not JSON records (a hand-written note) are skipped."""
+    text = git.read_note(repo, NOTES_REF, commit) or ""
+    found = []
+    for raw in text.splitlines():
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and "kind" in record:
+            found.append(record)
+    return found
+
+
+def add(repo: Repo, commit: Oid, *new: dict[str, Any]) -> None:
+    """Append records to commit's note, keeping what is there; retried when another writer won."""
+    for attempt in range(MAX_TRIES):
+        expected = git.ref_target(repo, NOTES_REF)
+        old = git.read_note(repo, NOTES_REF, commit) or ""
+        lines = sorted(set(old.splitlines()) | {line(r) for r in new})
+        text = "\n".join(lines) + "\n"
+        if text == old:
+            return
+        try:
+            git.write_note(repo, NOTES_REF, commit, text, expected)
+            return
+        except git.RefMoved:
+            time.sleep(random.uniform(0.001, 0.01 * (attempt + 1)))
+    raise UserError(f"{NOTES_REF} kept moving under {MAX_TRIES} tries; the note on {commit[:7]} was not written")
