@@ -126,18 +126,18 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str) -> int:
 
 def post_commit() -> int:
     """Note on the new commit why it exists: stream, session, objective, threads, state."""
-    common = _git("rev-parse", "--git-common-dir")
-    if common.returncode != 0:
-        return 0
     stream = _stream()
-    state = _git("rev-parse", "-q", "--verify", f"refs/continuity/{stream}^{{commit}}").stdout.strip()
-    if not state:
+    # One call for both: where the shared git folder is, and the stream's state commit.
+    found = _git("rev-parse", "--git-common-dir", "-q", "--verify", f"refs/continuity/{stream}^{{commit}}")
+    lines = found.stdout.split()
+    if found.returncode != 0 or len(lines) < 2:
         return 0  # no active stream
+    common, state = Path(lines[0]), lines[1]
     head = _git("log", "-1", "--format=%H%n%B")
     if head.returncode != 0:
         return 0
     commit, _, message = head.stdout.partition("\n")
-    active = _active(Path(common.stdout.strip()), stream, state)
+    active = _active(common, stream, state)
     record: dict[str, Any] = {
         "kind": "provenance",
         "stream": stream,
@@ -172,6 +172,9 @@ def _active(common_dir: Path, stream: str, state: str) -> dict[str, Any]:
 
 def add_note_lines(commit: str, lines: Sequence[str]) -> None:
     """Merge lines into commit's note, sorted and unique (the format of notes.py)."""
+    text = "\n".join(sorted(set(lines))) + "\n"
+    if _git("notes", f"--ref={NOTES_REF}", "add", "-F", "-", commit, stdin=text).returncode == 0:
+        return  # the usual case: a new commit has no note yet
     old = _git("notes", f"--ref={NOTES_REF}", "show", commit)
     have = set(old.stdout.splitlines()) if old.returncode == 0 else set()
     text = "\n".join(sorted(have | set(lines))) + "\n"
