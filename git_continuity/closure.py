@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from git_continuity import render, store, verify
+from git_continuity import render, session, store, verify
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, Evidence, Thread, stamp
 from git_continuity.policy import Policy
@@ -106,6 +106,7 @@ def record(snap: store.Snapshot, verdicts: Sequence[Verdict], *, at: datetime, c
     taken: set[str] = set()
     files: dict[str, bytes | None] = {}
     closed = []
+    who = session.who(snap.repo)
     for v in verdicts:
         for a in v.checks:
             # On a close, all of it; otherwise only costly results worth reusing (a test run on
@@ -113,7 +114,7 @@ def record(snap: store.Snapshot, verdicts: Sequence[Verdict], *, at: datetime, c
             obs = a.observation
             costly = obs is not None and obs.result != "unknown" and not verify.is_live(a.claim)
             if (close and v.ok) or costly:
-                evidence: Evidence | None = verify.evidence_for(a, at, taken)
+                evidence: Evidence | None = verify.evidence_for(a, at, taken, who)
                 if evidence:
                     files[store.evidence_path(evidence, at)] = store.entry_bytes(evidence)
         if close and v.ok and v.thread.status != "done":

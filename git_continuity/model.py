@@ -22,7 +22,16 @@ STATES: tuple[State, ...] = ("verified", "contradicted", "unknown", "unchecked",
 # million) values, so two clones adding entries at the same moment do not collide in practice;
 # a writer also re-draws an id already taken in the state it writes to.
 ID_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"
-ID_PREFIXES = {"claim": "c", "blocker": "b", "journal": "j", "evidence": "e", "objective": "o", "thread": "t"}
+ID_PREFIXES = {
+    "claim": "c",
+    "blocker": "b",
+    "journal": "j",
+    "evidence": "e",
+    "objective": "o",
+    "thread": "t",
+    "session": "s",
+    "handoff": "h",
+}
 ThreadStatus = Literal["open", "watching", "blocked", "waiting", "done"]
 THREAD_STATUSES: tuple[ThreadStatus, ...] = ("open", "watching", "blocked", "waiting", "done")
 ID_RE = re.compile(r"^[a-z]-[2-9a-hjkmnp-z]{6}$")
@@ -150,6 +159,8 @@ class Claim:
     handle: str | None = None  # None: prose, shown but never trusted
     written: str | None = None  # the handle as typed, when resolving changed it
     thread: str | None = None
+    session: str | None = None  # the session that wrote it (session.py), and its agent
+    agent: str | None = None
 
 
 @dataclass
@@ -163,6 +174,8 @@ class Thread:
     added_by: str
     host: str
     closed_at: str | None = None  # set when closed through a verified gate
+    session: str | None = None
+    agent: str | None = None
 
 
 @dataclass
@@ -177,6 +190,8 @@ class Evidence:
     checked_at: str
     host: str
     depends_on: dict[str, str] = field(default_factory=dict)
+    session: str | None = None
+    agent: str | None = None
 
 
 @dataclass
@@ -186,6 +201,9 @@ class JournalEntry:
     at: str
     by: str
     host: str
+    session: str | None = None
+    agent: str | None = None
+    handoff: str | None = None  # set on the entry a handoff writes: the handoff it summarizes
 
 
 @dataclass
@@ -196,6 +214,9 @@ class ObjectiveChange:
     why: str
     at: str
     by: str
+    host: str | None = None
+    session: str | None = None
+    agent: str | None = None
 
 
 def to_json(entry: Any) -> dict[str, Any]:

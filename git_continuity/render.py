@@ -70,7 +70,19 @@ def objective_json(objective: Objective | None) -> dict[str, str] | None:
 
 
 def journal_json(e: JournalEntry) -> dict[str, str]:
-    return {"id": e.id, "text": e.text, "at": e.at, "by": e.by, "host": e.host}
+    found = {"id": e.id, "text": e.text, "at": e.at, "by": e.by, "host": e.host}
+    for key in ("session", "agent", "handoff"):
+        value = getattr(e, key)
+        if value is not None:
+            found[key] = value
+    return found
+
+
+def where(by: str, host: str | None, agent: str | None, session: str | None) -> str:
+    """Who did it, where, in which session: ``Ada <ada@…> on host-a (claude-code, session s-k7m2qx)``."""
+    text = by + (f" on {host}" if host else "")
+    extra = ", ".join(p for p in (agent, f"session {session}" if session else None) if p)
+    return text + (f" ({extra})" if extra else "")
 
 
 def change_json(c: ObjectiveChange) -> dict[str, Any]:

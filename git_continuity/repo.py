@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import os
-import socket
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import NewType
 
 import pygit2
 
+from git_continuity import session
 from git_continuity.errors import UserError
 
 Oid = NewType("Oid", str)  # a full hexadecimal object id
@@ -35,6 +35,12 @@ class Repo:
     def local_dir(self) -> Path:
         """``.git/continuity/``: caches and the trust store, never synced."""
         return self.common_dir / "continuity"
+
+
+def worktree_git_dir(repo: Repo) -> Path:
+    """This work tree's own git folder: the common one for the main checkout,
+    ``.git/worktrees/<name>/`` for a linked worktree (where its HEAD and index live)."""
+    return Path(repo.git.path)
 
 
 def open_repo(start: str | Path | None = None) -> Repo:
@@ -103,7 +109,7 @@ def identity(repo: Repo) -> str:
 
 
 def hostname() -> str:
-    return socket.gethostname() or "unknown-host"
+    return session.hostname()
 
 
 def _signature(repo: Repo) -> pygit2.Signature:
@@ -504,3 +510,105 @@ def only_in(repo: Repo, tip: Oid, hidden: Oid, limit: int = 1000) -> list[Commit
         if len(found) >= limit:
             break
     return found
+
+
+# -- the work tree and refs, for handoffs and briefs ----------------------------------------
+
+
+def current_branch(repo: Repo) -> str | None:
+    """The branch HEAD is on (``refs/heads/…``, also when it has no commit yet); None when
+    HEAD is detached."""
+    if repo.git.head_is_detached:
+        return None
+    try:
+        target = repo.git.references["HEAD"].target
+    except (KeyError, pygit2.GitError):
+        return None
+    return target if isinstance(target, str) else None
+
+
+def ref_tips(repo: Repo, prefixes: Sequence[str], limit: int) -> dict[str, Oid]:
+    """Where the refs under each prefix point, the prefixes in order of importance, at most
+    ``limit`` refs in all (a repository with thousands of tags keeps its branches)."""
+    names = [n for n in repo.git.references if isinstance(n, str)]
+    found: dict[str, Oid] = {}
+    for prefix in prefixes:
+        for name in sorted(n for n in names if n.startswith(prefix)):
+            if len(found) >= limit:
+                return found
+            target = ref_target(repo, name)
+            if target is not None:
+                found[name] = target
+    return found
+
+
+@dataclass(frozen=True)
+class Changes:
+    """Uncommitted changes, as git status counts them."""
+
+    staged: list[str]
+    unstaged: list[str]
+    untracked: list[str]
+    conflicted: list[str]
+
+
+STAGED = (
+    pygit2.GIT_STATUS_INDEX_NEW
+    | pygit2.GIT_STATUS_INDEX_MODIFIED
+    | pygit2.GIT_STATUS_INDEX_DELETED
+    | pygit2.GIT_STATUS_INDEX_RENAMED
+    | pygit2.GIT_STATUS_INDEX_TYPECHANGE
+)
+UNSTAGED = (
+    pygit2.GIT_STATUS_WT_MODIFIED
+    | pygit2.GIT_STATUS_WT_DELETED
+    | pygit2.GIT_STATUS_WT_RENAMED
+    | pygit2.GIT_STATUS_WT_TYPECHANGE
+)
+
+
+def changes(repo: Repo) -> Changes | None:
+    """The work tree's uncommitted changes; None in a bare repository."""
+    if repo.work_dir is None:
+        return None
+    staged, unstaged, untracked, conflicted = [], [], [], []
+    for name, flag in sorted(repo.git.status(untracked_files="normal", ignored=False).items()):
+        if flag & pygit2.GIT_STATUS_CONFLICTED:
+            conflicted.append(name)
+            continue
+        if flag & STAGED:
+            staged.append(name)
+        if flag & UNSTAGED:
+            unstaged.append(name)
+        if flag & pygit2.GIT_STATUS_WT_NEW:
+            untracked.append(name)
+    return Changes(staged, unstaged, untracked, conflicted)
+
+
+def stashes(repo: Repo) -> list[tuple[Oid, str]]:
+    """The stash list, newest first: (commit, message)."""
+    try:
+        return [(Oid(str(s.commit_id)), s.message or "") for s in repo.git.listall_stashes()]
+    except pygit2.GitError:
+        return []
+
+
+def commits_since(
+    repo: Repo, tip: Oid, hidden: Sequence[Oid], *, show: int, count_up_to: int
+) -> tuple[list[CommitInfo], int]:
+    """Commits reachable from tip but from none of ``hidden`` (ids this repository lacks are
+    ignored), newest first: the first ``show`` of them, and how many there are (counted up
+    to ``count_up_to``)."""
+    walker = repo.git.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
+    for oid in hidden:
+        if has_commit(repo, oid):
+            walker.hide(pygit2.Oid(hex=oid))
+    shown: list[CommitInfo] = []
+    total = 0
+    for c in walker:
+        total += 1
+        if len(shown) < show:
+            shown.append(commit_info(repo, Oid(str(c.id))))
+        if total >= count_up_to:
+            break
+    return shown, total

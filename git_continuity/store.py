@@ -10,9 +10,12 @@ the same file and merge without conflicts; busy folders are sharded):
     .continuity/objective/<time>-<id>.json      one change of the objective
     .continuity/journal/<day>/<time>-<id>.json  one journal entry
     .continuity/evidence/<claim>/<time>-<id>.json  one dereference of a claim's handle
+    .continuity/handoffs/<day>/<time>-<id>.json one handoff: the state a session left for the next
 
 Writing never touches HEAD, the index, the work tree or a branch: trees are built with
-TreeBuilder and the ref moves by compare-and-swap, retried when another writer won.
+TreeBuilder and the ref moves by compare-and-swap, retried when another writer won. Each
+commit's message ends with trailers saying where it was written and in which session
+(``Host:``, ``Session:``, ``Agent:``), so ``log`` can say who did what where.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from git_continuity import packetfile
+from git_continuity import packetfile, session
 from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import (
@@ -36,6 +39,7 @@ from git_continuity.model import (
     Packet,
     Thread,
     sortable_name,
+    stamp,
     to_json,
 )
 from git_continuity.repo import Oid, Repo
@@ -52,6 +56,7 @@ KINDS = {
     "objective": "objective-change",
     "journal": "journal-entry",
     "evidence": "evidence",
+    "handoffs": "handoff",
 }
 
 
@@ -293,6 +298,41 @@ def read_journal(snap: Snapshot, latest: int | None = None) -> tuple[list[Journa
     return entries, total
 
 
+def journal_since(snap: Snapshot, moment: str) -> list[JournalEntry]:
+    """Journal entries made after ``moment`` (a stored time), oldest first; only the day
+    folders from that day on are read."""
+    if snap.tree is None:
+        return []
+    days = git.tree_entries(snap.repo, snap.tree, f"{ROOT}/journal") or []
+    found = []
+    for day in sorted((d for d in days if d.is_tree and d.name >= moment[:10]), key=lambda d: d.name):
+        for e in sorted(git.tree_entries(snap.repo, day.oid) or [], key=lambda e: e.name):
+            data = _entry(snap, f"{ROOT}/journal/{day.name}/{e.name}", e.oid, "journal-entry")
+            if data is not None and data["at"] > moment:
+                found.append(JournalEntry(**data))
+    return found
+
+
+def latest_handoff(snap: Snapshot) -> dict[str, Any] | None:
+    """The newest handoff of the stream (the file names sort by time), or None."""
+    if snap.tree is None:
+        return None
+    days = git.tree_entries(snap.repo, snap.tree, f"{ROOT}/handoffs") or []
+    for day in sorted((d for d in days if d.is_tree), key=lambda d: d.name, reverse=True):
+        for e in sorted(git.tree_entries(snap.repo, day.oid) or [], key=lambda e: e.name, reverse=True):
+            data = _entry(snap, f"{ROOT}/handoffs/{day.name}/{e.name}", e.oid, "handoff")
+            if data is not None:
+                return data
+    return None
+
+
+def at_commit(snap: Snapshot, commit: Oid | None) -> Snapshot | None:
+    """The same stream as of an earlier state commit (None when this clone lacks it)."""
+    if commit is None or not git.has_commit(snap.repo, commit):
+        return None
+    return Snapshot(snap.repo, snap.stream, commit, git.commit_info(snap.repo, commit).tree, validity=snap.cache)
+
+
 def latest_evidence(snap: Snapshot, claim_id: str) -> Evidence | None:
     files = sorted(_files(snap, f"evidence/{claim_id}"), key=lambda e: e.name)
     for e in reversed(files):
@@ -320,7 +360,7 @@ def all_problems(snap: Snapshot) -> list[str]:
         elif top.name in ("claims", "threads", "objective"):
             for e in git.tree_entries(snap.repo, top.oid) or []:
                 _entry(snap, f"{ROOT}/{top.name}/{e.name}", e.oid, KINDS[top.name])
-        elif top.name in ("journal", "evidence"):
+        elif top.name in ("journal", "evidence", "handoffs"):
             for shard in git.tree_entries(snap.repo, top.oid) or []:
                 for e in git.tree_entries(snap.repo, shard.oid) or []:
                     _entry(snap, f"{ROOT}/{top.name}/{shard.name}/{e.name}", e.oid, KINDS[top.name])
@@ -356,6 +396,18 @@ def evidence_path(evidence: Evidence, moment: Any) -> str:
 
 def objective_path(change: ObjectiveChange, moment: Any) -> str:
     return f"{ROOT}/objective/{sortable_name(moment, change.id)}.json"
+
+
+def handoff_path(handoff_id: str, moment: Any) -> str:
+    return f"{ROOT}/handoffs/{stamp_day(moment)}/{sortable_name(moment, handoff_id)}.json"
+
+
+def stamp_day(moment: Any) -> str:
+    return str(stamp(moment))[:10]
+
+
+def handoff_bytes(data: dict[str, Any]) -> bytes:
+    return (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
 @dataclass
@@ -432,6 +484,7 @@ def update(
     those of the one file ``replacing`` names (how ``edit`` repairs a broken packet).
     """
     ref = ref_name(stream)
+    trailers = session.who(repo).trailers()
     for attempt in range(MAX_TRIES):
         snap = snapshot(repo, stream)
         if not create:
@@ -442,7 +495,8 @@ def update(
         tree = git.write_tree(repo, snap.tree, change.files)
         if tree == snap.tree:
             return snap  # nothing changed: no empty commit
-        commit = git.write_commit(repo, tree, [snap.commit] if snap.commit else [], change.message)
+        message = change.message.rstrip("\n") + "\n\n" + trailers + "\n"
+        commit = git.write_commit(repo, tree, [snap.commit] if snap.commit else [], message)
         summary = change.message.splitlines()[0]
         try:
             git.compare_and_swap(repo, ref, commit, snap.commit, f"continuity: {summary}")

@@ -42,3 +42,15 @@ def remote_ref(repo: Repo, remote: str, refname: str, timeout: float) -> str | N
         if name == refname:
             return oid
     return None
+
+
+def remote_refs(repo: Repo, remote: str, pattern: str, timeout: float) -> dict[str, str]:
+    """The remote's refs matching a pattern (``refs/continuity/*``), by name: what a clone
+    that never fetched them can be told it is missing."""
+    out = _git(repo, ["ls-remote", "--", remote, pattern], timeout)
+    found = {}
+    for line in out.splitlines():
+        oid, _, name = line.partition("\t")
+        if name:
+            found[name] = oid
+    return found

@@ -11,7 +11,7 @@ from datetime import datetime
 
 import pluggy
 
-from git_continuity import hookspecs, store
+from git_continuity import hookspecs, session, store
 from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import (
@@ -205,8 +205,9 @@ def assess(
     return out
 
 
-def evidence_for(assessed: Assessed, at: datetime, taken: set[str]) -> Evidence | None:
-    """The evidence record of a dereference made now (None for prose)."""
+def evidence_for(assessed: Assessed, at: datetime, taken: set[str], who: session.Who | None = None) -> Evidence | None:
+    """The evidence record of a dereference made now (None for prose), stamped with the
+    session that made it."""
     obs, claim = assessed.observation, assessed.claim
     if obs is None or claim.handle is None:
         return None
@@ -221,6 +222,7 @@ def evidence_for(assessed: Assessed, at: datetime, taken: set[str]) -> Evidence 
         verifier=obs.verifier,
         verifier_version=obs.version,
         checked_at=stamp(at),
-        host=git.hostname(),
+        host=who.host if who else git.hostname(),
         depends_on=dict(obs.depends_on),
+        **(who.stamp() if who else {}),
     )

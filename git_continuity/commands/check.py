@@ -46,11 +46,38 @@ def check(repo: Repo, *, stream: str, closing: bool, online: bool, as_json: bool
         else:
             print(f"No continuity state for stream '{stream}' here: nothing to check.")
         return 0
+    verdicts, closed, failing, problems = gate(snap, closing=closing, online=online)
+    ok = not problems and not failing
+    if as_json:
+        render.emit_json(
+            "check",
+            {
+                "stream": stream,
+                "closing": closing,
+                "ok": ok,
+                "closed": closed,
+                "threads": [_verdict_json(v) for v in verdicts],
+                "problems": problems,
+                "message": _summary(closing, verdicts, failing, problems),
+            },
+        )
+    else:
+        print("\n".join(report(closing, verdicts, failing, problems)))
+    if problems:
+        return 2
+    return 1 if failing else 0
+
+
+def gate(
+    snap: store.Snapshot, *, closing: bool, online: bool
+) -> tuple[list[closure.Verdict], list[str], list[closure.Verdict], list[str]]:
+    """(verdicts, threads closed now, verdicts that fail, problems) of the gate on a stream
+    that has state: shared by this command and an agent's stop hook."""
     problems = store.all_problems(snap)
     threads = store.read_threads(snap)
     claims = store.read_claims(snap)
     moment = now()
-    rules = policy.load(repo.work_dir)
+    rules = policy.load(snap.repo.work_dir)
     verdicts: list[closure.Verdict] = []
     closed: list[str] = []
     if not problems and closing:
@@ -68,35 +95,24 @@ def check(repo: Repo, *, stream: str, closing: bool, online: bool, as_json: bool
     failing = [
         v for v in verdicts if not v.ok and (closing or any(a.derived.state == "contradicted" for a in v.checks))
     ]
-    ok = not problems and not failing
-    if as_json:
-        render.emit_json(
-            "check",
-            {
-                "stream": stream,
-                "closing": closing,
-                "ok": ok,
-                "closed": closed,
-                "threads": [_verdict_json(v) for v in verdicts],
-                "problems": problems,
-                "message": _summary(closing, verdicts, failing, problems),
-            },
+    return verdicts, closed, failing, problems
+
+
+def report(
+    closing: bool, verdicts: list[closure.Verdict], failing: list[closure.Verdict], problems: list[str]
+) -> list[str]:
+    """The gate's verdict for people (and for an agent's stop hook): what fails and why."""
+    lines = [_summary(closing, verdicts, failing, problems)]
+    for v in failing:
+        lines.append(f'\n{v.thread.id} "{v.thread.title}": {v.why_not()}')
+        lines += v.lines()
+    lines += [f"problem: {p}" for p in problems]
+    if closing and failing:
+        lines.append(
+            "\nMake these checks pass, or park a thread that is not finished with: "
+            "git continuity thread set ID waiting|watching|blocked"
         )
-    else:
-        print(_summary(closing, verdicts, failing, problems))
-        for v in failing:
-            print(f'\n{v.thread.id} "{v.thread.title}": {v.why_not()}')
-            print("\n".join(v.lines()))
-        for p in problems:
-            print(f"problem: {p}")
-        if closing and failing:
-            print(
-                "\nMake these checks pass, or park a thread that is not finished with: "
-                "git continuity thread set ID waiting|watching|blocked"
-            )
-    if problems:
-        return 2
-    return 1 if failing else 0
+    return lines
 
 
 def _summary(

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import re
 
-from git_continuity import notes, policy, render, store, verify
+from git_continuity import notes, policy, render, session, store, verify
 from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, new_id, now, stamp
@@ -24,6 +24,7 @@ def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | 
         raise UserError(f"no thread {thread!r} in stream '{stream}' (threads: {known})")
     handle = verify.resolve(repo, check).text if check is not None else None
     moment = now()
+    who = session.who(repo)
     made: list[Claim] = []
 
     def make(snap: store.Snapshot) -> store.Change:
@@ -33,10 +34,11 @@ def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | 
             text=text,
             handle=handle,
             added_at=stamp(moment),
-            added_by=git.identity(repo),
-            host=git.hostname(),
+            added_by=who.by,
+            host=who.host,
             written=check if check is not None and check != handle else None,
             thread=thread,
+            **who.stamp(),
         )
         made[:] = [claim]
         body = f"\n\nhandle: {handle}" if handle else "\n\nprose: no handle"

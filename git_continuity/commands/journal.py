@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-from git_continuity import render, store
-from git_continuity import repo as git
+from git_continuity import render, session, store
 from git_continuity.errors import UserError
 from git_continuity.model import JournalEntry, new_id, now, shown, stamp
 from git_continuity.repo import Repo
@@ -12,7 +11,8 @@ def add(repo: Repo, *, stream: str, text: str) -> int:
     if not text:
         raise UserError("journal add needs a non-empty text")
     moment = now()
-    entry = JournalEntry(new_id("journal"), text, stamp(moment), git.identity(repo), git.hostname())
+    who = session.who(repo)
+    entry = JournalEntry(new_id("journal"), text, stamp(moment), who.by, who.host, **who.stamp())
     store.update(
         repo,
         stream,
@@ -46,7 +46,7 @@ def show(repo: Repo, *, stream: str, count: int | None, as_json: bool) -> int:
         if total > len(entries):
             print(f"(latest {len(entries)} of {total}; --all shows every entry)\n")
         for e in entries:
-            print(f"{shown(e.at)} UTC  {e.id}  {e.by} on {e.host}\n  {e.text}\n")
+            print(f"{shown(e.at)} UTC  {e.id}  {render.where(e.by, e.host, e.agent, e.session)}\n  {e.text}\n")
         for p in snap.problems:
             print(f"problem: {p}")
     return 2 if snap.problems else 0

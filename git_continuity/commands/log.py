@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from itertools import islice
 
-from git_continuity import render, store
+from git_continuity import render, session, store
 from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import shown, stamp
@@ -30,6 +30,7 @@ def log(repo: Repo, *, stream: str, count: int | None, as_json: bool) -> int:
                         "by": c.author,
                         "summary": c.message.splitlines()[0] if c.message else "",
                         "message": c.message,
+                        **session.parse_trailers(c.message),
                     }
                     for c in commits
                 ],
@@ -38,5 +39,7 @@ def log(repo: Repo, *, stream: str, count: int | None, as_json: bool) -> int:
         return 0
     for c in commits:
         summary = c.message.splitlines()[0] if c.message else ""
-        print(f"{c.oid[:7]}  {shown(stamp(c.time))}  {c.author.split(' <')[0]}  {summary}")
+        t = session.parse_trailers(c.message)
+        who = render.where(c.author.split(" <")[0], t.get("host"), t.get("agent"), t.get("session"))
+        print(f"{c.oid[:7]}  {shown(stamp(c.time))}  {who}  {summary}")
     return 0

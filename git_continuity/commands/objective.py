@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-from git_continuity import packetfile, render, store
-from git_continuity import repo as git
+from git_continuity import packetfile, render, session, store
 from git_continuity.errors import UserError
 from git_continuity.model import Objective, ObjectiveChange, new_id, now, shown, stamp
 from git_continuity.repo import Repo
@@ -12,13 +11,14 @@ def set_objective(repo: Repo, *, stream: str, text: str, why: str) -> int:
     if not text or not why:
         raise UserError("objective set needs a text and a non-empty --why (the reason is what the next session reads)")
     moment = now()
-    by = git.identity(repo)
+    who = session.who(repo)
+    by = who.by
 
     def make(snap: store.Snapshot) -> store.Change:
         doc, packet = store.read_packet_doc(snap) or (None, None)
         assert doc is not None and packet is not None  # update() refused malformed state
         old = packet.objective.text if packet.objective else None
-        change = ObjectiveChange(new_id("objective"), old, text, why, stamp(moment), by)
+        change = ObjectiveChange(new_id("objective"), old, text, why, stamp(moment), by, who.host, **who.stamp())
         packetfile.set_objective(doc, Objective(text, why, stamp(moment), by))
         return store.Change(
             f"objective: {text}\n\nwhy: {why}\nwas: {old or '(none)'}",

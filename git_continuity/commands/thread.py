@@ -2,8 +2,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from git_continuity import closure, policy, store, verify
-from git_continuity import repo as git
+from git_continuity import closure, policy, session, store, verify
 from git_continuity.errors import UserError
 from git_continuity.model import THREAD_STATUSES, Claim, Thread, new_id, now, stamp
 from git_continuity.repo import Repo
@@ -16,11 +15,14 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str]) -> int:
         raise UserError("thread add needs a non-empty title")
     store.require_state(store.snapshot(repo, stream))
     handles = [(text, verify.resolve(repo, text).text) for text in checks]
-    moment, by, host = now(), git.identity(repo), git.hostname()
+    moment, who = now(), session.who(repo)
+    by, host = who.by, who.host
     made: list[Thread] = []
 
     def make(snap: store.Snapshot) -> store.Change:
-        thread = Thread(new_id("thread", set(store.read_threads(snap))), title, "open", stamp(moment), by, host)
+        thread = Thread(
+            new_id("thread", set(store.read_threads(snap))), title, "open", stamp(moment), by, host, **who.stamp()
+        )
         taken = store.claim_ids(snap)
         files: dict[str, bytes | None] = {store.thread_path(thread.id): store.entry_bytes(thread)}
         for written, handle in handles:
@@ -33,6 +35,7 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str]) -> int:
                 handle=handle,
                 written=written if written != handle else None,
                 thread=thread.id,
+                **who.stamp(),
             )
             taken.add(claim.id)
             files[store.claim_path(claim.id)] = store.entry_bytes(claim)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from git_continuity import policy, render, store, verify
+from git_continuity import policy, render, session, store, verify
 from git_continuity.errors import UserError
 from git_continuity.model import now
 from git_continuity.repo import Repo
@@ -23,7 +23,8 @@ def verify_claims(repo: Repo, *, stream: str, ids: list[str], online: bool, as_j
         snap, chosen, at=moment, policy=policy.load(repo.work_dir), dereference_all=True, online=online
     )
     taken: set[str] = set()
-    records = [(a, e) for a in assessed if (e := verify.evidence_for(a, moment, taken)) is not None]
+    who = session.who(repo)
+    records = [(a, e) for a in assessed if (e := verify.evidence_for(a, moment, taken, who)) is not None]
     if records:
         tally = render.counts([a for a, _ in records])
         summary = ", ".join(f"{n} {s}" for s, n in tally.items() if n)

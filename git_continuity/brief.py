@@ -1,0 +1,249 @@
+"""What ``handoff`` leaves and ``orient`` reads: facts about the repository and the state,
+gathered as plain JSON-ready values, and the Markdown lines that show them.
+
+The two commands compare snapshots: the refs and the state commit when a session started
+(kept in its session file), and those a handoff recorded. Everything said here is read from
+the repository now; what a handoff stored is shown as what it saw then, never as the truth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from git_continuity import render, store
+from git_continuity import repo as git
+from git_continuity.budget import Item
+from git_continuity.model import Claim, JournalEntry, Thread, shown
+from git_continuity.repo import Oid, Repo
+from git_continuity.verify import Assessed
+
+REF_PREFIXES = ("refs/heads/", "refs/remotes/", "refs/tags/")
+MAX_REFS = 1000  # refs kept in a handoff; branches first, then remote-tracking refs, then tags
+SHOWN_COMMITS = 5  # commits named per ref; the rest are counted
+COUNT_UP_TO = 1000
+SHOWN_PATHS = 10
+DO_NOT_ACT = ("contradicted", "stale")
+UNCONFIRMED = ("unknown", "unchecked", "prose")
+
+
+def short(oid: str | None) -> str:
+    return oid[:7] if oid else "(none)"
+
+
+def first_line(text: str) -> str:
+    lines = text.strip().splitlines() or [""]
+    return lines[0] + (" …" if len(lines) > 1 else "")
+
+
+def summary_of(info: git.CommitInfo) -> str:
+    return info.message.splitlines()[0] if info.message else ""
+
+
+# -- the repository now ---------------------------------------------------------------------
+
+
+def ref_snapshot(repo: Repo) -> dict[str, str]:
+    """Branch, remote-tracking and tag tips (symbolic refs such as origin/HEAD left out)."""
+    tips = git.ref_tips(repo, REF_PREFIXES, MAX_REFS + 50)
+    kept = {name: oid for name, oid in tips.items() if not name.endswith("/HEAD")}
+    return dict(list(kept.items())[:MAX_REFS])
+
+
+def work_tree(repo: Repo) -> dict[str, Any] | None:
+    """Branch, HEAD, uncommitted changes in brief and stashes; None in a bare repository."""
+    changes = git.changes(repo)
+    if changes is None:
+        return None
+    head = git.head_commit(repo)
+    touched = list(dict.fromkeys(changes.conflicted + changes.staged + changes.unstaged + changes.untracked))
+    return {
+        "branch": git.current_branch(repo),
+        "head": head,
+        "head_summary": summary_of(git.commit_info(repo, head)) if head else None,
+        "staged": len(changes.staged),
+        "unstaged": len(changes.unstaged),
+        "untracked": len(changes.untracked),
+        "conflicted": len(changes.conflicted),
+        "paths": touched[:SHOWN_PATHS],
+        "stashes": [{"commit": oid, "message": message} for oid, message in git.stashes(repo)],
+    }
+
+
+def moved_refs(repo: Repo, before: Mapping[str, str], after: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Every ref that differs between two snapshots. Branches and remote-tracking refs also
+    say how many commits they gained (naming the first few) and lost (rewound or rewritten);
+    ``missing`` says the earlier tip is not in this clone, so nothing can be counted."""
+    heads = [t for k, v in before.items() if k.startswith("refs/heads/") and (t := git.peel_to_commit(repo, Oid(v)))]
+    found = []
+    for name in sorted(set(before) | set(after)):
+        was, now = before.get(name), after.get(name)
+        if was == now:
+            continue
+        old_tip = git.peel_to_commit(repo, Oid(was)) if was else None
+        new_tip = git.peel_to_commit(repo, Oid(now)) if now else None
+        entry: dict[str, Any] = {
+            "ref": name,
+            "was": was,
+            "now": now,
+            "missing": was is not None and old_tip is None,
+            "gained": 0,
+            "lost": 0,
+            "commits": [],
+        }
+        if not name.startswith("refs/tags/") and new_tip is not None and not entry["missing"]:
+            commits, entry["gained"] = git.commits_since(
+                repo, new_tip, [old_tip] if old_tip else heads, show=SHOWN_COMMITS, count_up_to=COUNT_UP_TO
+            )
+            entry["commits"] = [{"commit": c.oid, "summary": summary_of(c)} for c in commits]
+            if old_tip is not None:
+                entry["lost"] = git.commits_since(repo, old_tip, [new_tip], show=0, count_up_to=COUNT_UP_TO)[1]
+        found.append(entry)
+    return found
+
+
+def ref_label(name: str) -> str:
+    for prefix, label in (("refs/heads/", ""), ("refs/remotes/", ""), ("refs/tags/", "tag ")):
+        if name.startswith(prefix):
+            return label + name[len(prefix) :]
+    return name
+
+
+def ref_line(entry: Mapping[str, Any]) -> str:
+    """``main: +2 (0ca66e8 Fix the login loop; …)`` and the like."""
+    name, was, now = ref_label(entry["ref"]), entry["was"], entry["now"]
+    if now is None:
+        return f"{name}: deleted (was {short(was)})"
+    commits = "; ".join(f"{short(c['commit'])} {c['summary']}" for c in entry["commits"])
+    more = entry["gained"] - len(entry["commits"])
+    commits += f"; {more} more" if more > 0 else ""
+    gained = f"+{entry['gained']}{'+' if entry['gained'] >= COUNT_UP_TO else ''}"
+    if was is None:
+        return f"{name}: new at {short(now)}" + (f", {gained} ({commits})" if entry["gained"] else "")
+    text = f"{name}: {short(was)} → {short(now)}"
+    if entry.get("missing"):
+        return text + f" ({short(was)} is not in this clone)"
+    if entry["lost"]:
+        text += f", rewound or rewritten: {entry['lost']} commits no longer on it"
+    return text + (f", {gained} ({commits})" if entry["gained"] else "")
+
+
+# -- the state now and then -----------------------------------------------------------------
+
+
+def threads_moved(before: Mapping[str, Thread], after: Mapping[str, Thread]) -> list[dict[str, Any]]:
+    return [
+        {"id": t.id, "title": t.title, "was": before[t.id].status if t.id in before else None, "now": t.status}
+        for t in sorted(after.values(), key=lambda t: (t.added_at, t.id))
+        if t.id not in before or before[t.id].status != t.status
+    ]
+
+
+def claims_added(before: Iterable[str], after: Mapping[str, Claim], session_id: str | None) -> list[dict[str, Any]]:
+    """Claims new since ``before``, written in this session (or before sessions existed)."""
+    old = set(before)
+    return [
+        {"id": c.id, "text": c.text, "handle": c.handle, "thread": c.thread}
+        for c in sorted(after.values(), key=lambda c: (c.added_at, c.id))
+        if c.id not in old and c.session in (session_id, None)
+    ]
+
+
+def claim_states(assessed: Sequence[Assessed]) -> dict[str, str]:
+    return {a.claim.id: a.derived.state for a in assessed}
+
+
+def claims_changed(was: Mapping[str, str], assessed: Sequence[Assessed]) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": a.claim.id,
+            "text": a.claim.text,
+            "was": was[a.claim.id],
+            "now": a.derived.state,
+            "observed": a.derived.observed,
+        }
+        for a in assessed
+        if a.claim.id in was and was[a.claim.id] != a.derived.state
+    ]
+
+
+def handoff_summary(handoff: Mapping[str, Any]) -> dict[str, Any]:
+    keys = ("id", "at", "by", "host", "session", "agent")
+    return {k: handoff.get(k) for k in keys}
+
+
+def loose(assessed: Sequence[Assessed], threads: Mapping[str, Thread]) -> list[Assessed]:
+    """Claims that stand on their own: not a check of a thread still being worked on (those
+    are shown with their thread). A done thread's checks count: it must still hold."""
+    return [
+        a
+        for a in assessed
+        if a.claim.thread is None
+        or threads.get(a.claim.thread, None) is None
+        or threads[a.claim.thread].status == "done"
+    ]
+
+
+# -- Markdown items -------------------------------------------------------------------------
+
+
+def claim_item(a: Assessed, *, state: bool, bold: bool = False) -> Item:
+    c = a.claim
+    name = f"**{c.id}**" if bold else c.id
+    handle = f" ({render.abbreviate(c.handle)})" if c.handle and c.handle != c.text else ""
+    said = f" is {a.derived.state}" if state else ""
+    return Item([f'- {name} "{c.text}"{handle}{said}: {first_line(a.derived.observed)}'], render.claim_json(a))
+
+
+def thread_item(thread: Thread, checks: Sequence[Assessed]) -> Item:
+    good = sum(1 for a in checks if a.derived.state == "verified")
+    lines = [f"- {thread.id} [{thread.status}] {thread.title}: {good} of {len(checks)} checks verified now"]
+    for a in checks:
+        if a.derived.state != "verified":
+            handle = render.abbreviate(a.claim.handle or "no handle")
+            lines.append(f"  - {a.derived.state} {a.claim.id} {handle}: {first_line(a.derived.observed)}")
+    return Item(lines, render.thread_json(thread, checks))
+
+
+def objective_items(packet_objective: Any, change: Any) -> list[Item]:
+    if packet_objective is None:
+        return [Item(['(none: git continuity objective set "…" --why "…")'], None)]
+    o = packet_objective
+    lines = [o.text, f"- why: {o.why}", f"- set {shown(o.set_at)} UTC by {o.set_by}"]
+    if change is not None and change.old:
+        lines.append(f'- it was "{change.old}" until then; why it changed: {change.why}')
+    return [Item(lines, render.objective_json(o))]
+
+
+def work_tree_items(tree: Mapping[str, Any] | None) -> list[Item]:
+    if tree is None:
+        return [Item(["- bare repository: no work tree"], None)]
+    branch = ref_label(tree["branch"]) if tree["branch"] else None
+    where = f"on branch {branch}" if branch else "detached HEAD"
+    head = f' at {short(tree["head"])} "{tree["head_summary"]}"' if tree["head"] else " (no commits yet)"
+    lines = [f"- {where}{head}"]
+    counts = [f"{tree[k]} {k}" for k in ("conflicted", "staged", "unstaged", "untracked") if tree[k]]
+    if counts:
+        more = sum(tree[k] for k in ("conflicted", "staged", "unstaged", "untracked")) - len(tree["paths"])
+        paths = ", ".join(tree["paths"]) + (f", … {more} more" if more > 0 else "")
+        lines.append(f"- uncommitted: {', '.join(counts)}: {paths}")
+    else:
+        lines.append("- no uncommitted changes")
+    if tree["stashes"]:
+        latest = tree["stashes"][0]
+        count = len(tree["stashes"])
+        lines.append(f"- {count} stash{'es' if count != 1 else ''}, the latest: {latest['message']}")
+    return [Item(lines, dict(tree))]
+
+
+def journal_item(e: JournalEntry) -> Item:
+    who = render.where(e.by.split(" <")[0], e.host, e.agent, e.session)
+    return Item([f"- {shown(e.at)} UTC {who}: {first_line(e.text)}"], render.journal_json(e))
+
+
+def read_at(snap: store.Snapshot, commit: str | None) -> tuple[dict[str, Thread], set[str]] | None:
+    """Threads and claim ids as of an earlier state commit; None when it is unknown here."""
+    old = store.at_commit(snap, Oid(commit) if commit else None)
+    if old is None:
+        return None
+    return store.read_threads(old), store.claim_ids(old)

@@ -1,0 +1,446 @@
+"""``orient``: the first call of a session. It starts (or continues) the work tree's session,
+re-dereferences every load-bearing claim, and prints a brief with what is true now on top."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from git_continuity import brief, budget, policy, render, session, store, transport, verify
+from git_continuity import repo as git
+from git_continuity.budget import Item, Section
+from git_continuity.model import ago, new_id, now, parse_stamp, shown, stamp
+from git_continuity.repo import Repo
+from git_continuity.verify import Assessed
+
+JOURNAL_SHOWN = 5
+ASK_REMOTE_TIMEOUT = 5.0  # seconds: only asked when this clone has no state at all
+
+
+@dataclass(frozen=True)
+class Oriented:
+    text: str  # the Markdown brief
+    document: dict[str, Any]  # the same for --json
+    code: int  # 0, or 1 when there is no state here to orient on
+
+
+def orient(repo: Repo, *, stream: str, as_json: bool, max_tokens: int | None, online: bool) -> int:
+    result = make(repo, stream=stream, max_tokens=max_tokens, online=online)
+    if as_json:
+        render.emit_json("orient", result.document)
+    else:
+        print(result.text, end="")
+    return result.code
+
+
+def make(
+    repo: Repo,
+    *,
+    stream: str,
+    max_tokens: int | None,
+    online: bool = False,
+    agent: str | None = None,
+    agent_session: str | None = None,
+) -> Oriented:
+    if max_tokens is not None and max_tokens < 1:
+        from git_continuity.errors import UserError
+
+        raise UserError("--max-tokens takes a whole number of tokens, 1 or more")
+    snap = store.snapshot(repo, stream)
+    if snap.commit is None:
+        return _not_here(repo, stream, max_tokens)
+    moment = now()
+    rules = policy.load(repo.work_dir)
+    problems = store.all_problems(snap)
+    started, warnings = start_session(repo, snap, at=moment, agent=agent, agent_session=agent_session)
+    claims = sorted(store.read_claims(snap).values(), key=lambda c: (c.added_at, c.id))
+    threads = {t.id: t for t in store.read_threads(snap).values()}
+    open_threads = sorted((t for t in threads.values() if t.status != "done"), key=lambda t: (t.added_at, t.id))
+    # Load-bearing: every claim with a handle that something rests on (all but the checks of
+    # threads already done, whose live checks are re-derived anyway). Re-dereferenced now;
+    # a costly check whose last evidence is verified and still applies is not run again.
+    bearing = [
+        c
+        for c in claims
+        if c.handle and (c.thread is None or threads.get(c.thread) is None or threads[c.thread].status != "done")
+    ]
+    assessed = verify.assess(
+        snap, bearing, at=moment, policy=rules, dereference_all=True, online=online, reuse_fresh=True
+    )
+    others = [c for c in claims if c not in bearing]
+    assessed += verify.assess(snap, others, at=moment, policy=rules)
+    assessed.sort(key=lambda a: (a.claim.added_at, a.claim.id))
+    if not problems:
+        _record_costly(snap, assessed, moment)
+    packet = store.read_packet(snap)
+    if packet is not None and packet.objective is None:
+        warnings.append(
+            'No objective: nothing says what this work is for (git continuity objective set "…" --why "…").'
+        )
+    problems = list(dict.fromkeys(snap.problems + problems))
+    changes = store.read_objective_log(snap)
+    last = store.latest_handoff(snap)
+    tree = brief.work_tree(repo)
+    journal, journal_total = store.read_journal(snap, latest=JOURNAL_SHOWN)
+    updated = git.commit_info(repo, snap.commit).time
+
+    checks = {t.id: [a for a in assessed if a.claim.thread == t.id] for t in open_threads}
+    standing = brief.loose(assessed, threads)
+    header = [
+        f"# git-continuity brief: stream {stream}",
+        f"State {snap.ref} at {snap.commit[:7]}, changed {ago(updated, moment)}. "
+        f"Claims derived now, not read from storage: {_tally(assessed)}.",
+        _session_line(started, moment),
+    ]
+    header += [f"Warning: {w}" for w in warnings]
+    header += [f"Problem: {p}" for p in problems]
+    sections = [
+        Section("header", "", budget.TRUTH, [Item(header, None)]),
+        Section(
+            "do_not_act",
+            "Do not act on these: not true now",
+            budget.TRUTH,
+            [brief.claim_item(a, state=True, bold=True) for a in standing if a.derived.state in brief.DO_NOT_ACT],
+        ),
+        Section(
+            "verified",
+            "Verified now",
+            5,
+            [brief.claim_item(a, state=False) for a in standing if a.derived.state == "verified"],
+            see="git continuity claim list --state verified",
+            what="verified claims",
+        ),
+        Section(
+            "unconfirmed",
+            "Not confirmed: check before relying on these",
+            7,
+            [brief.claim_item(a, state=True) for a in standing if a.derived.state in brief.UNCONFIRMED],
+            see="git continuity claim list",
+            what="unconfirmed claims",
+        ),
+        Section(
+            "objective",
+            "Objective",
+            1,
+            brief.objective_items(packet.objective if packet else None, changes[-1] if changes else None),
+        ),
+        Section("next_action", "Next action", 1, [Item([_next(packet)], packet.next_action if packet else None)]),
+        Section(
+            "blockers",
+            "Blockers",
+            2,
+            [Item([f"- {b.id} {b.text}"], _blocker_json(b)) for b in (packet.open_blockers() if packet else [])]
+            or [Item(["- none"], None)],
+            see="git continuity status",
+            what="blockers",
+        ),
+        Section(
+            "threads",
+            "Open threads",
+            3,
+            [brief.thread_item(t, checks[t.id]) for t in open_threads] or [Item(["- none"], None)],
+            see="git continuity status",
+            what="threads",
+        ),
+        Section("work_tree", "Work tree", 6, brief.work_tree_items(tree)),
+    ]
+    since = _since(repo, snap, last, assessed, moment)
+    sections += since
+    sections.append(
+        Section(
+            "journal",
+            f"Journal (latest {len(journal)} of {journal_total})",
+            10,
+            [brief.journal_item(e) for e in reversed(journal)],
+            see="git continuity journal",
+            what="journal entries",
+        )
+    )
+    fitted = budget.fit(sections, max_tokens)
+    kept = {s.key: [i.data for i in s.items[: fitted.kept[s.key]]] for s in sections}
+    document = {
+        "stream": stream,
+        "state": {"ref": snap.ref, "commit": snap.commit, "updated_at": stamp(updated)},
+        "fetch": None,
+        "session": started,
+        "warnings": warnings,
+        "problems": problems,
+        "counts": render.counts(assessed),
+        "do_not_act": kept["do_not_act"],
+        "verified": kept["verified"],
+        "unconfirmed": kept["unconfirmed"],
+        "objective": render.objective_json(packet.objective) if packet and fitted.kept["objective"] else None,
+        "objective_change": render.change_json(changes[-1]) if changes and fitted.kept["objective"] else None,
+        "next_action": packet.next_action if packet and fitted.kept["next_action"] else None,
+        "blockers": [b for b in kept["blockers"] if b is not None],
+        "threads": [t for t in kept["threads"] if t is not None],
+        "work_tree": tree if fitted.kept["work_tree"] else None,
+        "since": _since_json(last, kept),
+        "journal": kept["journal"],
+        "journal_total": journal_total,
+        "budget": _budget_json(fitted),
+    }
+    return Oriented(fitted.text, document, 0)
+
+
+def _tally(assessed: Sequence[Assessed]) -> str:
+    return ", ".join(f"{n} {s}" for s, n in render.counts(assessed).items() if n) or "none recorded"
+
+
+def _next(packet: Any) -> str:
+    if packet is None:
+        return "(unreadable packet: see the problems above)"
+    return packet.next_action or "(none: git continuity next TEXT)"
+
+
+def _blocker_json(b: Any) -> dict[str, str]:
+    return {"id": b.id, "text": b.text, "added_at": b.added_at, "added_by": b.added_by}
+
+
+def _session_line(started: dict[str, Any], moment: datetime) -> str:
+    agent = f" ({started['agent']})" if started.get("agent") else ""
+    end = "end it with: git continuity handoff"
+    if started["continued"]:
+        when = ago(parse_stamp(started["started_at"]), moment)
+        return f"Session {started['id']}{agent} continues, started {when} on {started['host']}; {end}"
+    return f"Session {started['id']}{agent} started now on {started['host']}; {end}"
+
+
+def start_session(
+    repo: Repo, snap: store.Snapshot, *, at: datetime, agent: str | None, agent_session: str | None
+) -> tuple[dict[str, Any], list[str]]:
+    """Start this work tree's session, or continue the open one: the same agent
+    conversation (or none named) on the same stream. Returns it as JSON, and warnings."""
+    git_dir = git.worktree_git_dir(repo)
+    env_session, env_agent = session.from_env()
+    agent = agent or env_agent
+    stored = session.open_session(git_dir)
+    warnings = []
+    same = (
+        stored is not None
+        and stored.stream == snap.stream
+        and (env_session is None or env_session == stored.id)
+        # a command the agent runs itself names no conversation: it belongs to the open session
+        and (agent_session is None or stored.agent_session == agent_session)
+    )
+    if stored is not None and same:
+        current = stored._replace(agent=agent or stored.agent, agent_session=agent_session or stored.agent_session)
+        continued = True
+    else:
+        if stored is not None and stored.id != env_session:
+            warnings.append(
+                f"The previous session {stored.id} (started {shown(stored.started_at)} UTC on {stored.host}) "
+                "ended without a handoff: what it left is in the work tree and under 'Since the last session'."
+            )
+        current = session.Session(
+            id=env_session or new_id("session"),
+            started_at=stamp(at),
+            host=session.hostname(),
+            stream=snap.stream,
+            agent=agent,
+            agent_session=agent_session,
+            state=snap.commit,
+            refs=brief.ref_snapshot(repo),
+        )
+        continued = False
+    try:
+        session.save(git_dir, current)
+    except OSError as error:
+        warnings.append(f"could not record the session in {session.path(git_dir)}: {error}")
+    return {
+        "id": current.id,
+        "agent": current.agent,
+        "agent_session": current.agent_session,
+        "host": current.host,
+        "started_at": current.started_at,
+        "continued": continued,
+    }, warnings
+
+
+def _record_costly(snap: store.Snapshot, assessed: Sequence[Assessed], at: datetime) -> None:
+    """Evidence of the costly checks dereferenced now (a network answer, a test run), so the
+    next status and gate can reuse it; live local checks are re-derived on every read."""
+    taken: set[str] = set()
+    who = session.who(snap.repo)
+    files: dict[str, bytes | None] = {}
+    for a in assessed:
+        if a.observation is None or a.observation.result == "unknown" or verify.is_live(a.claim):
+            continue
+        evidence = verify.evidence_for(a, at, taken, who)
+        if evidence is not None:
+            files[store.evidence_path(evidence, at)] = store.entry_bytes(evidence)
+    if files:
+        message = f"orient: evidence of {len(files)} costly check{'s' if len(files) != 1 else ''}"
+        store.update(snap.repo, snap.stream, lambda s: store.Change(message, files))
+
+
+def _since(
+    repo: Repo, snap: store.Snapshot, last: dict[str, Any] | None, assessed: Sequence[Assessed], moment: datetime
+) -> list[Section]:
+    if last is None:
+        return [
+            Section(
+                "since_none",
+                "Since the last session",
+                8,
+                [Item(["- no earlier handoff on this stream: nothing to compare with"], None)],
+            )
+        ]
+    who = render.where(str(last["by"]).split(" <")[0], last.get("host"), last.get("agent"), last.get("session"))
+    group = f"## Since the last session: handoff {last['id']}, {shown(last['at'])} UTC by {who}"
+    moved = brief.moved_refs(repo, last.get("refs") or {}, brief.ref_snapshot(repo))
+    heads = [m for m in moved if m["ref"].startswith("refs/heads/") and m["gained"] and not m["lost"]]
+    others = [m for m in moved if m not in heads]
+    here = session.hostname()
+    journal = [e for e in store.journal_since(snap, last["at"]) if e.host != here]
+    changed = brief.claims_changed(last.get("claims") or {}, assessed)
+    return [
+        Section(
+            "since_claims",
+            "Claims whose state changed",
+            4,
+            [
+                Item([f'- {c["id"]} "{c["text"]}": {c["was"]} → {c["now"]}: {brief.first_line(c["observed"])}'], c)
+                for c in changed
+            ],
+            what="changed claims",
+            group=group,
+        ),
+        Section(
+            "since_commits",
+            "New commits",
+            8,
+            [Item([f"- {brief.ref_line(m)}"], m) for m in heads],
+            see="git log",
+            what="branches",
+            group=group,
+        ),
+        Section(
+            "since_refs",
+            "Refs that moved",
+            8,
+            [Item([f"- {brief.ref_line(m)}"], m) for m in others],
+            see="git for-each-ref",
+            what="refs",
+            group=group,
+        ),
+        Section(
+            "since_journal",
+            "Journal entries from other machines",
+            9,
+            [brief.journal_item(e) for e in journal],
+            see="git continuity journal",
+            what="journal entries",
+            group=group,
+        ),
+        Section(
+            "since_quiet",
+            "",
+            8,
+            []
+            if moved or journal or changed
+            else [Item(["- nothing changed: no commits, refs, claim states or journal entries"], None)],
+            group=group,
+        ),
+    ]
+
+
+def _since_json(last: dict[str, Any] | None, kept: dict[str, list[Any]]) -> dict[str, Any] | None:
+    if last is None:
+        return None
+    return {
+        "handoff": brief.handoff_summary(last),
+        "claims": kept["since_claims"],
+        "commits": kept["since_commits"],
+        "refs": kept["since_refs"],
+        "journal": kept["since_journal"],
+    }
+
+
+def _budget_json(fitted: budget.Fitted) -> dict[str, Any]:
+    return {
+        "max_tokens": fitted.max_tokens,
+        "estimated_tokens": fitted.tokens,
+        "over_budget": fitted.over_budget,
+        "left_out": [
+            {"section": x.section, "count": x.count, "of": x.of, "see": x.see or None} for x in fitted.left_out
+        ],
+    }
+
+
+def fetch_commands(remote: str) -> list[str]:
+    return [f"git fetch {remote} 'refs/continuity/*:refs/continuity/*'"]
+
+
+def _not_here(repo: Repo, stream: str, max_tokens: int | None) -> Oriented:
+    """No state ref here: say so, whether a remote has one, and how to fetch it. Never an
+    empty brief, which a session would take for an empty state."""
+    ref = store.ref_name(stream)
+    lines = [
+        f"# git-continuity brief: stream {stream}",
+        f"No continuity state for stream '{stream}' in this clone: {ref} does not exist here. "
+        "Nothing below is known; do not take this for an empty state.",
+    ]
+    remotes: list[dict[str, Any]] = []
+    for name in git.remote_names(repo):
+        try:
+            found = transport.remote_refs(repo, name, "refs/continuity/*", ASK_REMOTE_TIMEOUT)
+            remotes.append({"name": name, "commit": found.get(ref), "streams": sorted(found), "error": None})
+        except transport.TransportError as error:
+            remotes.append({"name": name, "commit": None, "streams": [], "error": str(error)})
+    having = [r for r in remotes if r["commit"]]
+    commands: list[str] = []
+    if having:
+        r = having[0]
+        commands = fetch_commands(r["name"])
+        lines.append(
+            f"{r['name']} has it ({ref} at {r['commit'][:7]}); this clone never fetched it "
+            "(a plain clone does not fetch refs/continuity/*)."
+        )
+        lines.append(f"Fetch it, then run git continuity orient again: {commands[0]}")
+    else:
+        for r in remotes:
+            if r["error"]:
+                lines.append(f"Could not ask {r['name']}: {r['error']}")
+            elif r["streams"]:
+                streams = ", ".join(s.removeprefix("refs/continuity/") for s in r["streams"])
+                lines.append(f"{r['name']} has other streams: {streams} (choose one with --stream NAME)")
+        asked = [r for r in remotes if not r["error"]]
+        if remotes:
+            commands = fetch_commands(remotes[0]["name"])
+            if asked and not any(r["streams"] for r in asked):
+                lines.append(f"No remote has it either (asked: {', '.join(r['name'] for r in asked)}).")
+            lines.append(
+                f"If this work keeps state on a remote, fetch it with: {commands[0]} "
+                f"(see what a remote has: git ls-remote {remotes[0]['name']} 'refs/continuity/*')."
+            )
+        local = [r.removeprefix("refs/continuity/") for r in git.list_refs(repo, "refs/continuity/")]
+        if local:
+            lines.append(f"Streams in this clone: {', '.join(local)} (choose one with --stream NAME).")
+        lines.append("To start keeping state here: git continuity init")
+    fitted = budget.fit([Section("header", "", budget.TRUTH, [Item(lines, None)])], max_tokens)
+    document: dict[str, Any] = {
+        "stream": stream,
+        "state": None,
+        "fetch": {"message": " ".join(lines[1:]), "remotes": remotes, "commands": commands},
+        "session": None,
+        "warnings": [],
+        "problems": [],
+        "counts": dict.fromkeys(("verified", "contradicted", "unknown", "unchecked", "stale", "prose"), 0),
+        "do_not_act": [],
+        "verified": [],
+        "unconfirmed": [],
+        "objective": None,
+        "objective_change": None,
+        "next_action": None,
+        "blockers": [],
+        "threads": [],
+        "work_tree": None,
+        "since": None,
+        "journal": [],
+        "journal_total": 0,
+        "budget": _budget_json(fitted),
+    }
+    return Oriented(fitted.text, document, 1)

@@ -1,0 +1,155 @@
+"""Sessions: one stretch of work by one agent (or person), from ``orient`` to ``handoff``.
+
+A work tree's current session lives in ``<git dir>/continuity/session.json``, where the git
+dir is the work tree's own (``.git/`` for the main checkout, ``.git/worktrees/<name>/`` for
+a linked worktree), so two agents in two linked worktrees of one clone have two sessions.
+It is local and never synced: what travels is the session id on every entry written during
+the session, the trailers on each state commit, and the handoff.
+
+``GIT_CONTINUITY_SESSION`` and ``GIT_CONTINUITY_AGENT`` override the file, for a process that
+manages its own sessions (a scheduler, a CI job).
+
+Every command that writes reads the session through ``current()``, and so does the
+post-commit hook on every commit: this module imports nothing heavy (no pygit2), only the
+standard library (NamedTuple, not dataclasses: importing dataclasses alone costs ~7 ms of a
+commit's 80 ms budget).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from git_continuity.errors import UserError
+
+if TYPE_CHECKING:  # the repository door imports pygit2; only who() needs it, lazily
+    from git_continuity.repo import Repo
+
+ENV_SESSION = "GIT_CONTINUITY_SESSION"
+ENV_AGENT = "GIT_CONTINUITY_AGENT"
+SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
+AGENT_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,64}$")
+
+
+class Session(NamedTuple):
+    """The current session of one work tree, as kept in its session file."""
+
+    id: str
+    started_at: str
+    host: str
+    stream: str
+    agent: str | None = None
+    # The agent's own id for its conversation (Claude Code's and Codex's ``session_id``):
+    # a SessionStart for another conversation means this session ended without a handoff.
+    agent_session: str | None = None
+    state: str | None = None  # the state commit when it started: what it did is diffed from here
+    refs: dict[str, str] | None = None  # branch, remote and tag tips when it started
+    ended_at: str | None = None
+    handoff: str | None = None  # the handoff that ended it
+    stop_blocks: int = 0  # consecutive Stop-hook blocks (agents.py caps them)
+
+
+def path(git_dir: Path) -> Path:
+    return git_dir / "continuity" / "session.json"
+
+
+def load(git_dir: Path) -> Session | None:
+    """The session file's session, ended or not; None when there is none or it is unreadable
+    (a broken local file must never stop a commit or a command: it is only re-created)."""
+    try:
+        data = json.loads(path(git_dir).read_text())
+        return Session(**{k: v for k, v in data.items() if k in Session._fields})
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def save(git_dir: Path, session: Session) -> None:
+    target = path(git_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".tmp")
+    partial.write_text(json.dumps(session._asdict(), indent=2, sort_keys=True) + "\n")
+    partial.replace(target)
+
+
+def open_session(git_dir: Path) -> Session | None:
+    """The session file's session if it has not ended."""
+    found = load(git_dir)
+    return found if found is not None and found.ended_at is None else None
+
+
+def from_env() -> tuple[str | None, str | None]:
+    """GIT_CONTINUITY_SESSION and GIT_CONTINUITY_AGENT, checked (they end up in commit
+    messages and entries)."""
+    session = os.environ.get(ENV_SESSION) or None
+    agent = os.environ.get(ENV_AGENT) or None
+    if session is not None and not SESSION_RE.match(session):
+        raise UserError(
+            f"{ENV_SESSION}={session!r} is not a usable session id: "
+            "letters, digits, '.', '_', ':' and '-', at most 64 characters, starting with a letter or digit"
+        )
+    if agent is not None and not AGENT_RE.match(agent):
+        raise UserError(f"{ENV_AGENT}={agent!r} is not a usable agent name: 1 to 64 characters, no control characters")
+    return session, agent
+
+
+def current(git_dir: Path) -> tuple[str | None, str | None]:
+    """(session id, agent name) for what is written now: the environment first, then the
+    work tree's open session."""
+    env_session, env_agent = from_env()
+    stored = open_session(git_dir)
+    if env_session is not None and (stored is None or stored.id != env_session):
+        return env_session, env_agent
+    if stored is None:
+        return None, env_agent
+    return stored.id, env_agent or stored.agent
+
+
+def hostname() -> str:
+    return socket.gethostname() or "unknown-host"
+
+
+class Who(NamedTuple):
+    """Who writes, where, in which session: stamped on every entry and state commit."""
+
+    by: str
+    host: str
+    session: str | None
+    agent: str | None
+
+    def stamp(self) -> dict[str, Any]:
+        """The session fields of an entry (None values are left out when stored)."""
+        return {"session": self.session, "agent": self.agent}
+
+    def trailers(self) -> str:
+        """Git trailers for a state commit message, so ``log`` says who did what where."""
+        lines = [f"Host: {self.host}"]
+        if self.session:
+            lines.append(f"Session: {self.session}")
+        if self.agent:
+            lines.append(f"Agent: {self.agent}")
+        return "\n".join(lines)
+
+
+TRAILER_RE = re.compile(r"^(Host|Session|Agent): (.+)$")
+
+
+def parse_trailers(message: str) -> dict[str, str]:
+    """The Host/Session/Agent trailers of a state commit message (its last paragraph)."""
+    last = message.rstrip("\n").rsplit("\n\n", 1)[-1]
+    found = {}
+    for line in last.splitlines():
+        match = TRAILER_RE.match(line)
+        if match:
+            found[match.group(1).lower()] = match.group(2)
+    return found
+
+
+def who(repo: Repo) -> Who:
+    from git_continuity import repo as git
+
+    session_id, agent = current(git.worktree_git_dir(repo))
+    return Who(git.identity(repo), hostname(), session_id, agent)
