@@ -267,6 +267,61 @@ def build_parser() -> argparse.ArgumentParser:
     q = _command(rsub, "list", "the commands approved here", "  git continuity trust list --json")
     _json_flag(q)
 
+    p = _command(
+        sub,
+        "orient",
+        "start a session: every load-bearing claim dereferenced, then a brief with what is true now on top",
+        "  git continuity orient                      # the first call of a session\n"
+        "  git continuity orient --max-tokens 2000    # cut by priority: truth first, history last\n"
+        "  git continuity orient --json",
+    )
+    p.epilog = (p.epilog or "") + (
+        "\n\nThe brief puts first what must not be acted on (contradicted or stale claims, with what was\n"
+        "observed), then the objective, next action, blockers, open threads, verified and unconfirmed\n"
+        "claims, the work tree, what changed since the last handoff, and the journal. Tokens are\n"
+        "estimated as UTF-8 bytes / 3, rounded up. It starts this work tree's session (or continues\n"
+        "the open one); GIT_CONTINUITY_SESSION and GIT_CONTINUITY_AGENT override it.\n"
+        "Exit 1 when this clone has no state for the stream (the brief says how to fetch it)."
+    )
+    p.add_argument("--max-tokens", type=int, metavar="N", help="keep the brief under N tokens, by priority")
+    p.add_argument("--online", action="store_true", help="ask remotes and services themselves")
+    _json_flag(p)
+
+    p = _command(
+        sub,
+        "handoff",
+        "end the session: record a handoff packet and a session entry in the journal",
+        "  git continuity handoff\n"
+        '  git continuity handoff --note "the flaky test is test_login_redirect; do not retry it"',
+    )
+    p.epilog = (p.epilog or "") + (
+        "\n\nThe packet: the objective (and its latest change, with why), what this session did (commits\n"
+        "on each branch it touched, claims added, threads moved), the work tree (branch, HEAD,\n"
+        "uncommitted changes, stashes), open threads, blockers and the next action. It needs an\n"
+        "objective (exit 2 otherwise). The next session reads it with git continuity orient."
+    )
+    p.add_argument("--note", metavar="TEXT", help="words for the next session, kept in the journal entry")
+    _json_flag(p)
+
+    p = _command(
+        sub,
+        "agent",
+        "wire orient, handoff and the closure gate into a coding agent's hooks",
+        "  git continuity agent install claude     # .claude/settings.json\n"
+        "  git continuity agent install codex      # .codex/hooks.json and an AGENTS.md block\n"
+        "  git continuity agent uninstall claude",
+    )
+    asub = p.add_subparsers(dest="action", metavar="<action>", required=True)
+    q = _command(
+        asub,
+        "install",
+        "merge the hooks into the agent's project configuration (idempotent; the rest is kept as it is)",
+        "  git continuity agent install claude",
+    )
+    q.add_argument("agent", choices=["claude", "codex"])
+    q = _command(asub, "uninstall", "remove exactly what install added", "  git continuity agent uninstall codex")
+    q.add_argument("agent", choices=["claude", "codex"])
+
     p = _command(sub, "log", "the history of the state ref: one line per change", "  git continuity log -n 10")
     p.add_argument("-n", type=int, dest="count", help="how many changes (default: all)")
     _json_flag(p)
@@ -360,6 +415,20 @@ def _run(args: argparse.Namespace) -> int:
         if action == "add":
             return journal.add(repo, stream=stream, text=args.text)
         return journal.show(repo, stream=stream, count=None if args.all else args.count, as_json=args.json)
+    if command == "orient":
+        from git_continuity.commands import orient
+
+        return orient.orient(repo, stream=stream, as_json=args.json, max_tokens=args.max_tokens, online=args.online)
+    if command == "handoff":
+        from git_continuity.commands import handoff
+
+        return handoff.handoff(repo, stream=stream, note=args.note, as_json=args.json)
+    if command == "agent":
+        from git_continuity.commands import agent
+
+        if action == "install":
+            return agent.install(repo, agent=args.agent)
+        return agent.uninstall(repo, agent=args.agent)
     if command == "log":
         from git_continuity.commands import log
 

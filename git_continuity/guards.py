@@ -127,12 +127,13 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str) -> int:
 def post_commit() -> int:
     """Note on the new commit why it exists: stream, session, objective, threads, state."""
     stream = _stream()
-    # One call for both: where the shared git folder is, and the stream's state commit.
-    found = _git("rev-parse", "--git-common-dir", "-q", "--verify", f"refs/continuity/{stream}^{{commit}}")
-    lines = found.stdout.split()
-    if found.returncode != 0 or len(lines) < 2:
+    # One call for all three: this work tree's git folder (its session file), the shared
+    # one, and the stream's state commit.
+    found = _git("rev-parse", "--git-dir", "--git-common-dir", "-q", "--verify", f"refs/continuity/{stream}^{{commit}}")
+    lines = found.stdout.split("\n")
+    if found.returncode != 0 or len(lines) < 3:
         return 0  # no active stream
-    common, state = Path(lines[0]), lines[1]
+    git_dir, common, state = Path(lines[0]), Path(lines[1]), lines[2]
     head = _git("log", "-1", "--format=%H%n%B")
     if head.returncode != 0:
         return 0
@@ -147,9 +148,19 @@ def post_commit() -> int:
         "at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "host": socket.gethostname(),
     }
-    for key, variable in (("session", "GIT_CONTINUITY_SESSION"), ("agent", "GIT_CONTINUITY_AGENT")):
-        if os.environ.get(variable):
-            record[key] = os.environ[variable]
+    # The same source as every other write (session.py: the environment, then this work
+    # tree's open session), still without pygit2.
+    from git_continuity import session
+    from git_continuity.errors import UserError
+
+    try:
+        session_id, agent = session.current(git_dir)
+    except UserError as error:
+        _say(f"git-continuity: {error}; the provenance note has no session")
+        session_id, agent = None, None
+    for key, value in (("session", session_id), ("agent", agent)):
+        if value:
+            record[key] = value
     add_note_lines(commit, [json.dumps(record, sort_keys=True, separators=(",", ":"))])
     return 0
 
@@ -247,7 +258,10 @@ def state_check() -> int:
         return 2
 
 
-USAGE = "usage: git-continuity-hook commit-msg FILE | post-commit | pre-push REMOTE [URL] | post-rewrite KIND | state"
+USAGE = (
+    "usage: git-continuity-hook commit-msg FILE | post-commit | pre-push REMOTE [URL] | post-rewrite KIND | state\n"
+    "       git-continuity-hook agent claude|codex session-start|pre-compact|stop|session-end"
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -263,6 +277,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return post_rewrite(rest[0] if rest else os.environ.get("PRE_COMMIT_REWRITE_COMMAND", "amend"))
     if hook == "state":
         return state_check()
+    if hook == "agent" and len(rest) == 2:
+        # A coding agent's hook (agents.py installs them): not a git hook, but the same door.
+        from git_continuity import agent_hooks
+
+        return agent_hooks.main(rest[0], rest[1])
     _say(USAGE)
     return 2
 

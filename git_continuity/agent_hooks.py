@@ -1,0 +1,167 @@
+"""What a coding agent's hooks run: ``git-continuity-hook agent <claude|codex> <action>``.
+
+Each reads the agent's JSON on stdin (``session_id``, ``cwd``, and per event ``source``,
+``trigger`` or ``stop_hook_active``) and answers on stdout with the JSON both Claude Code and
+Codex read, always exiting 0 (exit 2 would make some events block with stderr as the
+reason, and any other code is an error the agent shows):
+
+- ``session-start``: ``{"hookSpecificOutput": {"hookEventName": "SessionStart",
+  "additionalContext": <the orient brief>}}``, cut to ``GIT_CONTINUITY_BRIEF_TOKENS``
+  (default 2500, about 7,500 bytes: both agents cap injected context near 10,000 characters);
+- ``pre-compact`` and ``session-end``: a handoff, reported as ``{"systemMessage": …}``;
+- ``stop``: the closure gate. While an open thread does not verify now it answers
+  ``{"decision": "block", "reason": <why, and how to park it>}``, so the agent keeps working
+  instead of declaring false closure. It cannot loop: after ``STOP_BLOCK_LIMIT`` blocks in a
+  row (each continuation arrives with ``stop_hook_active``) it lets the agent stop and tells
+  the person why (Claude Code itself ends a turn after 8 consecutive Stop blocks).
+
+A directory that is not a repository, or a stream without state, gets ``{}``: the hooks must
+never get in the way of work that does not use git-continuity.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from git_continuity.agents import AGENT_NAMES
+
+STOP_BLOCK_LIMIT = 3
+DEFAULT_BRIEF_TOKENS = 2500
+ACTIONS = ("session-start", "pre-compact", "stop", "session-end")
+
+
+def _answer(document: dict[str, Any]) -> int:
+    sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+    return 0
+
+
+def _input() -> dict[str, Any]:
+    """The agent's JSON on stdin; anything else counts as no input (the hook still runs)."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return {}
+    raw = sys.stdin.read()
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        print("git-continuity: the hook input is not JSON; going on without it", file=sys.stderr)
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _budget() -> int:
+    try:
+        return max(1, int(os.environ.get("GIT_CONTINUITY_BRIEF_TOKENS", DEFAULT_BRIEF_TOKENS)))
+    except ValueError:
+        return DEFAULT_BRIEF_TOKENS
+
+
+def main(agent: str, action: str) -> int:
+    if agent not in AGENT_NAMES or action not in ACTIONS:
+        print(f"usage: git-continuity-hook agent {{{','.join(AGENT_NAMES)}}} {{{','.join(ACTIONS)}}}", file=sys.stderr)
+        return 2
+    data = _input()
+    # Everything this process writes carries the agent's name (session.py reads it).
+    os.environ.setdefault("GIT_CONTINUITY_AGENT", AGENT_NAMES[agent])
+    where = str(data.get("cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+    agent_session = str(data["session_id"]) if data.get("session_id") else None
+    from git_continuity import repo as git
+    from git_continuity import store
+    from git_continuity.errors import UserError
+
+    stream = os.environ.get("GIT_CONTINUITY_STREAM") or "main"
+    try:
+        repo = git.open_repo(Path(where))
+    except UserError:
+        return _answer({})  # not a repository: nothing to orient on
+    try:
+        if store.snapshot(repo, stream).commit is None and action != "session-start":
+            return _answer({})
+        if action == "session-start":
+            return _session_start(repo, stream, agent_session)
+        if action == "stop":
+            return _stop(repo, stream, agent_session, bool(data.get("stop_hook_active")))
+        return _handoff(repo, stream, agent_session, action)
+    except UserError as error:
+        said = str(error).splitlines()[0]
+        if action == "session-start":
+            return _answer(_context(f"git-continuity could not orient this session: {error}"))
+        return _answer({"systemMessage": f"git-continuity: {said}"})
+
+
+def _context(text: str) -> dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+
+
+def _session_start(repo: Any, stream: str, agent_session: str | None) -> int:
+    from git_continuity.commands import orient
+
+    result = orient.make(repo, stream=stream, max_tokens=_budget(), agent_session=agent_session)
+    return _answer(_context(result.text))
+
+
+def _handoff(repo: Any, stream: str, agent_session: str | None, action: str) -> int:
+    from git_continuity.commands import handoff
+
+    done = handoff.make(repo, stream=stream, agent_session=agent_session)
+    when = "before the compaction" if action == "pre-compact" else "at the end of the session"
+    said = f"git-continuity: handoff {done.handoff['id']} recorded {when} (session {done.handoff['session']})"
+    return _answer({"systemMessage": said})
+
+
+def _stop_file(repo: Any) -> Path:
+    from git_continuity import repo as git
+
+    return git.worktree_git_dir(repo) / "continuity" / "stop.json"
+
+
+def _blocks(path: Path, agent_session: str | None, active: bool) -> int:
+    """Blocks in a row so far: a stop that is not a continuation after a block starts over."""
+    if not active:
+        return 0
+    try:
+        data = json.loads(path.read_text())
+        return int(data["blocks"]) if data.get("agent_session") == agent_session else 0
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+
+
+def _keep(path: Path, agent_session: str | None, blocks: int) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"agent_session": agent_session, "blocks": blocks}) + "\n")
+    except OSError:
+        pass  # without the count the agent's own limit still ends the loop
+
+
+def _stop(repo: Any, stream: str, agent_session: str | None, active: bool) -> int:
+    from git_continuity import store
+    from git_continuity.commands import check
+
+    snap = store.snapshot(repo, stream)
+    verdicts, _, failing, problems = check.gate(snap, closing=True, online=False)
+    path = _stop_file(repo)
+    if not failing and not problems:
+        _keep(path, agent_session, 0)
+        return _answer({})
+    blocks = _blocks(path, agent_session, active)
+    ids = ", ".join(v.thread.id for v in failing) or "the state"
+    if blocks >= STOP_BLOCK_LIMIT:
+        _keep(path, agent_session, 0)
+        return _answer(
+            {
+                "systemMessage": f"git-continuity: the agent stopped although {ids} did not verify "
+                f"(it was told {blocks} times in a row); git continuity check --closing shows why."
+            }
+        )
+    _keep(path, agent_session, blocks + 1)
+    lines = check.report(True, verdicts, failing, problems)
+    reason = (
+        "git-continuity: you may not stop yet: an open thread is finished only when its checks verify now.\n"
+        + "\n".join(lines)
+        + "\nIf it is honestly not finished, record why (git continuity journal add TEXT) and park it."
+    )
+    return _answer({"decision": "block", "reason": reason})

@@ -1,0 +1,146 @@
+"""``agent install|uninstall claude|codex``: the agent's project configuration, merged in and
+taken out again. What install created (the file, the ``hooks`` object, an event list) is
+remembered in ``.git/continuity/agents/<agent>.json`` so uninstall removes exactly that."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+from git_continuity import agents
+from git_continuity.errors import UserError
+from git_continuity.jsonedit import JSONEditError
+from git_continuity.repo import Repo
+
+
+def _top(repo: Repo) -> Path:
+    if repo.work_dir is None:
+        raise UserError("a bare repository has no work tree for an agent to run in; run this in a clone")
+    return repo.work_dir
+
+
+def _record_path(repo: Repo, agent: str) -> Path:
+    return repo.local_dir / "agents" / f"{agent}.json"
+
+
+def _read_record(repo: Repo, agent: str) -> dict[str, Any] | None:
+    try:
+        data: dict[str, Any] = json.loads(_record_path(repo, agent).read_text())
+        return data
+    except (OSError, ValueError):
+        return None
+
+
+def _write(path: Path, text: str) -> None:
+    partial = path.with_name(path.name + ".tmp")
+    partial.write_text(text)
+    partial.replace(path)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError:
+        raise UserError(f"{path} is not UTF-8 text; nothing was written") from None
+
+
+def install(repo: Repo, *, agent: str) -> int:
+    target = agents.TARGETS[agent]
+    top = _top(repo)
+    settings = top / target.settings
+    old = _read(settings)
+    try:
+        merged = agents.install(target, old, target.settings)
+    except JSONEditError as error:
+        raise UserError(str(error)) from None
+    record = _read_record(repo, agent) or {}
+    created = [list(c) for c in record.get("created", [])] if old is not None else [["file"]]
+    created += [c for c in merged.created if c not in created]
+    # Every check passed before anything is written: a bad settings file leaves everything as it was.
+    new_instructions = None
+    if target.instructions:
+        new_instructions = agents.instructions_install(_read(top / target.instructions))
+    made_dir = not settings.parent.exists()
+    if merged.text != old:
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        _write(settings, merged.text)
+    for event in merged.added:
+        print(f"{target.settings}: {event} runs {_command(target, event)}")
+    for event in merged.present:
+        print(f"{target.settings}: {event} already runs git-continuity (left as it is)")
+    if target.instructions and new_instructions is not None:
+        text, changed = new_instructions
+        if changed:
+            _write(top / target.instructions, text)
+            print(f"{target.instructions}: the continuity routine, between git-continuity markers")
+        else:
+            print(f"{target.instructions}: the continuity routine is there already")
+    path = _record_path(repo, agent)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    dirs = sorted(set(record.get("dirs", [])) | ({str(settings.parent.relative_to(top))} if made_dir else set()))
+    _write(path, json.dumps({"created": created, "dirs": dirs}, indent=2) + "\n")
+    print(_after(agent))
+    return 0
+
+
+def _command(target: agents.Target, event: str) -> str:
+    hook = next(h for h in target.hooks if h.event == event)
+    return agents.command(target, hook) + (f" (matcher {hook.matcher})" if hook.matcher else "")
+
+
+def _after(agent: str) -> str:
+    if agent == "claude":
+        return (
+            "Claude Code now runs orient at session start (also after /clear, a resume or a compaction), handoff "
+            "before a compaction and at session end, and the closure gate when it would stop.\n"
+            "The hooks call git-continuity-hook from PATH; remove them with: git continuity agent uninstall claude"
+        )
+    return (
+        "Codex runs these hooks only in a trusted project and only after you review them: open /hooks in Codex "
+        "and trust the three git-continuity hooks (a changed hook needs review again).\n"
+        "The hooks call git-continuity-hook from PATH; remove them with: git continuity agent uninstall codex"
+    )
+
+
+def uninstall(repo: Repo, *, agent: str) -> int:
+    target = agents.TARGETS[agent]
+    top = _top(repo)
+    settings = top / target.settings
+    record = _read_record(repo, agent)
+    created = record.get("created") if record else None
+    old = _read(settings)
+    new: str | None = old
+    removed = 0
+    if old is not None:
+        try:
+            new, removed = agents.uninstall(target, old, target.settings, created)
+        except JSONEditError as error:
+            raise UserError(str(error)) from None
+    instructions = top / target.instructions if target.instructions else None
+    old_md = _read(instructions) if instructions else None
+    if new is None:
+        settings.unlink()
+        print(f"{target.settings}: removed (install had created it)")
+    elif new != old:
+        _write(settings, new)
+        print(f"{target.settings}: removed {removed} git-continuity hook{'s' if removed != 1 else ''}")
+    else:
+        print(f"{target.settings}: no git-continuity hooks to remove")
+    for folder in record.get("dirs", []) if record else []:
+        with contextlib.suppress(OSError):  # removed only when empty: nothing of the user's goes
+            (top / folder).rmdir()
+    if instructions is not None and old_md is not None:
+        md = agents.instructions_uninstall(old_md)
+        if md is None:
+            instructions.unlink()
+            print(f"{target.instructions}: removed (it held only the continuity routine)")
+        elif md != old_md:
+            _write(instructions, md)
+            print(f"{target.instructions}: removed the continuity routine")
+    if record is not None:
+        _record_path(repo, agent).unlink(missing_ok=True)
+    return 0
