@@ -142,7 +142,7 @@ def _pop_following(parent: Any, key: Any) -> str | None:
     token = entry[_slot(holder)] if entry else None
     if token is None:
         return None
-    inline, _, following = token.value.partition("\n")
+    inline, _, following = str(token.value).partition("\n")
     if not following:
         return None
     if inline.strip():
@@ -206,4 +206,13 @@ def finish_blocker(doc: CommentedMap, blocker_id: str, at: str) -> None:
     blockers = doc.get("blockers") or []
     for index, item in enumerate(blockers):
         if item.get("id") == blocker_id:
-            _change(doc, "blockers", lambda: _change(blockers, index, lambda: item.__setitem__("done_at", at)))
+            _set_done(doc, blockers, index, at)
+
+
+def _set_done(doc: CommentedMap, blockers: Any, index: int, at: str) -> None:
+    # A comment between this blocker and the next stays between them, and one at the end
+    # of the file stays at the end.
+    def set_done() -> None:
+        blockers[index]["done_at"] = at
+
+    _change(doc, "blockers", lambda: _change(blockers, index, set_done))
