@@ -166,6 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
         '  git continuity thread add "Ship the login fix" --check pushed:HEAD@origin/main '
         "--check 'cmd:python -m pytest -q'",
     )
+    q.epilog = (q.epilog or "") + (
+        "\n\nRevisions in checks resolve to full ids now (HEAD is the commit you are on), so a check"
+        "\nabout a commit is added once that commit exists; more later: claim add … --thread ID."
+    )
     q.add_argument("title")
     q.add_argument("--check", action="append", metavar="HANDLE", help="an acceptance check (repeatable)")
     q = _command(
