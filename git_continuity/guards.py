@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -138,6 +137,9 @@ def post_commit() -> int:
     if head.returncode != 0:
         return 0
     commit, _, message = head.stdout.partition("\n")
+    from git_continuity import session
+    from git_continuity.errors import UserError
+
     active = _active(common, stream, state)
     record: dict[str, Any] = {
         "kind": "provenance",
@@ -146,12 +148,10 @@ def post_commit() -> int:
         "objective": active.get("objective"),
         "threads": _message_threads(message),
         "at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "host": socket.gethostname(),
+        "host": session.hostname(),
     }
     # The same source as every other write (session.py: the environment, then this work
     # tree's open session), still without pygit2.
-    from git_continuity import session
-    from git_continuity.errors import UserError
 
     try:
         session_id, agent = session.current(git_dir)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the repository door imports pygit2; only who() needs it, la
 
 ENV_SESSION = "GIT_CONTINUITY_SESSION"
 ENV_AGENT = "GIT_CONTINUITY_AGENT"
+ENV_HOST = "GIT_CONTINUITY_HOST"
 SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 AGENT_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,64}$")
 
@@ -109,6 +110,12 @@ def current(git_dir: Path) -> tuple[str | None, str | None]:
 
 
 def hostname() -> str:
+    """This machine's name as entries record it: GIT_CONTINUITY_HOST when set (containers and
+    CI runners get random host names; a person can name the machine they mean), else the
+    host name."""
+    named = os.environ.get(ENV_HOST, "").strip()
+    if named and AGENT_RE.match(named):
+        return named
     return socket.gethostname() or "unknown-host"
 
 

@@ -109,7 +109,9 @@ def test_log(started: Path, inproc: Run) -> None:
     def when(ct: str) -> datetime:
         return datetime.fromtimestamp(int(ct), timezone.utc)
 
-    expected = [f"{oid[:7]}  {shown(stamp(when(ct)))}  Ada Agent  {subject}\n" for oid, ct, subject in history]
+    expected = [
+        f"{oid[:7]}  {shown(stamp(when(ct)))}  Ada Agent on {HOST}  {subject}\n" for oid, ct, subject in history
+    ]
     assert ok(inproc, started, "log").out == "".join(expected)
     assert ok(inproc, started, "log", "-n", "2").out == "".join(expected[:2])
 
@@ -118,16 +120,23 @@ def test_log(started: Path, inproc: Run) -> None:
         "stream": "main",
         "ref": "refs/continuity/main",
         "commits": [
-            {"commit": oid, "at": stamp(when(ct)), "by": ME, "summary": subject, "message": raw_message(started, oid)}
+            {
+                "commit": oid,
+                "at": stamp(when(ct)),
+                "by": ME,
+                "summary": subject,
+                "message": raw_message(started, oid),
+                "host": HOST,
+            }
             for oid, ct, subject in history
         ],
     }
     head = git(started, "rev-parse", "HEAD")
     assert (
         data["commits"][1]["message"]
-        == f"claim add {made_claim(data)}: the first commit exists\n\nhandle: commit:{head}"
+        == f"claim add {made_claim(data)}: the first commit exists\n\nhandle: commit:{head}\n\nHost: {HOST}\n"
     )
-    assert data["commits"][2]["message"] == "objective: Ship it\n\nwhy: users wait\nwas: (none)"
+    assert data["commits"][2]["message"] == f"objective: Ship it\n\nwhy: users wait\nwas: (none)\n\nHost: {HOST}\n"
     assert [c["commit"] for c in json.loads(ok(inproc, started, "log", "-n", "1", "--json").out)["commits"]] == [
         history[0][0]
     ]
@@ -240,7 +249,8 @@ def test_verify_records_one_evidence_file_per_claim(started: Path, inproc: Run) 
         "verify: 3 claims (3 verified)\n\n"
         f"{exists} verified: commit {head[:7]} exists here\n"
         f"{on_main} verified: refs/heads/main is at {head[:7]}\n"
-        f"{clean} verified: the work tree has no uncommitted changes"
+        f"{clean} verified: the work tree has no uncommitted changes\n\n"
+        f"Host: {HOST}"
     )
 
     # One claim not verified: exit 1, and its evidence says why.

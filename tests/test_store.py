@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -232,10 +233,14 @@ def test_each_change_is_one_commit_that_says_what_changed(
 
     # The bodies say the rest: the handle as stored, why the objective is what it is.
     bodies = git(repo, "log", "--format=%B%x00", "refs/continuity/main").split("\0")
-    assert bodies[3].strip() == f"claim add {first}: the first commit exists\n\nhandle: commit:{head}"
-    assert bodies[4].strip() == f"claim add {prose}: the reviewers are happy\n\nprose: no handle"
-    assert bodies[8].strip() == "objective: Ship the login fix\n\nwhy: users are locked out\nwas: (none)"
-    assert bodies[1].strip() == f"verify: 1 claim (1 verified)\n\n{first} verified: commit {head[:7]} exists here"
+    # Each ends with a trailer saying on which machine it was written (session.py).
+    host = f"\n\nHost: {socket.gethostname()}"
+    assert bodies[3].strip() == f"claim add {first}: the first commit exists\n\nhandle: commit:{head}" + host
+    assert bodies[4].strip() == f"claim add {prose}: the reviewers are happy\n\nprose: no handle" + host
+    assert bodies[8].strip() == "objective: Ship the login fix\n\nwhy: users are locked out\nwas: (none)" + host
+    assert (
+        bodies[1].strip() == f"verify: 1 claim (1 verified)\n\n{first} verified: commit {head[:7]} exists here" + host
+    )
 
     assert untouched(repo) == before
 
@@ -306,6 +311,7 @@ def test_the_layout_on_the_ref_is_the_documented_one(repo: Path, inproc: Run) ->
     ok(inproc, repo, "journal", "add", "two")
     ok(inproc, repo, "verify")
     ok(inproc, repo, "verify")
+    ok(inproc, repo, "handoff")
 
     files = git(repo, "ls-tree", "-r", "--name-only", "refs/continuity/main").splitlines()
     layout = documented_layout()
@@ -317,8 +323,9 @@ def test_the_layout_on_the_ref_is_the_documented_one(repo: Path, inproc: Run) ->
         ".continuity/claims/<id>.json": 3,  # one of them the thread's check
         ".continuity/threads/<id>.json": 1,
         ".continuity/objective/<time>-<id>.json": 2,
-        ".continuity/journal/<day>/<time>-<id>.json": 2,
+        ".continuity/journal/<day>/<time>-<id>.json": 3,  # the handoff's session entry too
         ".continuity/evidence/<claim>/<time>-<id>.json": 4,  # two claims with handles, verified twice
+        ".continuity/handoffs/<day>/<time>-<id>.json": 1,
     }
     with_handles = {
         json.loads(git(repo, "show", f"refs/continuity/main:{f}"))["id"]
@@ -331,7 +338,7 @@ def test_the_layout_on_the_ref_is_the_documented_one(repo: Path, inproc: Run) ->
         if path.endswith(".json"):
             data = json.loads(git(repo, "show", f"refs/continuity/main:{path}"))
             assert path.endswith(f"-{data['id']}.json") or path.endswith(f"/{data['id']}.json"), path
-            if "/journal/" in path:
+            if "/journal/" in path or "/handoffs/" in path:
                 assert path.split("/")[2] == data["at"][:10]
             if "/evidence/" in path:
                 assert path.split("/")[2] == data["claim"] and data["claim"] in with_handles
