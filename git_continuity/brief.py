@@ -74,7 +74,14 @@ def moved_refs(repo: Repo, before: Mapping[str, str], after: Mapping[str, str]) 
     """Every ref that differs between two snapshots. Branches and remote-tracking refs also
     say how many commits they gained (naming the first few) and lost (rewound or rewritten);
     ``missing`` says the earlier tip is not in this clone, so nothing can be counted."""
-    heads = [t for k, v in before.items() if k.startswith("refs/heads/") and (t := git.peel_to_commit(repo, Oid(v)))]
+
+    def heads(snapshot: Mapping[str, str], but: str) -> list[Oid]:
+        return [
+            t
+            for k, v in snapshot.items()
+            if k.startswith("refs/heads/") and k != but and (t := git.peel_to_commit(repo, Oid(v)))
+        ]
+
     found = []
     for name in sorted(set(before) | set(after)):
         was, now = before.get(name), after.get(name)
@@ -92,8 +99,10 @@ def moved_refs(repo: Repo, before: Mapping[str, str], after: Mapping[str, str]) 
             "commits": [],
         }
         if not name.startswith("refs/tags/") and new_tip is not None and not entry["missing"]:
+            # A new ref's own commits: those on no other branch, then or now.
+            hidden = [old_tip] if old_tip else heads(before, name) + heads(after, name)
             commits, entry["gained"] = git.commits_since(
-                repo, new_tip, [old_tip] if old_tip else heads, show=SHOWN_COMMITS, count_up_to=COUNT_UP_TO
+                repo, new_tip, hidden, show=SHOWN_COMMITS, count_up_to=COUNT_UP_TO
             )
             entry["commits"] = [{"commit": c.oid, "summary": summary_of(c)} for c in commits]
             if old_tip is not None:
@@ -113,7 +122,8 @@ def ref_line(entry: Mapping[str, Any]) -> str:
     """``main: +2 (0ca66e8 Fix the login loop; …)`` and the like."""
     name, was, now = ref_label(entry["ref"]), entry["was"], entry["now"]
     if now is None:
-        return f"{name}: deleted (was {short(was)})"
+        gone = ", a commit not in this clone" if entry.get("missing") else ""
+        return f"{name}: not here now (it was at {short(was)}{gone})"
     commits = "; ".join(f"{short(c['commit'])} {c['summary']}" for c in entry["commits"])
     more = entry["gained"] - len(entry["commits"])
     commits += f"; {more} more" if more > 0 else ""

@@ -476,15 +476,17 @@ def update(
     *,
     create: bool = False,
     replacing: str | None = None,
+    who: session.Who | None = None,
 ) -> Snapshot:
     """Apply one change as one commit on the state ref, retrying when another writer won.
 
     ``make`` is called on a fresh snapshot each try, so it always builds on the latest state.
     Broken state is never written on top of: its problems are reported instead, except
     those of the one file ``replacing`` names (how ``edit`` repairs a broken packet).
+    ``who`` is the session the commit's trailers name (default: this work tree's current one).
     """
     ref = ref_name(stream)
-    trailers = session.who(repo).trailers()
+    trailers = (who or session.who(repo)).trailers()
     for attempt in range(MAX_TRIES):
         snap = snapshot(repo, stream)
         if not create:

@@ -37,6 +37,12 @@ REMOVED_ENV = (
     "EDITOR",
     "GIT_CONFIG_GLOBAL",
     "XDG_CONFIG_HOME",
+    # A test run inside an agent's session must not take on that session.
+    "GIT_CONTINUITY_SESSION",
+    "GIT_CONTINUITY_AGENT",
+    "GIT_CONTINUITY_HOST",
+    "GIT_CONTINUITY_BRIEF_TOKENS",
+    "CLAUDE_PROJECT_DIR",
 )
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from git_continuity import brief, budget, policy, render, session, store, verify
@@ -65,17 +64,21 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
     refs = brief.ref_snapshot(repo)
     moved = brief.moved_refs(repo, baseline["refs"], refs) if baseline["refs"] is not None else []
     then = brief.read_at(snap, baseline.get("state"))
+    if then is not None:
+        added = brief.claims_added(then[1], claims, session_id)
+        threads_moved = brief.threads_moved(then[0], threads)
+    else:  # nothing to diff with: only what carries this session's id is known to be its own
+        added = [c for c in brief.claims_added((), claims, session_id) if claims[c["id"]].session == session_id]
+        threads_moved = []
+    known = then is not None or baseline["kind"] != "none"
     did = {
-        "known": then is not None or baseline["kind"] != "none",
         "commits": [m for m in moved if m["ref"].startswith("refs/heads/")],
-        "claims": brief.claims_added(then[1] if then else claims.keys(), claims, session_id),
-        "threads": brief.threads_moved(then[0], threads) if then else [],
+        "claims": added,
+        "threads": threads_moved,
     }
-    if then is None:  # no earlier state to diff with: what carries this session's id is its own
-        did["claims"] = [c for c in brief.claims_added((), claims, session_id) if claims[c["id"]].session == session_id]
     open_threads = sorted((t for t in threads.values() if t.status != "done"), key=lambda t: (t.added_at, t.id))
     changes = store.read_objective_log(snap)
-    who = session.who(repo)
+    who = session.who(repo)._replace(session=session_id, agent=agent)
     handoff_id = new_id("handoff")
     journal_id = new_id("journal")
     data: dict[str, Any] = {
@@ -94,7 +97,7 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
         ],
         "threads": [_thread(t, [a for a in assessed if a.claim.thread == t.id]) for t in open_threads],
         "work_tree": brief.work_tree(repo),
-        "did": {k: v for k, v in did.items() if k != "known"},
+        "did": did,
         "claims": brief.claim_states(assessed),
         "refs": refs,
         "journal": journal_id,
@@ -107,7 +110,7 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
         "note": note,
     }
     data.update({k: v for k, v in optional.items() if v is not None})
-    summary = _summary(data, known=bool(did["known"]))
+    summary = _summary(data, known=known)
     entry = JournalEntry(
         journal_id,
         summary + (f"\nNote: {note}" if note else ""),
@@ -126,15 +129,13 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
             {path: store.handoff_bytes(data), store.journal_path(entry, moment): store.entry_bytes(entry)},
         )
 
-    after = store.update(repo, stream, change)
+    after = store.update(repo, stream, change, who=who)
     if stored is not None:
         # The handoff is recorded either way; a session file that cannot be written only
         # means the next orient warns that this session ended without one.
         with contextlib.suppress(OSError):
             session.save(git_dir, stored._replace(ended_at=stamp(moment), handoff=handoff_id))
-    text = budget.fit(
-        _sections(data, packet_blockers=data["blockers"], moment=moment, known=bool(did["known"])), None
-    ).text
+    text = budget.fit(_sections(data, known=known), None).text
     document = {
         "stream": stream,
         "state": {"ref": after.ref, "commit": after.commit},
@@ -192,9 +193,7 @@ def _summary(data: Mapping[str, Any], *, known: bool) -> str:
     return f"Session {data['session']} handed off ({data['id']}): {done}. Next: {data['next_action'] or '(none set)'}"
 
 
-def _sections(
-    data: Mapping[str, Any], *, packet_blockers: Sequence[Mapping[str, Any]], moment: datetime, known: bool
-) -> list[Section]:
+def _sections(data: Mapping[str, Any], *, known: bool) -> list[Section]:
     who = render.where(str(data["by"]).split(" <")[0], data["host"], data.get("agent"), None)
     started = f"; started {shown(data['started_at'])} UTC" if data.get("started_at") else ""
     header = [
@@ -214,7 +213,7 @@ def _sections(
     did = data["did"]
     done: list[Item] = []
     for m in did["commits"]:
-        done.append(Item([f"- commits: {brief.ref_line(m)}"], m))
+        done.append(Item([f"- branch {brief.ref_line(m)}"], m))
     for c in did["claims"]:
         handle = f" ({render.abbreviate(c['handle'])})" if c["handle"] else " (prose)"
         done.append(Item([f'- claim added: {c["id"]} "{c["text"]}"{handle}'], c))
@@ -235,7 +234,7 @@ def _sections(
         )
         for t in data["threads"]
     ] or [Item(["- none"], None)]
-    blockers = [Item([f"- {b['id']} {b['text']}"], b) for b in packet_blockers] or [Item(["- none"], None)]
+    blockers = [Item([f"- {b['id']} {b['text']}"], b) for b in data["blockers"]] or [Item(["- none"], None)]
     sections = [
         Section("header", "", budget.TRUTH, [Item(header, None)]),
         Section("objective", "Objective", 1, [Item(lines, objective)]),

@@ -125,8 +125,15 @@ def make(
             "Objective",
             1,
             brief.objective_items(packet.objective if packet else None, changes[-1] if changes else None),
+            what="the objective",
         ),
-        Section("next_action", "Next action", 1, [Item([_next(packet)], packet.next_action if packet else None)]),
+        Section(
+            "next_action",
+            "Next action",
+            1,
+            [Item([_next(packet)], packet.next_action if packet else None)],
+            what="the next action",
+        ),
         Section(
             "blockers",
             "Blockers",
@@ -144,7 +151,7 @@ def make(
             see="git continuity status",
             what="threads",
         ),
-        Section("work_tree", "Work tree", 6, brief.work_tree_items(tree)),
+        Section("work_tree", "Work tree", 6, brief.work_tree_items(tree), see="git status", what="the work tree"),
     ]
     since = _since(repo, snap, last, assessed, moment)
     sections += since
@@ -186,7 +193,7 @@ def make(
 
 
 def _tally(assessed: Sequence[Assessed]) -> str:
-    return ", ".join(f"{n} {s}" for s, n in render.counts(assessed).items() if n) or "none recorded"
+    return ", ".join(f"{n} {s}" for s, n in render.counts(assessed).items() if n) or "no claims yet"
 
 
 def _next(packet: Any) -> str:
@@ -286,6 +293,7 @@ def _since(
                 "Since the last session",
                 8,
                 [Item(["- no earlier handoff on this stream: nothing to compare with"], None)],
+                what="the comparison with the last session",
             )
         ]
     who = render.where(str(last["by"]).split(" <")[0], last.get("host"), last.get("agent"), last.get("session"))
@@ -332,7 +340,7 @@ def _since(
             9,
             [brief.journal_item(e) for e in journal],
             see="git continuity journal",
-            what="journal entries",
+            what="journal entries from other machines",
             group=group,
         ),
         Section(
@@ -342,6 +350,7 @@ def _since(
             []
             if moved or journal or changed
             else [Item(["- nothing changed: no commits, refs, claim states or journal entries"], None)],
+            what="the comparison with the last session",
             group=group,
         ),
     ]
