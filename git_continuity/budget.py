@@ -7,8 +7,8 @@ tokenizers agents use, at the price of leaving a little room unused on plain pro
 tokenizer is imported: the brief must be cheap to make on every session start.
 
 Cutting keeps every section of priority 0 (the truth: what must not be acted on) whole, then
-adds items section by section in priority order while they fit, and says at the end what it
-left out and how to see it. When the truth alone is larger than the budget it is printed
+adds items section by section in priority order until one does not fit (nothing less
+important takes its place), and says at the end what it left out and how to see it. When the truth alone is larger than the budget it is printed
 anyway, marked as over budget: a brief without it would be worse than a long one.
 """
 
@@ -105,16 +105,20 @@ def _said(x: LeftOut) -> str:
 
 
 def _footer(left: Sequence[LeftOut], max_tokens: int | None, truth: int, over: bool) -> list[str]:
+    """What was left out, and the commands that show it (each named once: the footer is paid
+    for out of the same budget)."""
     if max_tokens is None or (not left and not over):
         return []
-    parts = [_said(x) + (f" ({x.see})" if x.see else "") for x in left]
+    parts = ", ".join(_said(x) for x in left)
+    sees = list(dict.fromkeys(x.see for x in left if x.see))
+    see = f" See: {'; '.join(sees)}." if sees else ""
     if over:
         head = (
             f"Over budget: the truth section alone is about {truth} tokens, more than --max-tokens {max_tokens}; "
             "only it is printed."
         )
-        return ["", "---", head + (" Left out: " + "; ".join(parts) + "." if parts else "")]
-    return ["", "---", f"Left out to stay under {max_tokens} tokens (1 token ≈ 3 bytes): " + "; ".join(parts) + "."]
+        return ["", "---", head + (f" Left out: {parts}." if parts else "") + see]
+    return ["", "---", f"Left out to stay under {max_tokens} tokens (1 token ≈ 3 bytes): {parts}.{see}"]
 
 
 def fit(sections: Sequence[Section], max_tokens: int | None) -> Fitted:
@@ -123,33 +127,39 @@ def fit(sections: Sequence[Section], max_tokens: int | None) -> Fitted:
     if max_tokens is None:
         text = _render(sections, everything, [])
         return Fitted(text, everything, [], estimate(text), None, False)
-    kept = {s.key: len(s.items) if s.priority == TRUTH else 0 for s in sections}
-    truth = estimate(_render(sections, kept, []))
+    truth_only = {s.key: len(s.items) if s.priority == TRUTH else 0 for s in sections}
+    truth = estimate(_render(sections, truth_only, []))
     if truth > max_tokens:
-        left = _left_out(sections, kept)
-        text = _render(sections, kept, _footer(left, max_tokens, truth, True))
-        return Fitted(text, kept, left, estimate(text), max_tokens, True)
+        left = _left_out(sections, truth_only)
+        text = _render(sections, truth_only, _footer(left, max_tokens, truth, True))
+        return Fitted(text, truth_only, left, estimate(text), max_tokens, True)
+    # Room is first kept for the footer that says what was left out; its size depends on
+    # what is left out, so the cut is redone with the footer the last try produced.
+    reserve = 0
+    for _ in range(4):
+        kept = _greedy(sections, truth_only, max_tokens - reserve)
+        footer = _footer(_left_out(sections, kept), max_tokens, truth, False)
+        text = _render(sections, kept, footer)
+        if estimate(text) <= max_tokens:
+            break
+        reserve = estimate("\n".join(footer)) + 1
+    order = [s for s in sorted(sections, key=lambda s: s.priority, reverse=True) if s.priority != TRUTH]
+    while estimate(text) > max_tokens:  # still over: drop the least important items kept
+        last = next(s for s in order if kept[s.key])
+        kept[last.key] -= 1
+        footer = _footer(_left_out(sections, kept), max_tokens, truth, False)
+        text = _render(sections, kept, footer)
+    return Fitted(text, kept, _left_out(sections, kept), estimate(text), max_tokens, False)
 
-    def size(candidate: dict[str, int]) -> int:
-        left = _left_out(sections, candidate)
-        return estimate(_render(sections, candidate, _footer(left, max_tokens, truth, False)))
 
-    # Greedy by priority. Sizes are measured on the real text, footer included, but an item
-    # is tried only when its own bytes could still fit, so a long section costs one render
-    # per kept item at most.
-    used = size(kept)
+def _greedy(sections: Sequence[Section], start: dict[str, int], limit: int) -> dict[str, int]:
+    """Items in priority order while the text stays within ``limit``; the first item that
+    does not fit ends the cut, so nothing less important is kept in its place."""
+    kept = dict(start)
     for s in sorted((s for s in sections if s.priority != TRUTH), key=lambda s: s.priority):
         for n in range(1, len(s.items) + 1):
-            room = max_tokens - used
-            cost = estimate("\n".join(s.items[n - 1].lines + (_heading(s) + s.intro if n == 1 else [])))
-            if cost > room + 20:  # the "… more" and footer lines may shrink; 20 tokens of slack
-                break
             kept[s.key] = n
-            trial = size(kept)
-            if trial > max_tokens:
+            if estimate(_render(sections, kept, [])) > limit:
                 kept[s.key] = n - 1
-                break
-            used = trial
-    left = _left_out(sections, kept)
-    text = _render(sections, kept, _footer(left, max_tokens, truth, False))
-    return Fitted(text, kept, left, estimate(text), max_tokens, False)
+                return kept
+    return kept

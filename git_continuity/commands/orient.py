@@ -293,7 +293,7 @@ def _since(
                 "Since the last session",
                 8,
                 [Item(["- no earlier handoff on this stream: nothing to compare with"], None)],
-                what="the comparison with the last session",
+                what="the changes since the last session",
             )
         ]
     who = render.where(str(last["by"]).split(" <")[0], last.get("host"), last.get("agent"), last.get("session"))
@@ -350,7 +350,7 @@ def _since(
             []
             if moved or journal or changed
             else [Item(["- nothing changed: no commits, refs, claim states or journal entries"], None)],
-            what="the comparison with the last session",
+            what="the changes since the last session",
             group=group,
         ),
     ]

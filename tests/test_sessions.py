@@ -1,0 +1,610 @@
+"""Issue 5's scenario end to end: a session on one machine hands off; a new session on another
+clone orients, first without the state (it is told how to fetch it), then with it, and sees
+what is true now on top, what must not be acted on, and what changed since the handoff."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from conftest import Ran, commit, git, untouched
+
+ME = "Ada Agent <ada@example.com>"
+ID = r"[2-9a-hjkmnp-z]{6}"
+STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+def run(cwd: Path, *args: str, host: str = "laptop", **env: str) -> Ran:
+    """`git continuity ARGS` in a fresh process on the named machine (GIT_CONTINUITY_HOST)."""
+    done = subprocess.run(
+        ["git", "continuity", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "GIT_CONTINUITY_HOST": host, **env},
+    )
+    return Ran(done.returncode, done.stdout, done.stderr)
+
+
+def ok(cwd: Path, *args: str, host: str = "laptop", **env: str) -> Ran:
+    done = run(cwd, *args, host=host, **env)
+    assert done.code == 0, (args, done.out, done.err)
+    return done
+
+
+def steady(text: str) -> str:
+    """What depends on the clock: times and how long ago."""
+    text = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", "TIME UTC", text)
+    text = re.sub(r"(changed|started) (just now|\d+ \w+ ago)", r"\1 AGO", text)
+    return text
+
+
+def made(out: str, prefix: str) -> str:
+    found = re.search(rf"\b{prefix}-{ID}\b", out)
+    assert found, out
+    return found.group(0)
+
+
+def stored_handoff(repo: Path) -> dict[str, Any]:
+    files = git(repo, "ls-tree", "-r", "--name-only", "refs/continuity/main", ".continuity/handoffs/").splitlines()
+    assert len(files) == 1, files
+    data: dict[str, Any] = json.loads(git(repo, "show", f"refs/continuity/main:{files[0]}"))
+    return data
+
+
+def test_a_session_hands_off_and_the_next_orients_on_another_clone(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    bare, laptop = remote_and_clone
+    base = git(laptop, "rev-parse", "HEAD")
+
+    # -- session 1, on the laptop -----------------------------------------------------------
+    ok(laptop, "init")
+    ok(laptop, "objective", "set", "Fix the login loop", "--why", "users bounce back to /login")
+    ok(laptop, "objective", "set", "Fix the login loop and ship 1.2", "--why", "release is due Friday")
+    ok(laptop, "next", "push the fix, then tag v1.2")
+    blocker = made(ok(laptop, "blocker", "add", "CI runner is offline").out, "b")
+    before_orient = git(laptop, "rev-parse", "refs/continuity/main")
+    first = ok(laptop, "orient", "--json")
+    started = json.loads(first.out)["session"]
+    session = started["id"]
+    assert re.fullmatch(rf"s-{ID}", session)
+    assert started == {
+        "id": session,
+        "agent": None,
+        "agent_session": None,
+        "host": "laptop",
+        "started_at": started["started_at"],
+        "continued": False,
+    }
+
+    fix = commit(laptop, "Fix the login loop", {"app.py": "fixed\n"})
+    pushed = made(ok(laptop, "claim", "add", "the fix is pushed", "--check", "pushed:HEAD@origin/main").out, "c")
+    tagged = made(ok(laptop, "claim", "add", "v1.2 is tagged", "--check", "tag:v1.2").out, "c")
+    thread = made(ok(laptop, "thread", "add", "Release v1.2", "--check", "tag:v1.2=HEAD").out, "t")
+    check = json.loads(ok(laptop, "status", "--json").out)["threads"][0]["checks"][0]["id"]
+    git(laptop, "switch", "-q", "-c", "spike")
+    spike = commit(laptop, "Try a cookie-free session", {"spike.txt": "no cookies\n"})
+    git(laptop, "switch", "-q", "main")
+    (laptop / "notes.txt").write_text("half a thought\n")
+    git(laptop, "stash", "-q", "-u")
+    stash = git(laptop, "rev-parse", "stash@{0}")
+    (laptop / "app.py").write_text("fixed\nand more\n")
+    ok(laptop, "journal", "add", "reproduced the loop with an expired cookie")
+    before_handoff = git(laptop, "rev-parse", "refs/continuity/main")
+    work_tree_before = untouched(laptop)
+
+    handed = ok(laptop, "handoff", "--note", "the spike branch is a dead end")
+    assert untouched(laptop) == work_tree_before  # a handoff writes state, never the work tree
+    data = stored_handoff(laptop)
+    handoff, journal_id = data["id"], data["journal"]
+    assert steady(handed.out) == (
+        f"# Handoff {handoff}: stream main\n"
+        f"Session {session} handed off TIME UTC by Ada Agent on laptop; started TIME UTC.\n"
+        "The next session starts with: git continuity orient\n"
+        "\n"
+        "## Objective\n"
+        "Fix the login loop and ship 1.2\n"
+        "- why: release is due Friday\n"
+        f"- set TIME UTC by {ME}\n"
+        '- it was "Fix the login loop" until then; why it changed: release is due Friday\n'
+        "\n"
+        "## Next action\n"
+        "push the fix, then tag v1.2\n"
+        "\n"
+        "## What this session did\n"
+        f"- branch main: {base[:7]} → {fix[:7]}, +1 ({fix[:7]} Fix the login loop)\n"
+        f"- branch spike: new at {spike[:7]}, +1 ({spike[:7]} Try a cookie-free session)\n"
+        f'- claim added: {pushed} "the fix is pushed" (pushed:{fix[:12]}…@origin/main)\n'
+        f'- claim added: {tagged} "v1.2 is tagged" (tag:v1.2)\n'
+        f'- claim added: {check} "tag:v1.2=HEAD" (tag:v1.2={fix[:12]}…)\n'
+        f"- thread {thread} Release v1.2: new → open\n"
+        "\n"
+        "## Work tree\n"
+        f'- on branch main at {fix[:7]} "Fix the login loop"\n'
+        "- uncommitted: 1 unstaged: app.py\n"
+        f"- 1 stash, the latest: WIP on main: {fix[:7]} Fix the login loop\n"
+        "\n"
+        "## Open threads\n"
+        f"- {thread} [open] Release v1.2: 0 of 1 checks verified now\n"
+        f"  - contradicted {check}: tag v1.2 does not exist here\n"
+        "\n"
+        "## Blockers\n"
+        f"- {blocker} CI runner is offline\n"
+        "\n"
+        "## Note\n"
+        "the spike branch is a dead end\n"
+    )
+
+    # The packet as stored: everything the next session needs, each value as seen then.
+    for key in ("at", "started_at"):
+        assert STAMP.match(data[key]), data[key]
+    status = json.loads(ok(laptop, "status", "--json").out)
+    change = json.loads(ok(laptop, "objective", "log", "--json").out)["changes"][-1]
+    assert data == {
+        "id": handoff,
+        "stream": "main",
+        "at": data["at"],
+        "by": ME,
+        "host": "laptop",
+        "session": session,
+        "started_at": started["started_at"],
+        "state": before_handoff,
+        "baseline": {"kind": "session", "at": started["started_at"], "state": before_orient},
+        "objective": status["objective"],
+        "objective_change": change,
+        "next_action": "push the fix, then tag v1.2",
+        "blockers": status["blockers"],
+        "threads": [
+            {
+                "id": thread,
+                "title": "Release v1.2",
+                "status": "open",
+                "checks": 1,
+                "verified": 0,
+                "failing": [{"claim": check, "state": "contradicted", "observed": "tag v1.2 does not exist here"}],
+            }
+        ],
+        "work_tree": {
+            "branch": "refs/heads/main",
+            "head": fix,
+            "head_summary": "Fix the login loop",
+            "staged": 0,
+            "unstaged": 1,
+            "untracked": 0,
+            "conflicted": 0,
+            "paths": ["app.py"],
+            "stashes": [{"commit": stash, "message": f"WIP on main: {fix[:7]} Fix the login loop"}],
+        },
+        "did": {
+            "commits": [
+                {
+                    "ref": "refs/heads/main",
+                    "was": base,
+                    "now": fix,
+                    "missing": False,
+                    "gained": 1,
+                    "lost": 0,
+                    "commits": [{"commit": fix, "summary": "Fix the login loop"}],
+                },
+                {
+                    "ref": "refs/heads/spike",
+                    "was": None,
+                    "now": spike,
+                    "missing": False,
+                    "gained": 1,
+                    "lost": 0,
+                    "commits": [{"commit": spike, "summary": "Try a cookie-free session"}],
+                },
+            ],
+            "claims": [
+                {"id": pushed, "text": "the fix is pushed", "handle": f"pushed:{fix}@origin/main", "thread": None},
+                {"id": tagged, "text": "v1.2 is tagged", "handle": "tag:v1.2", "thread": None},
+                {"id": check, "text": "tag:v1.2=HEAD", "handle": f"tag:v1.2={fix}", "thread": thread},
+            ],
+            "threads": [{"id": thread, "title": "Release v1.2", "was": None, "now": "open"}],
+        },
+        "claims": {pushed: "contradicted", tagged: "contradicted", check: "contradicted"},
+        "refs": {"refs/heads/main": fix, "refs/heads/spike": spike, "refs/remotes/origin/main": base},
+        "note": "the spike branch is a dead end",
+        "journal": journal_id,
+    }
+    # The session entry in the journal, and the session ended with the handoff.
+    entries = json.loads(ok(laptop, "journal", "--json").out)["entries"]
+    assert entries[-1] == {
+        "id": journal_id,
+        "text": f"Session {session} handed off ({handoff}): main +1; spike +1; 3 claims added; "
+        f"{thread} new → open. Next: push the fix, then tag v1.2\nNote: the spike branch is a dead end",
+        "at": data["at"],
+        "by": ME,
+        "host": "laptop",
+        "session": session,
+        "handoff": handoff,
+    }
+    assert entries[-2]["session"] == session  # written during the session
+    assert json.loads((laptop / ".git" / "continuity" / "session.json").read_text())["handoff"] == handoff
+
+    # The fix is pushed after the handoff, and one more note is written on the laptop.
+    git(laptop, "push", "-q", "origin", "main")
+    later = made(ok(laptop, "journal", "add", "pushed the fix after the handoff").out, "j")
+    git(laptop, "push", "-q", "origin", "refs/continuity/*:refs/continuity/*")
+    state = git(laptop, "rev-parse", "refs/continuity/main")
+
+    # -- session 2, on the desktop: a clone that never fetched the state --------------------
+    desktop = tmp_path / "desktop"
+    git(tmp_path, "clone", "-q", str(bare), str(desktop))
+    blind = run(desktop, "orient", host="desktop")
+    assert (blind.code, blind.err) == (1, "")
+    assert blind.out == (
+        "# git-continuity brief: stream main\n"
+        "No continuity state for stream 'main' in this clone: refs/continuity/main does not exist here. "
+        "Nothing below is known; do not take this for an empty state.\n"
+        f"origin has it (refs/continuity/main at {state[:7]}); this clone never fetched it "
+        "(a plain clone does not fetch refs/continuity/*).\n"
+        "Fetch it, then run git continuity orient again: git fetch origin 'refs/continuity/*:refs/continuity/*'\n"
+    )
+    assert not (desktop / ".git" / "continuity" / "session.json").exists()  # no session on nothing
+
+    git(desktop, "fetch", "-q", "origin", "refs/continuity/*:refs/continuity/*")
+    brief = ok(desktop, "orient", host="desktop")
+    second = json.loads((desktop / ".git" / "continuity" / "session.json").read_text())["id"]
+    assert second != session
+    assert steady(brief.out) == (
+        "# git-continuity brief: stream main\n"
+        f"State refs/continuity/main at {state[:7]}, changed AGO. "
+        "Claims derived now, not read from storage: 1 verified, 2 contradicted.\n"
+        f"Session {second} started now on desktop; end it with: git continuity handoff\n"
+        "\n"
+        "## Do not act on these: not true now\n"
+        f'- **{tagged}** "v1.2 is tagged" (tag:v1.2) is contradicted: tag v1.2 does not exist here\n'
+        "\n"
+        "## Verified now\n"
+        f'- {pushed} "the fix is pushed" (pushed:{fix[:12]}…@origin/main): '
+        f"origin/main is at {fix[:7]} (fetch time unknown), which contains {fix[:7]}\n"
+        "\n"
+        "## Objective\n"
+        "Fix the login loop and ship 1.2\n"
+        "- why: release is due Friday\n"
+        f"- set TIME UTC by {ME}\n"
+        '- it was "Fix the login loop" until then; why it changed: release is due Friday\n'
+        "\n"
+        "## Next action\n"
+        "push the fix, then tag v1.2\n"
+        "\n"
+        "## Blockers\n"
+        f"- {blocker} CI runner is offline\n"
+        "\n"
+        "## Open threads\n"
+        f"- {thread} [open] Release v1.2: 0 of 1 checks verified now\n"
+        f"  - contradicted {check} tag:v1.2={fix[:12]}…: tag v1.2 does not exist here\n"
+        "\n"
+        "## Work tree\n"
+        f'- on branch main at {fix[:7]} "Fix the login loop"\n'
+        "- no uncommitted changes\n"
+        "\n"
+        f"## Since the last session: handoff {handoff}, TIME UTC by Ada Agent on laptop (session {session})\n"
+        "\n"
+        "### Claims whose state changed\n"
+        f'- {pushed} "the fix is pushed": contradicted → verified: '
+        f"origin/main is at {fix[:7]} (fetch time unknown), which contains {fix[:7]}\n"
+        "\n"
+        "### Refs that moved\n"
+        f"- spike: not here now (it was at {spike[:7]}, a commit not in this clone)\n"
+        f"- origin/main: {base[:7]} → {fix[:7]}, +1 ({fix[:7]} Fix the login loop)\n"
+        "\n"
+        "### Journal entries from other machines\n"
+        "- TIME UTC Ada Agent on laptop: pushed the fix after the handoff\n"
+        "\n"
+        "## Journal (latest 3 of 3)\n"
+        "- TIME UTC Ada Agent on laptop: pushed the fix after the handoff\n"
+        f"- TIME UTC Ada Agent on laptop (session {session}): Session {session} handed off ({handoff}): "
+        f"main +1; spike +1; 3 claims added; {thread} new → open. Next: push the fix, then tag v1.2 …\n"
+        f"- TIME UTC Ada Agent on laptop (session {session}): reproduced the loop with an expired cookie\n"
+    )
+
+    # The same for a program; a second orient continues the session it started.
+    doc = json.loads(ok(desktop, "orient", "--json", host="desktop").out)
+    assert doc["session"]["id"] == second and doc["session"]["continued"] is True
+    assert [(c["id"], c["state"]) for c in doc["do_not_act"]] == [(tagged, "contradicted")]
+    assert [(c["id"], c["state"]) for c in doc["verified"]] == [(pushed, "verified")]
+    assert doc["since"]["handoff"] == {
+        "id": handoff,
+        "at": data["at"],
+        "by": ME,
+        "host": "laptop",
+        "session": session,
+        "agent": None,
+    }
+    assert doc["since"]["claims"] == [
+        {
+            "id": pushed,
+            "text": "the fix is pushed",
+            "was": "contradicted",
+            "now": "verified",
+            "observed": f"origin/main is at {fix[:7]} (fetch time unknown), which contains {fix[:7]}",
+        }
+    ]
+    assert [(r["ref"], r["was"], r["now"], r["missing"]) for r in doc["since"]["refs"]] == [
+        ("refs/heads/spike", spike, None, True),
+        ("refs/remotes/origin/main", base, fix, False),
+    ]
+    assert [e["text"] for e in doc["since"]["journal"]] == ["pushed the fix after the handoff"]
+    assert doc["budget"] == {
+        "max_tokens": None,
+        "estimated_tokens": doc["budget"]["estimated_tokens"],
+        "over_budget": False,
+        "left_out": [],
+    }
+
+    # Who did what where: the journal and the log of the state ref say it.
+    journal = ok(desktop, "journal", "-n", "2", host="desktop").out
+    assert steady(journal) == (
+        "(latest 2 of 3; --all shows every entry)\n\n"
+        f"TIME UTC  {journal_id}  {ME} on laptop (session {session})\n"
+        f"  Session {session} handed off ({handoff}): main +1; spike +1; 3 claims added; {thread} new → open. "
+        "Next: push the fix, then tag v1.2\nNote: the spike branch is a dead end\n\n"
+        f"TIME UTC  {later}  {ME} on laptop\n"
+        "  pushed the fix after the handoff\n\n"
+    )
+    log = [line.split("  ", 2)[2] for line in ok(desktop, "log", "-n", "3", host="desktop").out.splitlines()]
+    assert log == [
+        f"Ada Agent on laptop  journal add {later}: pushed the fix after the handoff",
+        f"Ada Agent on laptop (session {session})  handoff {handoff}: session {session}",
+        f"Ada Agent on laptop (session {session})  journal add {entries[-2]['id']}: "
+        "reproduced the loop with an expired cookie",
+    ]
+
+
+# -- bad input ------------------------------------------------------------------------------
+
+
+def test_a_handoff_without_an_objective_says_what_to_set_and_writes_nothing(repo: Path) -> None:
+    ok(repo, "init")
+    ok(repo, "orient")
+    session_file = (repo / ".git" / "continuity" / "session.json").read_text()
+    before = git(repo, "rev-parse", "refs/continuity/main")
+    refused = run(repo, "handoff")
+    assert (refused.code, refused.out) == (2, "")
+    assert refused.err == (
+        "git-continuity: error: handoff needs an objective: the next session must know what this work is for, "
+        "and there is none.\n"
+        'Set it first: git continuity objective set "what this work is for" --why "why now"\n'
+    )
+    assert git(repo, "rev-parse", "refs/continuity/main") == before
+    assert (repo / ".git" / "continuity" / "session.json").read_text() == session_file  # still open
+
+
+def test_a_handoff_needs_state(repo: Path) -> None:
+    refused = run(repo, "handoff")
+    assert (refused.code, refused.out) == (2, "")
+    assert refused.err == (
+        "git-continuity: error: no continuity state for stream 'main' here (refs/continuity/main does not exist).\n"
+        "Start one with: git continuity init\n"
+    )
+
+
+def test_orient_where_no_remote_has_state(remote_and_clone: tuple[Path, Path], tmp_path: Path) -> None:
+    _, work = remote_and_clone
+    told = run(work, "orient")
+    assert (told.code, told.err) == (1, "")
+    assert told.out == (
+        "# git-continuity brief: stream main\n"
+        "No continuity state for stream 'main' in this clone: refs/continuity/main does not exist here. "
+        "Nothing below is known; do not take this for an empty state.\n"
+        "No remote has it either (asked: origin).\n"
+        "If this work keeps state on a remote, fetch it with: git fetch origin 'refs/continuity/*:refs/continuity/*' "
+        "(see what a remote has: git ls-remote origin 'refs/continuity/*').\n"
+        "To start keeping state here: git continuity init\n"
+    )
+    doc = json.loads(run(work, "orient", "--json").out)
+    assert doc["state"] is None and doc["session"] is None
+    assert doc["fetch"]["remotes"] == [{"name": "origin", "commit": None, "streams": [], "error": None}]
+    assert doc["fetch"]["commands"] == ["git fetch origin 'refs/continuity/*:refs/continuity/*'"]
+
+    git(work, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    told = run(work, "orient")
+    assert told.code == 1
+    assert told.out.splitlines()[2].startswith("Could not ask origin: fatal: '")
+
+    alone = tmp_path / "alone"
+    git(tmp_path, "init", "-q", str(alone))
+    assert run(alone, "orient").out == (
+        "# git-continuity brief: stream main\n"
+        "No continuity state for stream 'main' in this clone: refs/continuity/main does not exist here. "
+        "Nothing below is known; do not take this for an empty state.\n"
+        "To start keeping state here: git continuity init\n"
+    )
+
+
+def test_max_tokens_keeps_the_truth_first_and_says_what_it_left_out(repo: Path) -> None:
+    ok(repo, "init")
+    ok(repo, "objective", "set", "Ship it", "--why", "users wait")
+    untrue = made(ok(repo, "claim", "add", "v9 is tagged", "--check", "tag:v9").out, "c")
+    for n in range(12):
+        ok(repo, "claim", "add", f"the first commit exists ({n})", "--check", "commit:HEAD")
+    for n in range(4):
+        ok(repo, "journal", "add", f"note {n}")
+    state = git(repo, "rev-parse", "--short=7", "refs/continuity/main")
+    session = json.loads(ok(repo, "orient", "--json").out)["session"]["id"]
+    truth = (
+        "# git-continuity brief: stream main\n"
+        f"State refs/continuity/main at {state}, changed AGO. "
+        "Claims derived now, not read from storage: 12 verified, 1 contradicted.\n"
+        f"Session {session} continues, started AGO on laptop; end it with: git continuity handoff\n"
+        "\n"
+        "## Do not act on these: not true now\n"
+        f'- **{untrue}** "v9 is tagged" (tag:v9) is contradicted: tag v9 does not exist here\n'
+    )
+
+    # Smaller than the truth: the truth anyway, said to be over budget; exit 0.
+    tight = ok(repo, "orient", "--max-tokens", "10")
+    assert re.sub(r"about \d+ tokens", "about N tokens", steady(tight.out)) == truth + (
+        "\n"
+        "---\n"
+        "Over budget: the truth section alone is about N tokens, more than --max-tokens 10; only it is printed. "
+        "Left out: the objective, the next action, 1 of 1 blockers, 1 of 1 threads, 12 of 12 verified claims, "
+        "the work tree, the changes since the last session, 4 of 4 journal entries. "
+        "See: git continuity status; git continuity claim list --state verified; git status; git continuity journal.\n"
+    )
+    doc = json.loads(ok(repo, "orient", "--json", "--max-tokens", "10").out)
+    assert doc["budget"]["over_budget"] is True
+    assert [c["id"] for c in doc["do_not_act"]] == [untrue]
+    assert doc["verified"] == [] and doc["journal"] == [] and doc["objective"] is None
+
+    # Room for some: sections in priority order, the first that does not fit cut item by
+    # item, nothing less important after it, and the rest named with how to see it.
+    cut = ok(repo, "orient", "--max-tokens", "500")
+    assert len(cut.out.encode()) <= 500 * 3
+    verified = [line for line in cut.out.splitlines() if "exists here" in line]
+    assert len(verified) == 6
+    assert steady(cut.out) == truth + (
+        "\n## Verified now\n"
+        + "".join(line + "\n" for line in verified)
+        + "- … 6 more verified claims: git continuity claim list --state verified\n"
+        "\n"
+        "## Objective\n"
+        "Ship it\n"
+        "- why: users wait\n"
+        "- set TIME UTC by Ada Agent <ada@example.com>\n"
+        "\n"
+        "## Next action\n"
+        "(none: git continuity next TEXT)\n"
+        "\n"
+        "## Blockers\n"
+        "- none\n"
+        "\n"
+        "## Open threads\n"
+        "- none\n"
+        "\n"
+        "---\n"
+        "Left out to stay under 500 tokens (1 token ≈ 3 bytes): 6 of 12 verified claims, the work tree, "
+        "the changes since the last session, 4 of 4 journal entries. "
+        "See: git continuity claim list --state verified; git status; git continuity journal.\n"
+    )
+    doc = json.loads(ok(repo, "orient", "--json", "--max-tokens", "500").out)
+    assert len(doc["verified"]) == 6 and doc["journal"] == [] and doc["work_tree"] is None
+    assert doc["objective"]["text"] == "Ship it"
+    assert doc["budget"]["left_out"] == [
+        {"section": "verified", "count": 6, "of": 12, "see": "git continuity claim list --state verified"},
+        {"section": "work_tree", "count": 1, "of": 1, "see": "git status"},
+        {"section": "since_none", "count": 1, "of": 1, "see": None},
+        {"section": "journal", "count": 4, "of": 4, "see": "git continuity journal"},
+    ]
+    assert doc["budget"]["estimated_tokens"] <= 500 and doc["budget"]["over_budget"] is False
+
+    for bad in ("0", "-5"):
+        refused = run(repo, "orient", "--max-tokens", bad)
+        assert (refused.code, refused.out) == (2, "")
+        assert refused.err == "git-continuity: error: --max-tokens takes a whole number of tokens, 1 or more\n"
+
+
+# -- sessions -------------------------------------------------------------------------------
+
+
+def test_every_entry_written_in_a_session_carries_it(repo: Path) -> None:
+    ok(repo, "init")
+    started = json.loads(ok(repo, "orient", "--json", GIT_CONTINUITY_AGENT="claude-code").out)["session"]
+    session = started["id"]
+    assert started["agent"] == "claude-code"
+    ok(repo, "objective", "set", "Ship it", "--why", "users wait")
+    claim = made(ok(repo, "claim", "add", "the first commit exists", "--check", "commit:HEAD").out, "c")
+    thread = made(ok(repo, "thread", "add", "Ship", "--check", "clean:").out, "t")
+    entry = made(ok(repo, "journal", "add", "looked around").out, "j")
+    ok(repo, "verify")
+
+    def entries(folder: str) -> list[dict[str, Any]]:
+        names = git(repo, "ls-tree", "-r", "--name-only", "refs/continuity/main", f".continuity/{folder}/")
+        return [json.loads(git(repo, "show", f"refs/continuity/main:{n}")) for n in names.splitlines()]
+
+    stamped = {"session": session, "agent": "claude-code"}
+    for folder in ("claims", "threads", "objective", "journal", "evidence"):
+        for data in entries(folder):
+            assert {k: data.get(k) for k in stamped} == stamped, (folder, data)
+            assert data.get("host") == "laptop", (folder, data)
+    assert {claim, thread, entry} <= {d["id"] for f in ("claims", "threads", "journal") for d in entries(f)}
+    trailers = git(repo, "log", "-1", "--format=%(trailers)", "refs/continuity/main")
+    assert trailers == f"Host: laptop\nSession: {session}\nAgent: claude-code"
+
+    # The environment names another session: it wins, for this process only.
+    other = made(ok(repo, "journal", "add", "from a scheduler", GIT_CONTINUITY_SESSION="nightly-42").out, "j")
+    assert [e for e in entries("journal") if e["id"] == other][0]["session"] == "nightly-42"
+
+    # A session id that could not be stored is refused before anything is written.
+    before = git(repo, "rev-parse", "refs/continuity/main")
+    for bad in ("-rf", "a b", "x" * 65):
+        refused = run(repo, "journal", "add", "no", GIT_CONTINUITY_SESSION=bad)
+        assert (refused.code, refused.out) == (2, "")
+        assert refused.err == (
+            f"git-continuity: error: GIT_CONTINUITY_SESSION={bad!r} is not a usable session id: letters, digits, "
+            "'.', '_', ':' and '-', at most 64 characters, starting with a letter or digit\n"
+        )
+    refused = run(repo, "journal", "add", "no", GIT_CONTINUITY_AGENT="two\nlines")
+    assert refused.err == (
+        "git-continuity: error: GIT_CONTINUITY_AGENT='two\\nlines' is not a usable agent name: "
+        "1 to 64 characters, no control characters\n"
+    )
+    assert git(repo, "rev-parse", "refs/continuity/main") == before
+
+    # After the handoff the session is over: what is written next carries none.
+    ok(repo, "handoff")
+    after = made(ok(repo, "journal", "add", "between sessions").out, "j")
+    assert "session" not in [e for e in entries("journal") if e["id"] == after][0]
+
+
+def test_the_provenance_note_names_the_session_without_being_told(repo: Path) -> None:
+    ok(repo, "init")
+    ok(repo, "hooks", "install")
+    session = json.loads(ok(repo, "orient", "--json", GIT_CONTINUITY_AGENT="codex").out)["session"]["id"]
+    made_in_session = commit(repo, "work in the session")
+    (record,) = json.loads(ok(repo, "show", "--json", made_in_session).out)["records"]
+    assert (record["kind"], record["session"], record["agent"]) == ("provenance", session, "codex")
+
+    ok(repo, "objective", "set", "Ship it", "--why", "users wait")
+    ok(repo, "handoff")
+    made_after = commit(repo, "work between sessions")
+    (record,) = json.loads(ok(repo, "show", "--json", made_after).out)["records"]
+    assert "session" not in record and "agent" not in record
+
+
+def test_orient_continues_the_open_session_and_says_when_one_ended_without_a_handoff(repo: Path) -> None:
+    ok(repo, "init")
+    ok(repo, "objective", "set", "Ship it", "--why", "users wait")
+    first = json.loads(ok(repo, "orient", "--json").out)["session"]
+    again = json.loads(ok(repo, "orient", "--json").out)
+    assert again["session"] == {**first, "continued": True}
+    assert again["warnings"] == []
+
+    # Another agent conversation starts here: the open session ended without a handoff.
+    hooked = subprocess.run(
+        ["git-continuity-hook", "agent", "claude", "session-start"],
+        cwd=repo,
+        input=json.dumps({"session_id": "conversation-2", "cwd": str(repo), "source": "startup"}),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "GIT_CONTINUITY_HOST": "laptop"},
+    )
+    context = json.loads(hooked.stdout)["hookSpecificOutput"]["additionalContext"]
+    now = json.loads((repo / ".git" / "continuity" / "session.json").read_text())
+    assert now["id"] != first["id"] and now["agent_session"] == "conversation-2" and now["agent"] == "claude-code"
+    assert steady(context).splitlines()[2:4] == [
+        f"Session {now['id']} (claude-code) started now on laptop; end it with: git continuity handoff",
+        f"Warning: The previous session {first['id']} (started TIME UTC on laptop) ended without a handoff: "
+        "what it left is in the work tree and under 'Since the last session'.",
+    ]
+
+
+def test_each_linked_worktree_has_its_own_session(repo: Path, tmp_path: Path) -> None:
+    ok(repo, "init")
+    other = tmp_path / "other"
+    git(repo, "worktree", "add", "-q", str(other))
+    here = json.loads(ok(repo, "orient", "--json").out)["session"]["id"]
+    there = json.loads(ok(other, "orient", "--json").out)["session"]["id"]
+    assert here != there
+    entry = made(ok(other, "journal", "add", "in the other worktree").out, "j")
+    journal = json.loads(ok(repo, "journal", "--json").out)["entries"]
+    assert [(e["id"], e.get("session")) for e in journal] == [(entry, there)]
+    assert (Path(git(other, "rev-parse", "--absolute-git-dir")) / "continuity" / "session.json").exists()
