@@ -8,8 +8,9 @@ tokenizer is imported: the brief must be cheap to make on every session start.
 
 Cutting keeps every section of priority 0 (the truth: what must not be acted on) whole, then
 adds items section by section in priority order until one does not fit (nothing less
-important takes its place), and says at the end what it left out and how to see it. When the truth alone is larger than the budget it is printed
-anyway, marked as over budget: a brief without it would be worse than a long one.
+important takes its place), and says at the end what it left out and how to see it. When
+the truth alone is larger than the budget it is printed anyway, marked as over budget: a
+brief without it would be worse than a long one.
 """
 
 from __future__ import annotations

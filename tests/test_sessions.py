@@ -531,7 +531,7 @@ def test_every_entry_written_in_a_session_carries_it(repo: Path) -> None:
 
     # The environment names another session: it wins, for this process only.
     other = made(ok(repo, "journal", "add", "from a scheduler", GIT_CONTINUITY_SESSION="nightly-42").out, "j")
-    assert [e for e in entries("journal") if e["id"] == other][0]["session"] == "nightly-42"
+    assert next(e for e in entries("journal") if e["id"] == other)["session"] == "nightly-42"
 
     # A session id that could not be stored is refused before anything is written.
     before = git(repo, "rev-parse", "refs/continuity/main")
@@ -552,7 +552,7 @@ def test_every_entry_written_in_a_session_carries_it(repo: Path) -> None:
     # After the handoff the session is over: what is written next carries none.
     ok(repo, "handoff")
     after = made(ok(repo, "journal", "add", "between sessions").out, "j")
-    assert "session" not in [e for e in entries("journal") if e["id"] == after][0]
+    assert "session" not in next(e for e in entries("journal") if e["id"] == after)
 
 
 def test_the_provenance_note_names_the_session_without_being_told(repo: Path) -> None:
