@@ -93,7 +93,7 @@ def _check(text: str, value: Any, top: Node, where: str) -> None:
     """Refuse a settings file whose shape we would have to guess at, naming the line."""
 
     def fail(node: Node, what: str) -> None:
-        raise JSONEditError(f"{where} line {jsonedit.line_of(text, node.start)}: {what}; nothing was written")
+        raise JSONEditError(f"{where} line {jsonedit.line_of(text, node.start)}: {what}")
 
     if not isinstance(value, dict):
         fail(top, "expected a JSON object at the top")

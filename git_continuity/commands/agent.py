@@ -56,7 +56,7 @@ def install(repo: Repo, *, agent: str) -> int:
     try:
         merged = agents.install(target, old, target.settings)
     except JSONEditError as error:
-        raise UserError(str(error)) from None
+        raise UserError(f"{error}; nothing was written") from None
     record = _read_record(repo, agent) or {}
     created = [list(c) for c in record.get("created", [])] if old is not None else [["file"]]
     created += [c for c in merged.created if c not in created]
@@ -119,17 +119,17 @@ def uninstall(repo: Repo, *, agent: str) -> int:
         try:
             new, removed = agents.uninstall(target, old, target.settings, created)
         except JSONEditError as error:
-            raise UserError(str(error)) from None
+            raise UserError(f"{error}; nothing was written") from None
     instructions = top / target.instructions if target.instructions else None
     old_md = _read(instructions) if instructions else None
-    if new is None:
+    if old is None or new == old:
+        print(f"{target.settings}: no git-continuity hooks to remove")
+    elif new is None:
         settings.unlink()
         print(f"{target.settings}: removed (install had created it)")
-    elif new != old:
+    else:
         _write(settings, new)
         print(f"{target.settings}: removed {removed} git-continuity hook{'s' if removed != 1 else ''}")
-    else:
-        print(f"{target.settings}: no git-continuity hooks to remove")
     for folder in record.get("dirs", []) if record else []:
         with contextlib.suppress(OSError):  # removed only when empty: nothing of the user's goes
             (top / folder).rmdir()
