@@ -608,3 +608,43 @@ def test_each_linked_worktree_has_its_own_session(repo: Path, tmp_path: Path) ->
     journal = json.loads(ok(repo, "journal", "--json").out)["entries"]
     assert [(e["id"], e.get("session")) for e in journal] == [(entry, there)]
     assert (Path(git(other, "rev-parse", "--absolute-git-dir")) / "continuity" / "session.json").exists()
+
+
+def test_the_demo_hands_off_and_orients_on_a_second_clone(tmp_path: Path) -> None:
+    done = subprocess.run(["git", "continuity", "demo"], cwd=tmp_path, capture_output=True, text=True)
+    assert (done.returncode, done.stderr) == (0, "")
+    chapter = done.stdout[done.stdout.index("\nSession 4 starts") :]
+    steps = [line[2:] for line in chapter.splitlines() if re.match(r"^  \w+\$ ", line)]
+    assert [re.sub(r'"cwd": "[^"]*"', '"cwd": "…"', s) for s in steps] == [
+        "work$ git continuity objective set 'Ship 1.3: stay signed in' --why '1.2 is out; users ask'",
+        "work$ git continuity next 'finish the remember-me cookie on branch remember-me'",
+        "work$ git continuity orient --max-tokens 600",
+        "work$ git continuity agent install claude",
+        "work$ git commit -q -m 'Claude Code runs git-continuity'\"'\"'s hooks'",
+        "work$ git commit -q -am 'Remember the user for 30 days'",
+        "work$ git continuity thread add 'Release 1.3' --check tag:v1.3",
+        "work$ git continuity handoff --note 'forget() is a stub; the cookie must be HttpOnly'",
+        "work$ git push -q origin 'refs/continuity/*:refs/continuity/*'",
+        "laptop$ git continuity orient",
+        "laptop$ git fetch -q origin 'refs/continuity/*:refs/continuity/*'",
+        "laptop$ git continuity orient",
+        'laptop$ sh -c \'echo \'"\'"\'{"session_id": "demo", "cwd": "…", "stop_hook_active": false}\'"\'"\' '
+        "| git-continuity-hook agent claude stop'",
+        "laptop$ git continuity journal -n 2",
+        "laptop$ git continuity log -n 4",
+    ]
+    shown = steady(chapter)
+    for said in (
+        "    Left out to stay under 600 tokens (1 token ≈ 3 bytes): 1 of 1 unconfirmed claims, "
+        "the changes since the last session, 2 of 2 journal entries. See: git continuity claim list; "
+        "git continuity journal.\n",
+        "    - branch remember-me: new at ",
+        "    No continuity state for stream 'main' in this clone: refs/continuity/main does not exist here.",
+        "    Session s-",
+        "    - origin/remember-me: new at ",
+        '    {"decision": "block", "reason": "git-continuity: you may not stop yet',
+    ):
+        assert said in shown, said
+    assert re.search(
+        rf"\n    ## Since the last session: handoff h-{ID}, TIME UTC by Demo Agent on desk \(session s-{ID}\)\n", shown
+    )

@@ -3,6 +3,7 @@ commands, their real output."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -33,20 +34,40 @@ class Tour:
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_EDITOR": "true",
+            # The demo's machines have names of their own; this one is the agent's desk.
+            "GIT_CONTINUITY_HOST": "desk",
+            # git-continuity-hook of the same installation, as an agent's hook would find it.
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         }
-        for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CONTINUITY_STREAM"):
+        for name in (
+            "GIT_DIR",
+            "GIT_WORK_TREE",
+            "GIT_INDEX_FILE",
+            "GIT_CONTINUITY_STREAM",
+            "GIT_CONTINUITY_SESSION",
+            "GIT_CONTINUITY_AGENT",
+            "GIT_CONTINUITY_BRIEF_TOKENS",
+            # The story's author is the demo's agent, whoever runs it.
+            "GIT_AUTHOR_NAME",
+            "GIT_AUTHOR_EMAIL",
+            "GIT_AUTHOR_DATE",
+            "GIT_COMMITTER_NAME",
+            "GIT_COMMITTER_EMAIL",
+            "GIT_COMMITTER_DATE",
+        ):
             self.env.pop(name, None)
 
     def say(self, text: str) -> None:
         print(f"\n{text}", flush=True)
 
-    def run(self, where: str, *args: str, expect: int = 0, show: bool = True) -> str:
+    def run(self, where: str, *args: str, expect: int = 0, show: bool = True, host: str | None = None) -> str:
         argv = list(args)
         if argv[:2] == ["git", "continuity"]:
             # The same installation that runs this demo, whatever is first on PATH.
             argv = [sys.executable, "-m", "git_continuity", *argv[2:]]
         cwd = self.root / where
-        done = subprocess.run(argv, cwd=cwd, env=self.env, capture_output=True, text=True)
+        env = {**self.env, "GIT_CONTINUITY_HOST": host} if host else self.env
+        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
         output = (done.stdout + done.stderr).rstrip()
         if show:
             print(f"  {where}$ {shlex.join(args)}", flush=True)
@@ -77,6 +98,7 @@ def tour(t: Tour) -> None:
     """The chapters, in order; each builds on the repositories the one before left."""
     truth(t)
     closure(t)
+    sessions(t)
     t.say("Next steps in your own repository: git continuity init, then git continuity -h.")
 
 
@@ -216,3 +238,70 @@ def closure(t: Tour) -> None:
     t.run("work", "git", "continuity", "check", "--closing")
     t.run("work", "git", "log", "--notes=continuity", "-1", "--format=%h %s%n%N")
     t.run("work", "git", "continuity", "show", "HEAD")
+
+
+def sessions(t: Tour) -> None:
+    """A session hands off; the next, on another machine's clone, orients on what is true now."""
+    t.say(
+        "Session 4 starts as every session should, with orient: every claim re-derived, what must not be\n"
+        "acted on first (session 1's 'the fix is pushed' named a commit the rebase replaced), then the\n"
+        "objective, threads, the work tree and what changed. It also starts a session, whose id every\n"
+        "entry written from now on carries:"
+    )
+    t.run("work", "git", "continuity", "objective", "set", "Ship 1.3: stay signed in", "--why", "1.2 is out; users ask")
+    t.run("work", "git", "continuity", "next", "finish the remember-me cookie on branch remember-me")
+    t.run("work", "git", "continuity", "orient", "--max-tokens", "600")
+
+    t.say(
+        "The agent wires the same routine into Claude Code, for every clone (the settings are committed):\n"
+        "orient at session start, a handoff before each compaction, the closure gate when it would stop."
+    )
+    t.run("work", "git", "continuity", "agent", "install", "claude")
+    t.run("work", "git", "add", ".claude/settings.json", show=False)
+    t.run("work", "git", "commit", "-q", "-m", "Claude Code runs git-continuity's hooks")
+
+    t.say("It works on a branch, opens a thread for the release, and its context window fills up:")
+    t.run("work", "git", "switch", "-q", "-c", "remember-me", show=False)
+    (t.root / "work" / "app.py").write_text(
+        "def login():\n    return redirect(next_url())\n\n\ndef remember(user):\n    return cookie(user, days=30)\n"
+    )
+    t.run("work", "git", "commit", "-q", "-am", "Remember the user for 30 days")
+    t.run("work", "git", "continuity", "thread", "add", "Release 1.3", "--check", "tag:v1.3")
+    (t.root / "work" / "app.py").write_text(
+        (t.root / "work" / "app.py").read_text() + "\n\ndef forget(user):\n    ...\n"
+    )
+
+    t.say(
+        "Handoff: the objective and why it changed, what this session did, the work tree, open threads,\n"
+        "blockers and the next action, as one file on the state ref and a session entry in the journal.\n"
+        "(With the hooks installed, Claude Code runs this itself before compacting.)"
+    )
+    t.run("work", "git", "continuity", "handoff", "--note", "forget() is a stub; the cookie must be HttpOnly")
+    t.run("work", "git", "push", "-q", "origin", "main", "remember-me", show=False)
+    t.run("work", "git", "push", "-q", "origin", "refs/continuity/*:refs/continuity/*")
+
+    t.say(
+        "Session 5, on a laptop: a fresh clone. A plain clone does not fetch refs/continuity/*, and orient\n"
+        "says so (exit 1) rather than show an empty state as if it were the truth:"
+    )
+    t.run(".", "git", "clone", "-q", "origin.git", "laptop", show=False)
+    t.run("laptop", "git", "continuity", "orient", expect=1, host="laptop")
+    t.run("laptop", "git", "fetch", "-q", "origin", "refs/continuity/*:refs/continuity/*")
+
+    t.say(
+        "With the state fetched, the brief: what must not be acted on, the open thread, and since the\n"
+        "handoff, what moved (this clone has no local remember-me branch; origin has it):"
+    )
+    t.run("laptop", "git", "switch", "-q", "remember-me", show=False)
+    t.run("laptop", "git", "continuity", "orient", host="laptop")
+
+    t.say(
+        "When the agent on the laptop tries to stop with the release open, Claude Code runs the Stop hook\n"
+        "from the committed settings, and the answer tells it why it may not stop yet:"
+    )
+    stop = json.dumps({"session_id": "demo", "cwd": str(t.root / "laptop"), "stop_hook_active": False})
+    t.run("laptop", "sh", "-c", f"echo {shlex.quote(stop)} | git-continuity-hook agent claude stop", host="laptop")
+
+    t.say("Who did what, where, in which session: the journal and the state's log say it on any clone:")
+    t.run("laptop", "git", "continuity", "journal", "-n", "2", host="laptop")
+    t.run("laptop", "git", "continuity", "log", "-n", "4", host="laptop")
