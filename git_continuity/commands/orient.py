@@ -69,7 +69,8 @@ def make(
     assessed = verify.assess(
         snap, bearing, at=moment, policy=rules, dereference_all=True, online=online, reuse_fresh=True
     )
-    others = [c for c in claims if c not in bearing]
+    chosen = {c.id for c in bearing}
+    others = [c for c in claims if c.id not in chosen]
     assessed += verify.assess(snap, others, at=moment, policy=rules)
     assessed.sort(key=lambda a: (a.claim.added_at, a.claim.id))
     if not problems:
@@ -299,8 +300,12 @@ def _since(
     who = render.where(str(last["by"]).split(" <")[0], last.get("host"), last.get("agent"), last.get("session"))
     group = f"## Since the last session: handoff {last['id']}, {shown(last['at'])} UTC by {who}"
     moved = brief.moved_refs(repo, last.get("refs") or {}, brief.ref_snapshot(repo))
-    heads = [m for m in moved if m["ref"].startswith("refs/heads/") and m["gained"] and not m["lost"]]
-    others = [m for m in moved if m not in heads]
+
+    def grew(m: dict[str, Any]) -> bool:  # a branch that only gained commits: "new commits"
+        return bool(m["ref"].startswith("refs/heads/") and m["gained"] and not m["lost"])
+
+    heads = [m for m in moved if grew(m)]
+    others = [m for m in moved if not grew(m)]
     here = session.hostname()
     journal = [e for e in store.journal_since(snap, last["at"]) if e.host != here]
     changed = brief.claims_changed(last.get("claims") or {}, assessed)

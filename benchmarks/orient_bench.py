@@ -1,0 +1,106 @@
+"""How long `git continuity orient` takes on the benchmark repository (issue 5's budget).
+
+The repository of status_bench.py: 10,000 commits, a remote-tracking ref and tags, a state of
+1,000 claims with local git handles (every one re-dereferenced by orient) and 10,000 journal
+entries; plus an open thread, a handoff to compare with, and commits and a moved
+remote-tracking ref since that handoff, so every part of the brief is computed. Prints the
+median of repeated runs of the real commands in fresh processes, beside a baseline (python
+starting and importing pygit2) measured in the same run:
+
+- ``orient``, the whole brief (the session it starts is continued by the runs after it);
+- ``orient --max-tokens 2500``, the brief the SessionStart hook asks for;
+- ``orient --json``;
+- the Claude Code SessionStart hook itself, fed its JSON on stdin;
+- ``handoff`` (each run ends a session; it writes one commit).
+
+    python benchmarks/orient_bench.py [--runs 15] [--commits 10000] [--journal 10000] [--claims 1000]
+
+Budget: orient at most 400 ms median with local handles.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from status_bench import ENV, build_state, make_history, median_ms, sh
+
+
+def median_with_input(cwd: Path, argv: list[str], stdin: str, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        done = subprocess.run(argv, cwd=cwd, env=ENV, input=stdin, capture_output=True, text=True, check=False)
+        times.append((time.perf_counter() - start) * 1000)
+        assert done.returncode == 0, done.stderr
+    return statistics.median(times)
+
+
+def prepare(work: Path, revs: list[str]) -> None:
+    """A thread, a session that hands off, and work after it: the 'since' part of the brief."""
+    cont = ["git", "continuity"]
+    sh(work, *cont, "thread", "add", "Ship it", "--check", f"reachable:{revs[-1]}@refs/heads/main")
+    sh(work, *cont, "orient")
+    sh(work, *cont, "handoff")
+    for n in range(5):
+        sh(work, "git", "commit", "-q", "--allow-empty", "-m", f"after the handoff {n}")
+    sh(work, "git", "update-ref", "refs/remotes/origin/main", revs[-50])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--commits", type=int, default=10_000)
+    parser.add_argument("--journal", type=int, default=10_000)
+    parser.add_argument("--claims", type=int, default=1_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "history"
+        t0 = time.perf_counter()
+        revs = make_history(base, args.commits)
+        work = Path(tmp) / "work"
+        sh(Path(tmp), "git", "clone", "-q", "--no-local", str(base), str(work))
+        sh(work, "git", "update-ref", "refs/remotes/origin/main", revs[-100])
+        for i in range(20):
+            sh(work, "git", "tag", "-f", f"v{i}", revs[i * 400])
+        build_state(work, revs, args.claims, args.journal)
+        prepare(work, revs)
+        print(
+            f"repository: {args.commits} commits, {args.claims} claims, {args.journal} journal entries, "
+            f"a handoff; built in {time.perf_counter() - t0:.1f}s"
+        )
+        baseline = median_ms(work, [sys.executable, "-c", "import pygit2"], args.runs)
+        print(f"baseline (python + import pygit2): {baseline:.0f} ms median of {args.runs}")
+        cont = ["git", "continuity"]
+        first = median_ms(work, [*cont, "orient"], 1)  # starts the session; caches warm up
+        hook_input = json.dumps(
+            {"session_id": "bench", "cwd": str(work), "hook_event_name": "SessionStart", "source": "startup"}
+        )
+        rows = [
+            ("orient", median_ms(work, [*cont, "orient"], args.runs)),
+            ("orient --max-tokens 2500", median_ms(work, [*cont, "orient", "--max-tokens", "2500"], args.runs)),
+            ("orient --json", median_ms(work, [*cont, "orient", "--json"], args.runs)),
+            (
+                "SessionStart hook (claude)",
+                median_with_input(
+                    work, ["git-continuity-hook", "agent", "claude", "session-start"], hook_input, args.runs
+                ),
+            ),
+            ("handoff", median_ms(work, [*cont, "handoff"], args.runs)),
+        ]
+        print(f"first orient (validates and caches): {first:.0f} ms")
+        print(f"{'command':<28} {'median':>8} {'vs baseline':>12}")
+        for name, med in rows:
+            print(f"{name:<28} {med:>6.0f}ms {med / baseline:>11.1f}x")
+    print("budget: orient at most 400 ms median with local handles")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
