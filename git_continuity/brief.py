@@ -14,7 +14,7 @@ from typing import Any
 from git_continuity import render, store
 from git_continuity import repo as git
 from git_continuity.budget import Item
-from git_continuity.model import Claim, JournalEntry, Thread, shown
+from git_continuity.model import Claim, JournalEntry, Objective, ObjectiveChange, Thread, shown
 from git_continuity.repo import Oid, Repo
 from git_continuity.verify import Assessed
 
@@ -65,6 +65,7 @@ def work_tree(repo: Repo) -> dict[str, Any] | None:
         "unstaged": len(changes.unstaged),
         "untracked": len(changes.untracked),
         "conflicted": len(changes.conflicted),
+        "touched": len(touched),
         "paths": touched[:SHOWN_PATHS],
         "stashes": [{"commit": oid, "message": message} for oid, message in git.stashes(repo)],
     }
@@ -188,9 +189,7 @@ def loose(assessed: Sequence[Assessed], threads: Mapping[str, Thread]) -> list[A
     return [
         a
         for a in assessed
-        if a.claim.thread is None
-        or threads.get(a.claim.thread, None) is None
-        or threads[a.claim.thread].status == "done"
+        if a.claim.thread is None or a.claim.thread not in threads or threads[a.claim.thread].status == "done"
     ]
 
 
@@ -215,10 +214,9 @@ def thread_item(thread: Thread, checks: Sequence[Assessed]) -> Item:
     return Item(lines, render.thread_json(thread, checks))
 
 
-def objective_items(packet_objective: Any, change: Any) -> list[Item]:
-    if packet_objective is None:
+def objective_items(o: Objective | None, change: ObjectiveChange | None) -> list[Item]:
+    if o is None:
         return [Item(['(none: git continuity objective set "…" --why "…")'], None)]
-    o = packet_objective
     lines = [o.text, f"- why: {o.why}", f"- set {shown(o.set_at)} UTC by {o.set_by}"]
     if change is not None and change.old:
         lines.append(f'- it was "{change.old}" until then; why it changed: {change.why}')
@@ -234,7 +232,7 @@ def work_tree_items(tree: Mapping[str, Any] | None) -> list[Item]:
     lines = [f"- {where}{head}"]
     counts = [f"{tree[k]} {k}" for k in ("conflicted", "staged", "unstaged", "untracked") if tree[k]]
     if counts:
-        more = sum(tree[k] for k in ("conflicted", "staged", "unstaged", "untracked")) - len(tree["paths"])
+        more = tree["touched"] - len(tree["paths"])
         paths = ", ".join(tree["paths"]) + (f", … {more} more" if more > 0 else "")
         lines.append(f"- uncommitted: {', '.join(counts)}: {paths}")
     else:

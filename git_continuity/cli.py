@@ -285,7 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
         "claims, the work tree, what changed since the last handoff, and the journal. Tokens are\n"
         "estimated as UTF-8 bytes / 3, rounded up. It starts this work tree's session (or continues\n"
         "the open one); GIT_CONTINUITY_SESSION and GIT_CONTINUITY_AGENT override it.\n"
-        "Exit 1 when this clone has no state for the stream (the brief says how to fetch it)."
+        "Exit 1 when this clone has no state for the stream (the brief says how to fetch it), 2 when\n"
+        "the state is malformed (the brief names each problem)."
     )
     p.add_argument("--max-tokens", type=int, metavar="N", help="keep the brief under N tokens, by priority")
     p.add_argument("--online", action="store_true", help="ask remotes and services themselves")

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from conftest import Ran, commit, git, untouched
+from conftest import Ran, commit, git, untouched, write_state
 
 ME = "Ada Agent <ada@example.com>"
 ID = r"[2-9a-hjkmnp-z]{6}"
@@ -177,6 +177,7 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
             "unstaged": 1,
             "untracked": 0,
             "conflicted": 0,
+            "touched": 1,
             "paths": ["app.py"],
             "stashes": [{"commit": stash, "message": f"WIP on main: {fix[:7]} Fix the login loop"}],
         },
@@ -500,6 +501,32 @@ def test_max_tokens_keeps_the_truth_first_and_says_what_it_left_out(repo: Path) 
         refused = run(repo, "orient", "--max-tokens", bad)
         assert (refused.code, refused.out) == (2, "")
         assert refused.err == "git-continuity: error: --max-tokens takes a whole number of tokens, 1 or more\n"
+
+
+def test_malformed_state_is_named_in_the_brief_and_blocks_a_handoff(repo: Path) -> None:
+    ok(repo, "init")
+    ok(repo, "objective", "set", "Ship it", "--why", "users wait")
+    ok(repo, "orient")
+    ok(repo, "handoff")
+    (path,) = git(repo, "ls-tree", "-r", "--name-only", "refs/continuity/main", ".continuity/handoffs/").split()
+    stored = json.loads(git(repo, "show", f"refs/continuity/main:{path}"))
+    broken = json.dumps({**stored, "next_action": 7}, indent=2, sort_keys=True) + "\n"
+    write_state(repo, {path: broken})
+    before = git(repo, "rev-parse", "refs/continuity/main")
+    line = next(n for n, text in enumerate(broken.splitlines(), 1) if '"next_action"' in text)
+
+    brief = run(repo, "orient")
+    assert (brief.code, brief.err) == (2, "")
+    assert f"Problem: {path} line {line}: next_action: 7 is not of type 'string', 'null'\n" in brief.out
+    assert "- no earlier handoff on this stream: nothing to compare with\n" in brief.out  # the bad one is not read
+    refused = run(repo, "handoff")
+    assert (refused.code, refused.out) == (2, "")
+    assert refused.err == (
+        "git-continuity: error: the state on refs/continuity/main is malformed; nothing was written:\n"
+        f"  {path} line {line}: next_action: 7 is not of type 'string', 'null'\n"
+        "Fix it with git continuity edit (the packet), or see git continuity log.\n"
+    )
+    assert git(repo, "rev-parse", "refs/continuity/main") == before
 
 
 # -- sessions -------------------------------------------------------------------------------

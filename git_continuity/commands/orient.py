@@ -11,6 +11,7 @@ from typing import Any
 from git_continuity import brief, budget, policy, render, session, store, transport, verify
 from git_continuity import repo as git
 from git_continuity.budget import Item, Section
+from git_continuity.errors import UserError
 from git_continuity.model import ago, new_id, now, parse_stamp, shown, stamp
 from git_continuity.repo import Repo
 from git_continuity.verify import Assessed
@@ -41,12 +42,11 @@ def make(
     stream: str,
     max_tokens: int | None,
     online: bool = False,
-    agent: str | None = None,
     agent_session: str | None = None,
 ) -> Oriented:
+    """The brief. ``agent_session`` is the agent's own id for its conversation, when a hook
+    runs it: another one than the open session's starts a new session."""
     if max_tokens is not None and max_tokens < 1:
-        from git_continuity.errors import UserError
-
         raise UserError("--max-tokens takes a whole number of tokens, 1 or more")
     snap = store.snapshot(repo, stream)
     if snap.commit is None:
@@ -54,7 +54,7 @@ def make(
     moment = now()
     rules = policy.load(repo.work_dir)
     problems = store.all_problems(snap)
-    started, warnings = start_session(repo, snap, at=moment, agent=agent, agent_session=agent_session)
+    started, warnings = start_session(repo, snap, at=moment, agent_session=agent_session)
     claims = sorted(store.read_claims(snap).values(), key=lambda c: (c.added_at, c.id))
     threads = {t.id: t for t in store.read_threads(snap).values()}
     open_threads = sorted((t for t in threads.values() if t.status != "done"), key=lambda t: (t.added_at, t.id))
@@ -190,7 +190,7 @@ def make(
         "journal_total": journal_total,
         "budget": _budget_json(fitted),
     }
-    return Oriented(fitted.text, document, 0)
+    return Oriented(fitted.text, document, 2 if problems else 0)
 
 
 def _tally(assessed: Sequence[Assessed]) -> str:
@@ -217,13 +217,13 @@ def _session_line(started: dict[str, Any], moment: datetime) -> str:
 
 
 def start_session(
-    repo: Repo, snap: store.Snapshot, *, at: datetime, agent: str | None, agent_session: str | None
+    repo: Repo, snap: store.Snapshot, *, at: datetime, agent_session: str | None
 ) -> tuple[dict[str, Any], list[str]]:
     """Start this work tree's session, or continue the open one: the same agent
-    conversation (or none named) on the same stream. Returns it as JSON, and warnings."""
+    conversation (or none named) on the same stream. Returns it as JSON, and warnings.
+    The agent's name comes from GIT_CONTINUITY_AGENT (an agent's hook sets it)."""
     git_dir = git.worktree_git_dir(repo)
-    env_session, env_agent = session.from_env()
-    agent = agent or env_agent
+    env_session, agent = session.from_env()
     stored = session.open_session(git_dir)
     warnings = []
     same = (
