@@ -39,11 +39,16 @@ def digest() -> str:
     return h.hexdigest()[:16]
 
 
-def problems(name: str, data: Any) -> list[tuple[tuple[str | int, ...], str]]:
-    """Each violation of schema ``name`` as (path to the bad key, message)."""
+@functools.cache
+def _validator(name: str) -> Any:
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(load(name))
+    return jsonschema.Draft202012Validator(load(name))
+
+
+def problems(name: str, data: Any) -> list[tuple[tuple[str | int, ...], str]]:
+    """Each violation of schema ``name`` as (path to the bad key, message)."""
+    validator = _validator(name)
     found: list[tuple[tuple[str | int, ...], str]] = []
     for error in sorted(_leaves(validator.iter_errors(data)), key=lambda e: list(map(str, e.absolute_path))):
         path = tuple(error.absolute_path)
