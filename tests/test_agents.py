@@ -143,6 +143,40 @@ def steady(text: str) -> str:
     return re.sub(r"(changed|started) (just now|\d+ \w+ ago)", r"\1 AGO", text)
 
 
+# What each agent reads back from a command hook's stdout, per event: Claude Code's
+# SyncHookJSONOutput (sdk.d.ts) and Codex's generated *.command.output schemas. A key outside
+# these is ignored at best, and makes Codex reject the whole answer at worst.
+CLAUDE_KEYS = {
+    "continue",
+    "suppressOutput",
+    "stopReason",
+    "decision",
+    "systemMessage",
+    "terminalSequence",
+    "reason",
+    "hookSpecificOutput",
+}
+CODEX_COMMON = {"continue", "stopReason", "suppressOutput", "systemMessage"}
+CODEX_KEYS = {
+    "SessionStart": CODEX_COMMON | {"hookSpecificOutput"},
+    "PreCompact": CODEX_COMMON,
+    "Stop": CODEX_COMMON | {"decision", "reason"},
+}
+
+
+def answers_as_the_agent_reads(agent: str, event: str, document: dict[str, Any]) -> None:
+    allowed = CLAUDE_KEYS if agent == "claude" else CODEX_KEYS[event]
+    assert set(document) <= allowed, (agent, event, document)
+    if "decision" in document:
+        assert document["decision"] == "block" and isinstance(document["reason"], str) and document["reason"]
+    if "hookSpecificOutput" in document:
+        specific = document["hookSpecificOutput"]
+        assert set(specific) == {"hookEventName", "additionalContext"} and specific["hookEventName"] == event
+        assert isinstance(specific["additionalContext"], str)
+        # Both agents cut injected context near 10,000 characters; the default budget stays under.
+        assert len(specific["additionalContext"]) < 10_000
+
+
 class Agent:
     """Runs a project's hooks the way the agent does: every command whose matcher fits the
     event, through ``sh -c`` in the project folder, the event's JSON on stdin."""
@@ -151,6 +185,7 @@ class Agent:
         self.project = project
         self.settings_file = settings_file
         self.env = env
+        self.agent = "claude" if settings_file.startswith(".claude") else "codex"
 
     def commands(self, event: str, subject: str | None) -> list[str]:
         settings = json.loads((self.project / self.settings_file).read_text())
@@ -185,6 +220,7 @@ class Agent:
         assert (done.code, done.err) == (0, ""), done
         document: dict[str, Any] = json.loads(done.out)
         assert done.out == json.dumps(document, ensure_ascii=False) + "\n"
+        answers_as_the_agent_reads(self.agent, event, document)
         return document
 
 
