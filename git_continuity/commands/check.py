@@ -86,7 +86,9 @@ def check(repo: Repo, *, stream: str, closing: bool, online: bool, as_json: bool
         print(_summary(closing, verdicts, failing, problems))
         for v in failing:
             print(f'\n{v.thread.id} "{v.thread.title}": {v.why_not()}')
-            print("\n".join(v.lines()))
+            lines = v.lines()
+            if lines:  # a thread without checks has none to list
+                print("\n".join(lines))
         for p in problems:
             print(f"problem: {p}")
         if closing and failing:
@@ -106,7 +108,7 @@ def _summary(
         return f"The state is malformed ({len(problems)} problem{'s' if len(problems) != 1 else ''})."
     if not closing:
         if failing:
-            return f"{len(failing)} done thread{'s' if len(failing) != 1 else ''} no longer hold."
+            return f"{len(failing)} done thread{'s no longer hold' if len(failing) != 1 else ' no longer holds'}."
         return "The state is well-formed; every done thread still holds."
     if not verdicts:
         return "No open threads: nothing claims to be finished."

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from git_continuity import closure, policy, store, verify
+from git_continuity import closure, notes, policy, store, verify
 from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import THREAD_STATUSES, Claim, Thread, new_id, now, stamp
@@ -18,11 +18,13 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str]) -> int:
     handles = [(text, verify.resolve(repo, text).text) for text in checks]
     moment, by, host = now(), git.identity(repo), git.hostname()
     made: list[Thread] = []
+    made_claims: list[Claim] = []
 
     def make(snap: store.Snapshot) -> store.Change:
         thread = Thread(new_id("thread", set(store.read_threads(snap))), title, "open", stamp(moment), by, host)
         taken = store.claim_ids(snap)
         files: dict[str, bytes | None] = {store.thread_path(thread.id): store.entry_bytes(thread)}
+        made_checks: list[Claim] = []
         for written, handle in handles:
             claim = Claim(
                 id=new_id("claim", taken),
@@ -36,12 +38,16 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str]) -> int:
             )
             taken.add(claim.id)
             files[store.claim_path(claim.id)] = store.entry_bytes(claim)
+            made_checks.append(claim)
         made[:] = [thread]
+        made_claims[:] = made_checks
         listed = "".join(f"\n{h}" for _, h in handles)
         return store.Change(f"thread add {thread.id}: {title}\n\nchecks:{listed or ' none'}", files)
 
     store.update(repo, stream, make)
     thread = made[0]
+    for claim in made_claims:
+        notes.claim_named(repo, stream, claim)
     print(f"Thread {thread.id} opened: {title}")
     for written, handle in handles:
         print(f"  check {handle}" + (f"  (as written: {written})" if written != handle else ""))
