@@ -82,6 +82,11 @@ def _config(repo: Repo, key: str) -> str | None:
     return None
 
 
+def config_value(repo: Repo, key: str) -> str | None:
+    """A config value (e.g. ``continuity.gitea.host``) as git would read it, or None."""
+    return _config(repo, key)
+
+
 def _ident(repo: Repo) -> tuple[str, str]:
     """Who is writing, as git would say for an author: GIT_AUTHOR_* first, then config,
     then the login and host (state must never fail to write because user.email is unset:
@@ -292,6 +297,12 @@ def remote_names(repo: Repo) -> list[str]:
 def uncommitted_paths(repo: Repo) -> list[str]:
     """Paths with staged, unstaged or untracked (not ignored) changes, like git status."""
     flags = repo.git.status(untracked_files="normal", ignored=False)
+    return sorted(path for path, flag in flags.items() if flag != pygit2.GIT_STATUS_CURRENT)
+
+
+def changed_tracked_paths(repo: Repo) -> list[str]:
+    """Tracked paths with staged or unstaged changes (untracked files left out)."""
+    flags = repo.git.status(untracked_files="no", ignored=False)
     return sorted(path for path, flag in flags.items() if flag != pygit2.GIT_STATUS_CURRENT)
 
 

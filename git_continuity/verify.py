@@ -6,7 +6,7 @@ import functools
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 import pluggy
@@ -25,7 +25,7 @@ from git_continuity.model import (
     parse_handle,
     stamp,
 )
-from git_continuity.plugin import PROJECT, Scheme, VerifyContext
+from git_continuity.plugin import PROJECT, Progress, Scheme, VerifyContext
 
 DEFAULT_PLUGINS = ("git_continuity.verifiers.git",)
 # How long recorded evidence of a non-live handle is trusted before it turns stale.
@@ -107,6 +107,9 @@ def dereference(handles: Iterable[Handle], context: VerifyContext) -> dict[Handl
         else:
             results[h] = Observation("unknown", f"no installed plugin verifies '{h.scheme}:' handles", "-", "-")
     infos = {p.name: p for p in plugins()}
+    network = sum(len(w) for n, w in by_plugin.items() if any(s.network for s in infos[n].schemes))
+    if context.progress is not None and network:
+        context.progress.start(network)
     for name, wanted in by_plugin.items():
         info = infos[name]
         others = [p for p in pm.get_plugins() if p is not info.plugin]
@@ -122,6 +125,8 @@ def dereference(handles: Iterable[Handle], context: VerifyContext) -> dict[Handl
             merged.update(answer or {})
         for h in wanted:
             results[h] = merged.get(h) or Observation("unknown", f"verifier {name} gave no answer", name, info.version)
+    if context.progress is not None and network:
+        context.progress.finish()
     return results
 
 
@@ -130,6 +135,11 @@ class Assessed:
     claim: Claim
     derived: Derived
     observation: Observation | None  # set when dereferenced in this process
+    not_asked: bool = False  # a network handle that `verify` left alone (no --online)
+
+
+def network_schemes() -> set[str]:
+    return {name for name, (_, s) in schemes().items() if s.network}
 
 
 def assess(
@@ -139,13 +149,23 @@ def assess(
     at: datetime,
     dereference_all: bool = False,
     online: bool = False,
+    timeout: float | None = None,
+    progress: Progress | None = None,
 ) -> list[Assessed]:
     """Every claim's state now: live handles (and all, when asked) are dereferenced; the
-    rest are judged from their last evidence."""
+    rest are judged from their last evidence. Network handles are asked only when
+    ``online``: without it nothing touches the network."""
     live_schemes = {name for name, (_, s) in schemes().items() if s.live}
+    network = network_schemes()
     handles = {c.id: parse_handle(c.handle) for c in claims if c.handle}
-    now_checked = {h for h in handles.values() if dereference_all or h.scheme in live_schemes}
-    context = VerifyContext(snap.repo, at, online=online)
+    now_checked = {
+        h
+        for h in handles.values()
+        if h.scheme in live_schemes or (dereference_all and (online or h.scheme not in network))
+    }
+    context = VerifyContext(snap.repo, at, online=online, progress=progress)
+    if timeout is not None:
+        context.timeout = timeout
     observed = dereference(now_checked, context) if now_checked else {}
     out = []
     for claim in claims:
@@ -156,7 +176,10 @@ def assess(
         if evidence:
             moved = {k: git.ref_target(snap.repo, k) for k in evidence.depends_on if k.startswith("refs/")}
         derived = derive_state(claim, live, evidence, at=at, moved=moved, max_age=EVIDENCE_MAX_AGE)
-        out.append(Assessed(claim, derived, live))
+        remote = handle is not None and handle.scheme in network and live is None
+        if remote and derived.state == "unchecked":
+            derived = replace(derived, observed="never asked: git continuity verify --online asks the service")
+        out.append(Assessed(claim, derived, live, not_asked=remote and dereference_all))
     return out
 
 

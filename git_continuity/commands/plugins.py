@@ -15,7 +15,13 @@ def plugins(*, as_json: bool) -> int:
                         "name": p.name,
                         "version": p.version,
                         "schemes": [
-                            {"scheme": s.name, "summary": s.summary, "example": s.example, "live": s.live}
+                            {
+                                "scheme": s.name,
+                                "summary": s.summary,
+                                "example": s.example,
+                                "live": s.live,
+                                "network": s.network,
+                            }
                             for s in p.schemes
                         ],
                     }
@@ -27,6 +33,12 @@ def plugins(*, as_json: bool) -> int:
     for p in found:
         print(f"{p.name} {p.version}")
         for s in p.schemes:
-            kind = "live" if s.live else "evidence"
-            print(f"  {(s.name + ':').ljust(11)} {s.summary}  [{kind}]\n  {'':11} e.g. {s.example}")
+            # live: dereferenced on every status; network: asked by verify --online, status
+            # shows the last evidence; evidence: re-derived by verify.
+            kind = "live" if s.live else "network" if s.network else "evidence"
+            first, *rest = s.summary.split("; ")
+            print(f"  {(s.name + ':').ljust(11)} {first}  [{kind}]")
+            for more in rest:
+                print(f"  {'':11} {more}")
+            print(f"  {'':11} e.g. {s.example}")
     return 0
