@@ -27,8 +27,17 @@ FIXED_ENV = {
     "LC_ALL": "C",
     "TZ": "UTC",
 }
-REMOVED_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CONTINUITY_STREAM", "GIT_CONTINUITY_TRACE",
-               "VISUAL", "EDITOR", "GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME")
+REMOVED_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_CONTINUITY_STREAM",
+    "GIT_CONTINUITY_TRACE",
+    "VISUAL",
+    "EDITOR",
+    "GIT_CONFIG_GLOBAL",
+    "XDG_CONFIG_HOME",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +48,7 @@ def hermetic_seal(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     (home / ".gitconfig").write_text(
         "[user]\n\tname = Ada Agent\n\temail = ada@example.com\n"
         "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
-        "[protocol \"file\"]\n\tallow = always\n"
+        '[protocol "file"]\n\tallow = always\n'
     )
     for name in REMOVED_ENV:
         monkeypatch.delenv(name, raising=False)
@@ -126,7 +135,8 @@ def untouched(repo: Path) -> tuple[str, str, str, bytes]:
     """What writing state must never change: HEAD, branches and tags, the index, the work tree."""
     index = repo / ".git" / "index"
     return (
-        git(repo, "rev-parse", "--symbolic-full-name", "HEAD", check=False) + git(repo, "rev-parse", "HEAD", check=False),
+        git(repo, "rev-parse", "--symbolic-full-name", "HEAD", check=False)
+        + git(repo, "rev-parse", "HEAD", check=False),
         git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/", "refs/tags/", "refs/remotes/"),
         git(repo, "status", "--porcelain", "--untracked-files=all", check=False),
         index.read_bytes() if index.exists() else b"",

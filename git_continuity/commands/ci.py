@@ -64,7 +64,7 @@ def run(repo: Repo, *, command: list[str], name: str | None) -> int:
     }
     notes.add(repo, head, record)
     verdict = "passed" if status == "success" else f"failed (exit {done.returncode})"
-    print(f"Recorded on {head[:7]}: '{name or text}' {verdict}.")
+    print(f"Recorded on {head[:7]}: `{name or text}` {verdict}.")
     hash_name = f"#{name}" if name else ""
     print(f"  handle  ci:{head}{hash_name}   (claim add TEXT --check ci:HEAD{hash_name})")
     return 0 if status == "success" else 1

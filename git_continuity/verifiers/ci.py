@@ -84,7 +84,7 @@ def _check(ctx: VerifyContext, body: str) -> Observation:
         key = str(record.get("name") or record.get("command") or "?")
         if not name or key == name:
             newest[key] = record
-    what = f"'{name}'" if name else "CI"
+    what = f"`{name}`" if name else "CI"
     if not newest:
         return _seen(
             "unknown",
@@ -96,7 +96,7 @@ def _check(ctx: VerifyContext, body: str) -> Observation:
     for key, record in sorted(newest.items()):
         when = record.get("at")
         age = ago(parse_stamp(when), ctx.now) if isinstance(when, str) else "at an unknown time"
-        said = f"'{key}' {'passed' if record['status'] == 'success' else 'failed'}"
+        said = f"`{key}` {'passed' if record['status'] == 'success' else 'failed'}"
         said += f" (exit {record['exit']})" if "exit" in record else ""
         said += f" {age}"
         if record.get("tree") != tree:
