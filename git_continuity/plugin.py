@@ -18,12 +18,13 @@ from typing import Protocol
 import pluggy
 
 from git_continuity.model import Handle, Observation
+from git_continuity.policy import Policy
 from git_continuity.repo import Repo
 
 PROJECT = "git_continuity"
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
-__all__ = ["Handle", "Observation", "Progress", "Repo", "Scheme", "VerifyContext", "hookimpl"]
+__all__ = ["Handle", "Observation", "Policy", "Progress", "Repo", "Scheme", "VerifyContext", "hookimpl"]
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,8 @@ class VerifyContext:
     repo: Repo
     now: datetime
     online: bool = False  # ask remotes and services themselves, not local copies
-    timeout: float = 10.0  # seconds, per network request or command
+    timeout: float = 10.0  # seconds, per network request
+    policy: Policy = field(default_factory=Policy)  # the repository's .continuity.yaml
     notes: list[str] = field(default_factory=list)  # warnings for the user, e.g. a stale fetch
     progress: Progress | None = None  # set by `verify` on a terminal
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)

@@ -82,11 +82,6 @@ def _config(repo: Repo, key: str) -> str | None:
     return None
 
 
-def config_value(repo: Repo, key: str) -> str | None:
-    """A config value (e.g. ``continuity.gitea.host``) as git would read it, or None."""
-    return _config(repo, key)
-
-
 def _ident(repo: Repo) -> tuple[str, str]:
     """Who is writing, as git would say for an author: GIT_AUTHOR_* first, then config,
     then the login and host (state must never fail to write because user.email is unset:
@@ -95,6 +90,10 @@ def _ident(repo: Repo) -> tuple[str, str]:
     name = os.environ.get("GIT_AUTHOR_NAME") or _config(repo, "user.name") or user
     email = os.environ.get("GIT_AUTHOR_EMAIL") or _config(repo, "user.email") or f"{user}@{hostname()}"
     return name, email
+
+
+def config_value(repo: Repo, key: str) -> str | None:
+    return _config(repo, key)
 
 
 def identity(repo: Repo) -> str:
@@ -314,6 +313,7 @@ class CommitInfo:
     author: str
     time: datetime
     tree: Oid
+    authored: datetime
 
 
 def commit_info(repo: Repo, oid: Oid) -> CommitInfo:
@@ -325,6 +325,7 @@ def commit_info(repo: Repo, oid: Oid) -> CommitInfo:
         f"{c.author.name} <{c.author.email}>",
         datetime.fromtimestamp(c.commit_time, timezone.utc),
         Oid(str(c.tree_id)),
+        datetime.fromtimestamp(c.author.time, timezone.utc),
     )
 
 
@@ -464,3 +465,48 @@ def noted_commits(repo: Repo, notes_ref: str) -> list[Oid]:
         return [Oid(str(n.annotated_id)) for n in repo.git.notes(notes_ref)]  # type: ignore[call-arg]
     except (KeyError, pygit2.GitError):
         return []
+
+
+# -- the work tree --------------------------------------------------------------------------
+
+
+def worktree_tree(repo: Repo) -> Oid | None:
+    """The tree the work tree holds right now, uncommitted and untracked (not ignored) files
+    included; None in a bare repository. Evidence from a command records it, so the
+    evidence turns stale when the files change.
+
+    Built in the in-memory copy of the index and then discarded: the index file on disk is
+    never written.
+    """
+    if repo.work_dir is None:
+        return None
+    index = repo.git.index
+    try:
+        index.add_all()
+        for path, flag in repo.git.status(untracked_files="no").items():
+            if flag & pygit2.GIT_STATUS_WT_DELETED:
+                index.remove(path)
+        return Oid(str(index.write_tree()))
+    finally:
+        index.read(True)
+
+
+def head_reflog(repo: Repo, count: int) -> list[tuple[Oid, Oid, str]]:
+    """The latest HEAD reflog entries as (old, new, message), newest first."""
+    try:
+        entries = list(repo.git.references["HEAD"].log())[:count]
+    except (KeyError, pygit2.GitError):
+        return []
+    return [(Oid(str(e.oid_old)), Oid(str(e.oid_new)), e.message or "") for e in entries]
+
+
+def only_in(repo: Repo, tip: Oid, hidden: Oid, limit: int = 1000) -> list[CommitInfo]:
+    """Commits reachable from tip but not from hidden, newest first (at most limit)."""
+    walker = repo.git.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL)
+    walker.hide(pygit2.Oid(hex=hidden))
+    found = []
+    for c in walker:
+        found.append(commit_info(repo, Oid(str(c.id))))
+        if len(found) >= limit:
+            break
+    return found

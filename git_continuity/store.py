@@ -231,22 +231,22 @@ def read_packet(snap: Snapshot) -> Packet | None:
     return parsed[1]
 
 
-def read_claims(snap: Snapshot) -> dict[str, Claim]:
-    claims = {}
-    for e in _files(snap, "claims"):
-        data = _entry(snap, f"{ROOT}/claims/{e.name}", e.oid, "claim")
+def _by_id(snap: Snapshot, folder: str) -> dict[str, dict[str, Any]]:
+    """The well-formed entries of a flat folder, by id (malformed ones become problems)."""
+    found = {}
+    for e in _files(snap, folder):
+        data = _entry(snap, f"{ROOT}/{folder}/{e.name}", e.oid, KINDS[folder])
         if data is not None:
-            claims[data["id"]] = Claim(**data)
-    return claims
+            found[data["id"]] = data
+    return found
+
+
+def read_claims(snap: Snapshot) -> dict[str, Claim]:
+    return {i: Claim(**data) for i, data in _by_id(snap, "claims").items()}
 
 
 def read_threads(snap: Snapshot) -> dict[str, Thread]:
-    threads = {}
-    for e in _files(snap, "threads"):
-        data = _entry(snap, f"{ROOT}/threads/{e.name}", e.oid, "thread")
-        if data is not None:
-            threads[data["id"]] = Thread(**data)
-    return threads
+    return {i: Thread(**data) for i, data in _by_id(snap, "threads").items()}
 
 
 def thread_path(thread_id: str) -> str:
@@ -383,6 +383,40 @@ def _validate_change(snap: Snapshot, change: Change) -> None:
         snap.cache.add([git.write_blob(snap.repo, data)])
 
 
+def require_well_formed(snap: Snapshot, *, replacing: str | None = None) -> None:
+    """Refuse to go on from malformed state, naming every bad file (except ``replacing``)."""
+    problems = [p for p in all_problems(snap) if not (replacing and p.startswith(replacing))]
+    if problems:
+        raise UserError(
+            f"the state on {snap.ref} is malformed; nothing was written:\n  "
+            + "\n  ".join(problems)
+            + "\nFix it with git continuity edit (the packet), or see git continuity log."
+        )
+
+
+def remember_active(snap: Snapshot) -> dict[str, Any]:
+    """Leave ``.git/continuity/active/<stream>.json`` (state commit, objective digest) for the
+    post-commit hook, which must not pay for pygit2 on every commit."""
+    import hashlib
+
+    packet = read_packet(snap)
+    text = packet.objective.text if packet and packet.objective else None
+    data = {
+        "stream": snap.stream,
+        "state": snap.commit,
+        "objective": hashlib.sha256(text.encode()).hexdigest()[:16] if text else None,
+    }
+    try:
+        path = snap.repo.local_dir / "active" / f"{snap.stream}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(".tmp")
+        partial.write_text(json.dumps(data) + "\n")
+        partial.replace(path)
+    except OSError:
+        pass  # the hook recomputes it
+    return data
+
+
 def update(
     repo: Repo,
     stream: str,
@@ -402,13 +436,7 @@ def update(
         snap = snapshot(repo, stream)
         if not create:
             require_state(snap)
-        problems = [p for p in all_problems(snap) if not (replacing and p.startswith(replacing))]
-        if problems:
-            raise UserError(
-                f"the state on {ref} is malformed; nothing was written:\n  "
-                + "\n  ".join(problems)
-                + "\nFix it with git continuity edit (the packet), or see git continuity log."
-            )
+        require_well_formed(snap, replacing=replacing)
         change = make(snap)
         _validate_change(snap, change)
         tree = git.write_tree(repo, snap.tree, change.files)
@@ -423,5 +451,7 @@ def update(
             continue
         snap.cache.add([tree])
         snap.cache.save()
-        return Snapshot(repo, stream, commit, tree, validity=snap.cache)
+        after = Snapshot(repo, stream, commit, tree, validity=snap.cache)
+        remember_active(after)
+        return after
     raise UserError(f"{ref} kept moving under {MAX_TRIES} tries; nothing was written. Try again.")

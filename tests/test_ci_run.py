@@ -11,7 +11,7 @@ from conftest import cont, commit, git
 
 def note_records(repo: Path, rev: str = "HEAD") -> list[dict[str, object]]:
     text = git(repo, "notes", "--ref=continuity", "show", rev, check=False)
-    return [json.loads(line) for line in text.splitlines()]
+    return [r for r in map(json.loads, text.splitlines()) if r.get("kind") == "ci"]
 
 
 def claims(repo: Path) -> list[tuple[str, str, str]]:

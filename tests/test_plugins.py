@@ -69,6 +69,7 @@ def test_plugins_lists_every_plugin_version_and_scheme(repo: Path) -> None:
     assert found == {
         "buildbot": ("0.1.0", [("buildbot", False, True)]),
         "ci": ("0.1.0", [("ci", True, False)]),
+        "cmd": ("0.1.0", [("cmd", False, False)]),
         "git": ("0.1.0", [(s, True, False) for s in ("commit", "ref", "reachable", "pushed", "tag", "file", "clean")]),
         "gitea": ("0.1.0", [("gitea", False, True), ("forgejo", False, True)]),
         "github": ("0.1.0", [("github", False, True)]),

@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from conftest import cont, commit, git, untouched
+from conftest import commit, cont, git, untouched
 
 
 def test_a_new_session_sees_the_rejected_push_as_contradicted(

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from git_continuity import progress, render, store, verify
+from git_continuity import policy, progress, render, store, verify
 from git_continuity.errors import UserError
 from git_continuity.model import now
 from git_continuity.repo import Repo
@@ -16,6 +16,9 @@ def verify_claims(
     """
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
+    # Checked before dereferencing: a claim file that does not parse would otherwise be
+    # skipped, and "all verified" would be said of the claims that are left.
+    store.require_well_formed(snap)
     claims = store.read_claims(snap)
     unknown = [i for i in ids if i not in claims]
     if unknown:
@@ -28,6 +31,7 @@ def verify_claims(
         snap,
         chosen,
         at=moment,
+        policy=policy.load(repo.work_dir),
         dereference_all=True,
         online=online,
         timeout=timeout,
