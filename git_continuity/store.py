@@ -203,7 +203,7 @@ def read_packet_doc(snap: Snapshot) -> tuple[Any, Packet] | None:
     known = oid in snap.cache
     try:
         parsed = packetfile.parse(git.blob(snap.repo, oid).decode(), validate=not known)
-    except (packetfile.PacketError, UnicodeDecodeError) as error:
+    except (packetfile.YamlError, UnicodeDecodeError) as error:
         snap.problems.append(str(error))
         return None
     snap.cache.add([oid])
@@ -375,7 +375,7 @@ def _validate_change(snap: Snapshot, change: Change) -> None:
         if path == packetfile.PATH:
             try:
                 packetfile.parse(data.decode(), path)
-            except packetfile.PacketError as error:
+            except packetfile.YamlError as error:
                 raise UserError(f"refusing to write an invalid packet:\n{error}") from None
         elif path != f"{ROOT}/format":
             kind = KINDS[path.split("/")[1]]

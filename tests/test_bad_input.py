@@ -397,7 +397,7 @@ def assert_writes_refused(run: Run, repo: Path, problems: list[str]) -> None:
             "objective:\nnext_action: [unclosed\n",
             [f"{PACKET} line 3: not valid YAML: expected ',' or ']', but got '<stream end>'"],
         ),
-        ("- just\n- a list\n", [f"{PACKET} line 1: expected a mapping of keys (objective, ...)"]),
+        ("- just\n- a list\n", [f"{PACKET} line 1: expected a mapping of keys (objective, next_action, blockers)"]),
         ("objective:\nnext_action: push\ncolour: blue\n", [f"{PACKET} line 3: colour: unknown key 'colour'"]),
         (
             "objective:\nnext_action:\n  - push\n  - tag\n",
