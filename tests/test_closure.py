@@ -127,7 +127,9 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
     # (a) thread close refuses, listing every check with its state and what was observed.
     closed = cont(work, "thread", "close", tid)
     assert (closed.code, closed.err) == (1, "")
-    assert fetched(closed.out) == f'Thread {tid} "{TITLE}" cannot close: 2 of 2 checks are not verified now.\n' + failing
+    assert (
+        fetched(closed.out) == f'Thread {tid} "{TITLE}" cannot close: 2 of 2 checks are not verified now.\n' + failing
+    )
 
     # (b) the commit-msg hook blocks the closing commit with the same explanation: plain hook...
     blocked = run(work, "git", "commit", "--allow-empty", "-m", f"Fix login; closes {tid}")
@@ -140,7 +142,9 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
     precommit_install(work, config, "commit-msg")
     blocked = run(work, "git", "commit", "--allow-empty", "-m", f"Fix login; closes {tid}")
     assert (blocked.code, blocked.out) == (1, "")
-    assert dots(fetched(blocked.err)) == framework_failure("continuity closure guard", "continuity-closure", explanation)
+    assert dots(fetched(blocked.err)) == framework_failure(
+        "continuity closure guard", "continuity-closure", explanation
+    )
     assert git(work, "rev-parse", "HEAD") == fix
     precommit_uninstall(work, "commit-msg")
     assert cont(work, "hooks", "install").code == 0
@@ -286,7 +290,9 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
     recorded = {}
     for path in evidence:
         entry = json.loads(git(work, "show", f"refs/continuity/main:{path}"))
-        assert re.fullmatch(rf"\.continuity/evidence/{entry['claim']}/\d{{8}}T\d{{6}}\.\d{{6}}Z-{entry['id']}\.json", path)
+        assert re.fullmatch(
+            rf"\.continuity/evidence/{entry['claim']}/\d{{8}}T\d{{6}}\.\d{{6}}Z-{entry['id']}\.json", path
+        )
         recorded[entry["claim"]] = {k: v for k, v in entry.items() if k not in ("id", "checked_at", "host")}
         assert entry["checked_at"] == thread["closed_at"]
     version = subprocess.run(["git", "continuity", "--version"], capture_output=True, text=True).stdout.split()[-1]

@@ -77,13 +77,10 @@ def test_plugins_lists_every_plugin_version_and_scheme(repo: Path) -> None:
     }
     text = cont(repo, "plugins").out
     assert (
-        "github 0.1.0\n  github:     pr/<owner>/<repo>#<n>[=open|merged|closed]: the PR is in that state  [network]\n"
-        in text
-    )
-    assert (
-        "              checks/<owner>/<repo>@<rev>[=success]: every check run and commit status on rev succeeded\n"
-        in text
-    )
+        "github 0.1.0\n  github:     pr/<owner>/<repo>#<n>[=open|merged|closed]: the PR is in that state; "
+        "checks/<owner>/<repo>@<rev>[=success]: every check run and commit status on rev succeeded  [network]\n"
+        "              e.g. github:pr/octo/app#830=merged or github:checks/octo/app@HEAD\n"
+    ) in text
 
 
 def test_a_third_party_plugin_installed_as_its_own_package_is_used(

@@ -36,9 +36,5 @@ def plugins(*, as_json: bool) -> int:
             # live: dereferenced on every status; network: asked by verify --online, status
             # shows the last evidence; evidence: re-derived by verify.
             kind = "live" if s.live else "network" if s.network else "evidence"
-            first, *rest = s.summary.split("; ")
-            print(f"  {(s.name + ':').ljust(11)} {first}  [{kind}]")
-            for more in rest:
-                print(f"  {'':11} {more}")
-            print(f"  {'':11} e.g. {s.example}")
+            print(f"  {(s.name + ':').ljust(11)} {s.summary}  [{kind}]\n  {'':11} e.g. {s.example}")
     return 0
