@@ -23,7 +23,9 @@ from git_continuity.errors import UserError
 from git_continuity.model import Handle, Observation
 from git_continuity.plugin import Repo, VerifyContext
 
-WORKERS = 16  # requests in flight at once, across all handles of one verifier
+# Requests in flight at once for one verifier: enough to hide a slow API's latency, far below
+# GitHub's guidance of at most 100 concurrent requests.
+WORKERS = 32
 MAX_PAGES = 20  # a list longer than this many pages is not read to its end
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
 
