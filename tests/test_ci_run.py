@@ -147,3 +147,25 @@ def test_results_travel_to_a_clone_with_the_notes(repo: Path, tmp_path: Path) ->
         "refs/continuity/main:refs/continuity/main",
     )
     assert claims(clone) == [("tests pass", "verified", f"`true` passed (exit 0) just now on {sha[:7]}")]
+
+
+def test_the_demo_shows_a_pr_open_claim_turning_contradicted_once_merged() -> None:
+    import re
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "git_continuity", "demo"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    chapter = done.stdout[done.stdout.index("Session 4: CI and PR truth") :]
+    chapter = re.sub(r"c-[2-9a-hjkmnp-z]{6}", "c-ID", chapter)
+    chapter = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", chapter)
+    chapter = re.sub(r"\b[0-9a-f]{40}\b", "<oid>", chapter)
+    chapter = re.sub(r"\b[0-9a-f]{7}\b", "<short>", chapter)
+    assert "a LOCAL STAND-IN for GitHub's API\nanswers on http://127.0.0.1:PORT" in chapter
+    assert (
+        "  work$ git continuity verify c-ID --online\n"
+        "      contradicted  c-ID  PR 830 is open, waiting for review\n"
+        "                    github:pr/demo/app#830=open\n"
+        "                    PR #830 was merged at 2026-11-28T10:02Z by reviewer (merge commit <short>)\n"
+    ) in chapter
+    assert "      now     verified: `tests` passed (exit 0) just now on <short>\n" in chapter

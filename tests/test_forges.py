@@ -128,7 +128,7 @@ def test_verify_without_online_sends_nothing_and_says_so(work: Path, inproc, git
         f"  unchecked  {cid}  PR 7 is open\n"
         "             github:pr/octo/app#7=open\n"
         "             never asked: git continuity verify --online asks the service\n"
-        f"Not asked: 1 network claim ({cid}) shows the last evidence; nothing was sent over the network. "
+        f"Not asked: 1 network claim ({cid}) shows its last evidence; nothing was sent over the network.\n"
         "git continuity verify --online asks the services.\n"
     )
     data = json.loads(inproc(work, "verify", "--json").out)

@@ -69,11 +69,11 @@ def verify_claims(
         if records:
             print(f"\nRecorded {len(records)} evidence entr{'ies' if len(records) != 1 else 'y'}.")
         if not_asked:
-            count = f"{len(not_asked)} network claim{'s' if len(not_asked) != 1 else ''}"
+            one = len(not_asked) == 1
+            count = f"{len(not_asked)} network claim{'' if one else 's'} ({', '.join(not_asked)})"
             print(
-                f"Not asked: {count} ({', '.join(not_asked)}) show{'s' if len(not_asked) == 1 else ''} "
-                "the last evidence; nothing was sent over the network. "
-                "git continuity verify --online asks the services."
+                f"Not asked: {count} show{'s its' if one else ' their'} last evidence; nothing was sent over the "
+                "network.\ngit continuity verify --online asks the services."
             )
     failed = [a for a in assessed if a.derived.state != "verified" and (ids or a.claim.handle)]
     return 1 if failed else 0
