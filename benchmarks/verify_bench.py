@@ -26,11 +26,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from forge_fakes import FakeGitHub  # noqa: E402  (the tests' fake GitHub)
+from forge_fakes import FakeGitHub
 
-from git_continuity import repo as git  # noqa: E402
-from git_continuity import store  # noqa: E402
-from git_continuity.model import Claim, new_id, now, stamp  # noqa: E402
+from git_continuity import repo as git
+from git_continuity import store
+from git_continuity.model import Claim, new_id, now, stamp
 
 ENV = {
     **os.environ,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import cont, commit, git
+from conftest import commit, cont, git
 
 
 def note_records(repo: Path, rev: str = "HEAD") -> list[dict[str, object]]:
@@ -97,7 +97,8 @@ def test_nothing_runs_or_is_recorded_on_a_dirty_tree_or_a_missing_command(repo: 
     ran = cont(repo, "ci", "run", "--", "touch", "ran")
     assert ran.code == 2
     assert ran.err == (
-        "git-continuity: error: the work tree has uncommitted changes (README), so a result would vouch for no commit.\n"
+        "git-continuity: error: the work tree has uncommitted changes (README), "
+        "so a result would vouch for no commit.\n"
         "Commit or stash them, then run git continuity ci run again.\n"
     )
     assert not (repo / "ran").exists()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Ran, cont, git
-from forge_fakes import Fault, FakeGitea, FakeGitHub, FakeGitLab
+from forge_fakes import FakeGitea, FakeGitHub, FakeGitLab, Fault
 
 TOKEN = "ghp_SECRETsecret0123456789abcdefSECRET"
 
