@@ -24,7 +24,8 @@ THREAD_LINE = re.compile(r"^Thread (t-[2-9a-hjkmnp-z]{6}) opened: ", re.MULTILIN
 
 
 def fetched(text: str) -> str:
-    """How long ago a remote-tracking ref was fetched depends on the clock: not asserted."""
+    """How long ago a remote-tracking ref was fetched depends on the clock: not asserted
+    (right after a clone it is not known: git clone leaves that ref without a reflog)."""
     return re.sub(r"\(fetched [^)]*\)", "(fetched AGO)", text)
 
 
@@ -114,7 +115,7 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
             f"                not approved on this machine; to run it: {APPROVE}\n",
             pushed_id: f"  contradicted  {pushed_id}  pushed:HEAD@origin/main\n"
             f"                pushed:{fix[:12]}…@origin/main\n"
-            f"                origin/main is at {base[:7]} (fetched AGO), which does not contain {fix[:7]}\n",
+            f"                origin/main is at {base[:7]} (fetch time unknown), which does not contain {fix[:7]}\n",
         }
     )
     explanation = (
@@ -181,7 +182,7 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
             "written": "pushed:HEAD@origin/main",
             "thread": tid,
             "state": "contradicted",
-            "observed": f"origin/main is at {base[:7]} (fetched AGO), which does not contain {fix[:7]}",
+            "observed": f"origin/main is at {base[:7]} (fetch time unknown), which does not contain {fix[:7]}",
             "checked_at": "TIME",
             "added_at": "TIME",
             "added_by": "Ada Agent <ada@example.com>",
@@ -212,6 +213,7 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
 
     # -- make every check verify: push the fix, approve the command here ---------------------
     git(work, "push", "-q", "origin", "main")
+    assert git(bare, "rev-parse", "main") == fix
     approved = cont(work, "trust", "allow", COMMAND)
     assert approved.out == (
         f"Approved on this machine: {COMMAND}\n  (kept in {work}/.git/continuity/trust.json, never synced)\n"
