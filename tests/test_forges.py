@@ -449,3 +449,15 @@ def test_gitea_host_from_config_is_the_only_one_given_the_token(work: Path, inpr
         "unknown",
         f"not found (Gitea at {gitea.url} answered 404: or this token cannot see it)",
     )
+
+
+def test_a_redirect_to_another_host_does_not_carry_the_token(work: Path, inproc, github: FakeGitHub) -> None:  # type: ignore[no-untyped-def]
+    with FakeGitHub() as elsewhere:
+        elsewhere.add_pull("octo", "app", 6)
+        github.fault("/pulls/6", Fault(302, {"Location": f"{elsewhere.url}/repos/octo/app/pulls/6"}))
+        claim(inproc, work, "PR 6 open", "github:pr/octo/app#6=open")
+        assert states(inproc(work, "verify", "--online", "--json")) == [
+            ("PR 6 open", "verified", "PR #6 is open, head 1111111")
+        ]
+        assert github.requests[-1][1]["authorization"] == f"Bearer {TOKEN}"
+        assert "authorization" not in elsewhere.requests[-1][1]
