@@ -31,6 +31,15 @@ handles (revisions are resolved to full ids when the claim is recorded):
   file:<path>[@<rev>]                the path exists in rev's tree (HEAD now without rev)
   clean:                             the work tree has no uncommitted changes
   cmd:<command>                      the command exits 0 (runs only once approved: trust allow)
+  ci:<rev>[#<name>]                  `git continuity ci run` recorded a pass on rev's tree
+network handles (asked by verify --online; status shows their last evidence):
+  github:pr/<owner>/<repo>#<n>[=open|merged|closed]
+  github:checks/<owner>/<repo>@<rev>     every check run and commit status succeeded
+  gitlab:mr/<project>!<iid>[=opened|merged|closed|locked]
+  gitlab:pipeline/<project>@<rev>        the newest pipeline of rev on each ref succeeded
+  gitea:pr/<host>/<owner>/<repo>#<n>[=open|merged|closed]   (forgejo: the same)
+  gitea:status/<host>/<owner>/<repo>@<rev>                  every commit status succeeded
+  buildbot:<url>[#<builder>]@<rev>       the newest build of rev succeeded
   (git continuity plugins lists every scheme installed here)
 """
 
@@ -207,8 +216,31 @@ def build_parser() -> argparse.ArgumentParser:
         "  git continuity verify\n  git continuity verify c-k7m2qx --online",
     )
     p.add_argument("ids", nargs="*", metavar="ID", help="claims to verify (default: all)")
-    p.add_argument("--online", action="store_true", help="ask remotes themselves, not remote-tracking refs")
+    p.add_argument(
+        "--online",
+        action="store_true",
+        help="ask remotes themselves, not remote-tracking refs, and ask forges and CI servers",
+    )
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="per network request (default 10)")
     _json_flag(p)
+
+    p = _command(
+        sub,
+        "ci",
+        "run a command on the committed tree and record the result on the commit's note",
+        "  git continuity ci run -- pytest -q\n"
+        "  git continuity ci run --name lint -- ruff check .\n"
+        '  git continuity claim add "tests pass" --check ci:HEAD',
+    )
+    cisub = p.add_subparsers(dest="action", metavar="<action>", required=True)
+    q = _command(
+        cisub,
+        "run",
+        "run COMMAND (no shell) in the work tree's top folder; record success or failure on HEAD",
+        "  git continuity ci run -- pytest -q\n  git continuity ci run -- sh -c 'make && make test'",
+    )
+    q.add_argument("--name", help="what the result is called (default: the command); ci:HEAD#NAME checks it alone")
+    q.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the command and its arguments")
 
     p = _command(
         sub,
@@ -409,7 +441,14 @@ def _run(args: argparse.Namespace) -> int:
     if command == "verify":
         from git_continuity.commands import verify
 
-        return verify.verify_claims(repo, stream=stream, ids=args.ids, online=args.online, as_json=args.json)
+        return verify.verify_claims(
+            repo, stream=stream, ids=args.ids, online=args.online, as_json=args.json, timeout=args.timeout
+        )
+    if command == "ci":
+        from git_continuity.commands import ci
+
+        argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+        return ci.run(repo, command=argv, name=args.name)
     if command == "check":
         from git_continuity.commands import check
 

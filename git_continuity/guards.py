@@ -109,9 +109,10 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str) -> int:
             _say(f'git-continuity: {v.thread.id} "{v.thread.title}": every check verified now; the thread is done.')
     for v in failing:
         labels = ", ".join(wanted[v.thread.id])
+        lines = v.lines()  # none for a thread without checks: then the reason ends the sentence
         _say(
-            f'git-continuity: {labels} closes {v.thread.id} ("{v.thread.title}"), but {v.why_not()}:\n'
-            + "\n".join(v.lines())
+            f'git-continuity: {labels} closes {v.thread.id} ("{v.thread.title}"), but {v.why_not()}'
+            + (":\n" + "\n".join(lines) if lines else ".")
         )
     if failing:
         ids = ", ".join(v.thread.id for v in failing)

@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 from typing import Any
 
 from git_continuity import repo as git
 from git_continuity.errors import UserError
+from git_continuity.model import Claim
 from git_continuity.repo import Oid, Repo
 
 NOTES_REF = "refs/notes/continuity"
 MAX_TRIES = 50
+FULL_OID = re.compile(r"\b[0-9a-f]{40}\b")
 
 
 def line(record: dict[str, Any]) -> str:
@@ -58,3 +61,22 @@ def add(repo: Repo, commit: Oid, *new: dict[str, Any]) -> None:
         except git.RefMoved:
             time.sleep(random.uniform(0.001, 0.01 * (attempt + 1)))
     raise UserError(f"{NOTES_REF} kept moving under {MAX_TRIES} tries; the note on {commit[:7]} was not written")
+
+
+def claim_named(repo: Repo, stream: str, claim: Claim) -> None:
+    """Note on each commit that the claim's handle names (and that exists here) that this claim
+    names it: a plain claim and a thread's acceptance check alike."""
+    named = [Oid(oid) for oid in FULL_OID.findall(claim.handle or "") if git.has_commit(repo, Oid(oid))]
+    for oid in dict.fromkeys(named):
+        record: dict[str, Any] = {
+            "kind": "claim",
+            "stream": stream,
+            "claim": claim.id,
+            "text": claim.text,
+            "handle": claim.handle,
+            "at": claim.added_at,
+            "by": claim.added_by,
+        }
+        if claim.thread:
+            record["thread"] = claim.thread
+        add(repo, oid, record)

@@ -305,6 +305,12 @@ def uncommitted_paths(repo: Repo) -> list[str]:
     return sorted(path for path, flag in flags.items() if flag != pygit2.GIT_STATUS_CURRENT)
 
 
+def changed_tracked_paths(repo: Repo) -> list[str]:
+    """Tracked paths with staged or unstaged changes (untracked files left out)."""
+    flags = repo.git.status(untracked_files="no", ignored=False)
+    return sorted(path for path, flag in flags.items() if flag != pygit2.GIT_STATUS_CURRENT)
+
+
 @dataclass(frozen=True)
 class CommitInfo:
     oid: Oid

@@ -6,7 +6,7 @@ import functools
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import pluggy
@@ -25,7 +25,7 @@ from git_continuity.model import (
     parse_handle,
     stamp,
 )
-from git_continuity.plugin import PROJECT, Policy, Scheme, VerifyContext
+from git_continuity.plugin import PROJECT, Policy, Progress, Scheme, VerifyContext
 
 DEFAULT_PLUGINS = ("git_continuity.verifiers.git", "git_continuity.verifiers.cmd")
 
@@ -113,6 +113,9 @@ def dereference(handles: Iterable[Handle], context: VerifyContext) -> dict[Handl
         else:
             results[h] = Observation("unknown", f"no installed plugin verifies '{h.scheme}:' handles", "-", "-")
     infos = {p.name: p for p in plugins()}
+    network = sum(len(w) for n, w in by_plugin.items() if any(s.network for s in infos[n].schemes))
+    if context.progress is not None and network:
+        context.progress.start(network)
     for name, wanted in by_plugin.items():
         info = infos[name]
         others = [p for p in pm.get_plugins() if p is not info.plugin]
@@ -128,6 +131,8 @@ def dereference(handles: Iterable[Handle], context: VerifyContext) -> dict[Handl
             merged.update(answer or {})
         for h in wanted:
             results[h] = merged.get(h) or Observation("unknown", f"verifier {name} gave no answer", name, info.version)
+    if context.progress is not None and network:
+        context.progress.finish()
     return results
 
 
@@ -136,6 +141,11 @@ class Assessed:
     claim: Claim
     derived: Derived
     observation: Observation | None  # set when dereferenced in this process
+    not_asked: bool = False  # a network handle that `verify` left alone (no --online)
+
+
+def network_schemes() -> set[str]:
+    return {name for name, (_, s) in schemes().items() if s.network}
 
 
 class _Now:
@@ -164,15 +174,20 @@ def assess(
     dereference_all: bool = False,
     online: bool = False,
     reuse_fresh: bool = False,
+    timeout: float | None = None,
+    progress: Progress | None = None,
 ) -> list[Assessed]:
     """Every claim's state now.
 
     Live handles (cheap, local) are always dereferenced; the rest are judged from their last
-    evidence, or dereferenced too when ``dereference_all``. With ``reuse_fresh``, a check
-    whose last evidence is verified and still fresh (nothing it depended on moved) is not run
-    again: how a gate avoids running the same test suite twice on the same tree.
+    evidence, or dereferenced too when ``dereference_all``. Network handles (forges, CI
+    servers) are dereferenced only when ``online``: without it nothing touches the network
+    and they keep their last evidence. With ``reuse_fresh``, a check whose last evidence is
+    verified and still fresh (nothing it depended on moved) is not run again: how a gate
+    avoids running the same test suite twice on the same tree.
     """
     live_schemes = {name for name, (_, s) in schemes().items() if s.live}
+    network = network_schemes()
     handles = {c.id: parse_handle(c.handle) for c in claims if c.handle}
     current = _Now(snap.repo)
 
@@ -188,20 +203,27 @@ def assess(
         handle = handles.get(claim.id)
         if handle is None or not (dereference_all or handle.scheme in live_schemes):
             continue
+        if handle.scheme in network and not online:
+            continue  # never touch the network unless asked
         if reuse_fresh and handle.scheme not in live_schemes:
             derived = judged(claim, None)
             if derived.state == "verified":
                 settled[claim.id] = derived
                 continue
         wanted.add(handle)
-    context = VerifyContext(snap.repo, at, online=online, policy=policy)
+    context = VerifyContext(snap.repo, at, online=online, policy=policy, progress=progress)
+    if timeout is not None:
+        context.timeout = timeout
     observed = dereference(wanted, context) if wanted else {}
     out = []
     for claim in claims:
         handle = handles.get(claim.id)
         live = observed.get(handle) if handle in wanted else None
         derived = settled.get(claim.id) or judged(claim, live)
-        out.append(Assessed(claim, derived, live))
+        remote = handle is not None and handle.scheme in network and live is None and claim.id not in settled
+        if remote and derived.state == "unchecked":
+            derived = replace(derived, observed="never asked: git continuity verify --online asks the service")
+        out.append(Assessed(claim, derived, live, not_asked=remote and dereference_all and not online))
     return out
 
 

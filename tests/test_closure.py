@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +25,8 @@ THREAD_LINE = re.compile(r"^Thread (t-[2-9a-hjkmnp-z]{6}) opened: ", re.MULTILIN
 
 
 def fetched(text: str) -> str:
-    """How long ago a remote-tracking ref was fetched depends on the clock: not asserted."""
+    """How long ago a remote-tracking ref was fetched depends on the clock: not asserted
+    (right after a clone it is not known: git clone leaves that ref without a reflog)."""
     return re.sub(r"\(fetched [^)]*\)", "(fetched AGO)", text)
 
 
@@ -114,7 +116,7 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
             f"                not approved on this machine; to run it: {APPROVE}\n",
             pushed_id: f"  contradicted  {pushed_id}  pushed:HEAD@origin/main\n"
             f"                pushed:{fix[:12]}…@origin/main\n"
-            f"                origin/main is at {base[:7]} (fetched AGO), which does not contain {fix[:7]}\n",
+            f"                origin/main is at {base[:7]} (fetch time unknown), which does not contain {fix[:7]}\n",
         }
     )
     explanation = (
@@ -127,7 +129,9 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
     # (a) thread close refuses, listing every check with its state and what was observed.
     closed = cont(work, "thread", "close", tid)
     assert (closed.code, closed.err) == (1, "")
-    assert fetched(closed.out) == f'Thread {tid} "{TITLE}" cannot close: 2 of 2 checks are not verified now.\n' + failing
+    assert (
+        fetched(closed.out) == f'Thread {tid} "{TITLE}" cannot close: 2 of 2 checks are not verified now.\n' + failing
+    )
 
     # (b) the commit-msg hook blocks the closing commit with the same explanation: plain hook...
     blocked = run(work, "git", "commit", "--allow-empty", "-m", f"Fix login; closes {tid}")
@@ -140,7 +144,9 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
     precommit_install(work, config, "commit-msg")
     blocked = run(work, "git", "commit", "--allow-empty", "-m", f"Fix login; closes {tid}")
     assert (blocked.code, blocked.out) == (1, "")
-    assert dots(fetched(blocked.err)) == framework_failure("continuity closure guard", "continuity-closure", explanation)
+    assert dots(fetched(blocked.err)) == framework_failure(
+        "continuity closure guard", "continuity-closure", explanation
+    )
     assert git(work, "rev-parse", "HEAD") == fix
     precommit_uninstall(work, "commit-msg")
     assert cont(work, "hooks", "install").code == 0
@@ -177,7 +183,7 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
             "written": "pushed:HEAD@origin/main",
             "thread": tid,
             "state": "contradicted",
-            "observed": f"origin/main is at {base[:7]} (fetched AGO), which does not contain {fix[:7]}",
+            "observed": f"origin/main is at {base[:7]} (fetch time unknown), which does not contain {fix[:7]}",
             "checked_at": "TIME",
             "added_at": "TIME",
             "added_by": "Ada Agent <ada@example.com>",
@@ -208,6 +214,7 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
 
     # -- make every check verify: push the fix, approve the command here ---------------------
     git(work, "push", "-q", "origin", "main")
+    assert git(bare, "rev-parse", "main") == fix
     approved = cont(work, "trust", "allow", COMMAND)
     assert approved.out == (
         f"Approved on this machine: {COMMAND}\n  (kept in {work}/.git/continuity/trust.json, never synced)\n"
@@ -279,14 +286,17 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
     assert (thread["id"], thread["status"]) == (tid, "done")
     assert thread["closed_at"] is not None
     assert git(work, "log", "-1", "--format=%B", "refs/continuity/main") == (
-        f"thread close {tid}: {TITLE}\n\nevery check verified now; evidence recorded"
+        f"thread close {tid}: {TITLE}\n\nevery check verified now; evidence recorded\n\n"
+        f"Host: {socket.gethostname()}"  # where it was written (a trailer on every state commit)
     )
     evidence = git(work, "ls-tree", "-r", "--name-only", "refs/continuity/main", ".continuity/evidence/").split()
     assert sorted(path.split("/")[2] for path in evidence) == sorted([cmd_id, pushed_id])
     recorded = {}
     for path in evidence:
         entry = json.loads(git(work, "show", f"refs/continuity/main:{path}"))
-        assert re.fullmatch(rf"\.continuity/evidence/{entry['claim']}/\d{{8}}T\d{{6}}\.\d{{6}}Z-{entry['id']}\.json", path)
+        assert re.fullmatch(
+            rf"\.continuity/evidence/{entry['claim']}/\d{{8}}T\d{{6}}\.\d{{6}}Z-{entry['id']}\.json", path
+        )
         recorded[entry["claim"]] = {k: v for k, v in entry.items() if k not in ("id", "checked_at", "host")}
         assert entry["checked_at"] == thread["closed_at"]
     version = subprocess.run(["git", "continuity", "--version"], capture_output=True, text=True).stdout.split()[-1]
@@ -320,7 +330,7 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
     assert (made.code, made.err) == (0, "")
 
 
-def test_a_thread_whose_only_checks_are_prose_never_closes(repo: Path) -> None:
+def test_a_thread_without_a_check_that_can_verify_never_closes(repo: Path) -> None:
     assert cont(repo, "init").code == 0
     assert cont(repo, "hooks", "install").code == 0
     added = cont(repo, "thread", "add", "Tell the reviewers")
@@ -329,11 +339,22 @@ def test_a_thread_whose_only_checks_are_prose_never_closes(repo: Path) -> None:
     assert added.out == (
         f"Thread {tid} opened: Tell the reviewers\n  no checks yet: it cannot close until one verifies ({hint})\n"
     )
+    no_checks = "it has no acceptance checks (add one: git continuity claim add TEXT --check HANDLE --thread ID)"
     closed = cont(repo, "thread", "close", tid)
-    assert (closed.code, closed.out) == (
+    assert (closed.code, closed.out) == (1, f'Thread {tid} "Tell the reviewers" cannot close: {no_checks}.\n')
+    blocked = run(repo, "git", "commit", "--allow-empty", "-m", f"Reviewers told; closes {tid}")
+    assert (blocked.code, blocked.err) == (
         1,
-        f'Thread {tid} "Tell the reviewers" cannot close: it has no acceptance checks '
-        "(add one: git continuity claim add TEXT --check HANDLE --thread ID).\n",
+        f'git-continuity: this commit closes {tid} ("Tell the reviewers"), but {no_checks}.\n'
+        f"Make the checks pass first, or leave the closing claim ({tid}) out of the commit message.\n",
+    )
+    gate = cont(repo, "check", "--closing")
+    assert (gate.code, gate.out) == (
+        1,
+        f"Not done: 1 open thread ({tid}) not verified now.\n\n"
+        f'{tid} "Tell the reviewers": {no_checks}\n\n'
+        "Make these checks pass, or park a thread that is not finished with: "
+        "git continuity thread set ID waiting|watching|blocked\n",
     )
 
     prose = cont(repo, "claim", "add", "the reviewers are happy", "--thread", tid)

@@ -377,7 +377,9 @@ def test_plugins(tmp_path: Path, inproc: Run) -> None:
     assert git_plugin == {
         "name": "git",
         "version": __version__,
-        "schemes": [{"scheme": s, "summary": m, "example": e, "live": True} for s, m, e in GIT_SCHEMES],
+        "schemes": [
+            {"scheme": s, "summary": m, "example": e, "live": True, "network": False} for s, m, e in GIT_SCHEMES
+        ],
     }
     text = ok(inproc, tmp_path, "plugins").out
     block = f"git {__version__}\n" + "".join(

@@ -640,7 +640,7 @@ def test_each_linked_worktree_has_its_own_session(repo: Path, tmp_path: Path) ->
 def test_the_demo_hands_off_and_orients_on_a_second_clone(tmp_path: Path) -> None:
     done = subprocess.run(["git", "continuity", "demo"], cwd=tmp_path, capture_output=True, text=True)
     assert (done.returncode, done.stderr) == (0, "")
-    chapter = done.stdout[done.stdout.index("\nSession 4 starts") :]
+    chapter = done.stdout[done.stdout.index("\nSession 4 starts") : done.stdout.index("\nSession 6:")]
     steps = [line[2:] for line in chapter.splitlines() if re.match(r"^  \w+\$ ", line)]
     assert [re.sub(r'"cwd": "[^"]*"', '"cwd": "…"', s) for s in steps] == [
         "work$ git continuity objective set 'Ship 1.3: stay signed in' --why '1.2 is out; users ask'",

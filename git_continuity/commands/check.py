@@ -122,7 +122,7 @@ def _summary(
         return f"The state is malformed ({len(problems)} problem{'s' if len(problems) != 1 else ''})."
     if not closing:
         if failing:
-            return f"{len(failing)} done thread{'s' if len(failing) != 1 else ''} no longer hold."
+            return f"{len(failing)} done thread{'s no longer hold' if len(failing) != 1 else ' no longer holds'}."
         return "The state is well-formed; every done thread still holds."
     if not verdicts:
         return "No open threads: nothing claims to be finished."

@@ -1,14 +1,9 @@
 from __future__ import annotations
 
-import re
-
 from git_continuity import notes, policy, render, session, store, verify
-from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, new_id, now, stamp
 from git_continuity.repo import Repo
-
-FULL_OID = re.compile(r"\b[0-9a-f]{40}\b")
 
 
 def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | None = None) -> int:
@@ -48,21 +43,7 @@ def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | 
 
     snap = store.update(repo, stream, make)
     claim = made[0]
-    named = [oid for oid in FULL_OID.findall(claim.handle or "") if git.has_commit(repo, git.Oid(oid))]
-    for oid in dict.fromkeys(named):
-        notes.add(
-            repo,
-            git.Oid(oid),
-            {
-                "kind": "claim",
-                "stream": stream,
-                "claim": claim.id,
-                "text": text,
-                "handle": claim.handle,
-                "at": claim.added_at,
-                "by": claim.added_by,
-            },
-        )
+    notes.claim_named(repo, stream, claim)
     print(f"Recorded claim {claim.id}: {text}")
     if claim.handle is None:
         print("  prose: no handle, so it is shown but never trusted (add one with --check HANDLE)")

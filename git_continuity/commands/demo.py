@@ -99,6 +99,7 @@ def tour(t: Tour) -> None:
     truth(t)
     closure(t)
     sessions(t)
+    forges(t)
     t.say("Next steps in your own repository: git continuity init, then git continuity -h.")
 
 
@@ -279,6 +280,7 @@ def sessions(t: Tour) -> None:
     t.run("work", "git", "continuity", "handoff", "--note", "forget() is a stub; the cookie must be HttpOnly")
     t.run("work", "git", "push", "-q", "origin", "main", "remember-me", show=False)
     t.run("work", "git", "push", "-q", "origin", "refs/continuity/*:refs/continuity/*")
+    t.run("work", "git", "stash", "-q", show=False)  # the desk's half-done change, parked
 
     t.say(
         "Session 5, on a laptop: a fresh clone. A plain clone does not fetch refs/continuity/*, and orient\n"
@@ -305,3 +307,51 @@ def sessions(t: Tour) -> None:
     t.say("Who did what, where, in which session: the journal and the state's log say it on any clone:")
     t.run("laptop", "git", "continuity", "journal", "-n", "2", host="laptop")
     t.run("laptop", "git", "continuity", "log", "-n", "4", host="laptop")
+
+
+def forges(t: Tour) -> None:
+    """CI and PR truth: a recorded CI result that travels with the commit, and a "PR open"
+    claim that turns contradicted once the PR is merged."""
+    from git_continuity.commands.demo_forge import StandIn
+
+    t.say(
+        "Session 6: CI and PR truth. The agent runs the tests through git continuity, which records\n"
+        "the result on the commit's note (it travels to every clone with refs/notes/continuity):"
+    )
+    t.run("work", "git", "continuity", "ci", "run", "--name", "tests", "--", "python3", "-m", "unittest", "-q")
+    t.run("work", "git", "continuity", "claim", "add", "the tests pass on the release", "--check", "ci:HEAD#tests")
+
+    head = t.run("work", "git", "rev-parse", "HEAD", show=False).strip()
+    forge = StandIn()
+    try:
+        forge.open_pull("demo", "app", 830, head)
+        t.env.update(GITHUB_API_URL=forge.url, GH_TOKEN="demo-token")
+        t.say(
+            "It opens PR 830 for review. No real GitHub can run here, so a LOCAL STAND-IN for GitHub's API\n"
+            f"answers on {forge.url} (GITHUB_API_URL points there; the verifier is the real one):"
+        )
+        added = t.run(
+            "work",
+            "git",
+            "continuity",
+            "claim",
+            "add",
+            "PR 830 is open, waiting for review",
+            "--check",
+            "github:pr/demo/app#830=open",
+        )
+        claim = added.split()[2].rstrip(":")
+        t.run("work", "git", "continuity", "verify", claim, "--online")
+
+        forge.merge("demo", "app", 830, by="reviewer", at="2026-11-28T10:02:31Z", commit="9f3c2a1" + "0" * 33)
+        t.say(
+            "Overnight a reviewer merges PR 830 on the forge. Without --online the next session sees the\n"
+            "last evidence, and is told that nothing was asked:"
+        )
+        t.run("work", "git", "continuity", "verify", claim)
+        t.say("verify --online asks the forge, and the stale 'PR open' claim turns contradicted:")
+        t.run("work", "git", "continuity", "verify", claim, "--online", expect=1)
+    finally:
+        forge.stop()
+        for name in ("GITHUB_API_URL", "GH_TOKEN"):
+            t.env.pop(name, None)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import subprocess
 
-from git_continuity import packetfile, store
+from git_continuity import packetfile, session, store
 from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import ObjectiveChange, new_id, now, stamp
@@ -53,7 +53,7 @@ def edit(repo: Repo, *, stream: str) -> int:
             _, before = packetfile.parse(original)
         except packetfile.YamlError:
             before = None
-    moment, by = now(), git.identity(repo)
+    moment, who = now(), session.who(repo)
 
     def make(s: store.Snapshot) -> store.Change:
         assert s.tree is not None
@@ -65,7 +65,9 @@ def edit(repo: Repo, *, stream: str) -> int:
         old = before.objective.text if before and before.objective else None
         new = edited.objective
         if new is not None and new.text != old:
-            change = ObjectiveChange(new_id("objective"), old, new.text, new.why, stamp(moment), by)
+            change = ObjectiveChange(
+                new_id("objective"), old, new.text, new.why, stamp(moment), who.by, who.host, **who.stamp()
+            )
             files[store.objective_path(change, moment)] = store.entry_bytes(change)
         return store.Change("edit: packet edited by hand", files)
 

@@ -15,7 +15,13 @@ def plugins(*, as_json: bool) -> int:
                         "name": p.name,
                         "version": p.version,
                         "schemes": [
-                            {"scheme": s.name, "summary": s.summary, "example": s.example, "live": s.live}
+                            {
+                                "scheme": s.name,
+                                "summary": s.summary,
+                                "example": s.example,
+                                "live": s.live,
+                                "network": s.network,
+                            }
                             for s in p.schemes
                         ],
                     }
@@ -27,6 +33,8 @@ def plugins(*, as_json: bool) -> int:
     for p in found:
         print(f"{p.name} {p.version}")
         for s in p.schemes:
-            kind = "live" if s.live else "evidence"
+            # live: dereferenced on every status; network: asked by verify --online, status
+            # shows the last evidence; evidence: re-derived by verify.
+            kind = "live" if s.live else "network" if s.network else "evidence"
             print(f"  {(s.name + ':').ljust(11)} {s.summary}  [{kind}]\n  {'':11} e.g. {s.example}")
     return 0

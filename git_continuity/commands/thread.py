@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from git_continuity import closure, policy, session, store, verify
+from git_continuity import closure, notes, policy, session, store, verify
 from git_continuity.errors import UserError
 from git_continuity.model import THREAD_STATUSES, Claim, Thread, new_id, now, stamp
 from git_continuity.repo import Repo
@@ -18,6 +18,7 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str]) -> int:
     moment, who = now(), session.who(repo)
     by, host = who.by, who.host
     made: list[Thread] = []
+    made_claims: list[Claim] = []
 
     def make(snap: store.Snapshot) -> store.Change:
         thread = Thread(
@@ -25,6 +26,7 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str]) -> int:
         )
         taken = store.claim_ids(snap)
         files: dict[str, bytes | None] = {store.thread_path(thread.id): store.entry_bytes(thread)}
+        made_checks: list[Claim] = []
         for written, handle in handles:
             claim = Claim(
                 id=new_id("claim", taken),
@@ -39,12 +41,16 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str]) -> int:
             )
             taken.add(claim.id)
             files[store.claim_path(claim.id)] = store.entry_bytes(claim)
+            made_checks.append(claim)
         made[:] = [thread]
+        made_claims[:] = made_checks
         listed = "".join(f"\n{h}" for _, h in handles)
         return store.Change(f"thread add {thread.id}: {title}\n\nchecks:{listed or ' none'}", files)
 
     store.update(repo, stream, make)
     thread = made[0]
+    for claim in made_claims:
+        notes.claim_named(repo, stream, claim)
     print(f"Thread {thread.id} opened: {title}")
     for written, handle in handles:
         print(f"  check {handle}" + (f"  (as written: {written})" if written != handle else ""))

@@ -1,13 +1,19 @@
 from __future__ import annotations
 
-from git_continuity import policy, render, session, store, verify
+from git_continuity import policy, progress, render, session, store, verify
 from git_continuity.errors import UserError
 from git_continuity.model import now
 from git_continuity.repo import Repo
 
 
-def verify_claims(repo: Repo, *, stream: str, ids: list[str], online: bool, as_json: bool) -> int:
-    """Dereference claims now, record one evidence entry per handle, exit 1 unless all verify."""
+def verify_claims(
+    repo: Repo, *, stream: str, ids: list[str], online: bool, as_json: bool, timeout: float | None = None
+) -> int:
+    """Dereference claims now, record one evidence entry per handle, exit 1 unless all verify.
+
+    Network handles (forges, CI servers) are asked only with ``online``; without it they
+    keep showing their last evidence and nothing touches the network.
+    """
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
     # Checked before dereferencing: a claim file that does not parse would otherwise be
@@ -17,10 +23,19 @@ def verify_claims(repo: Repo, *, stream: str, ids: list[str], online: bool, as_j
     unknown = [i for i in ids if i not in claims]
     if unknown:
         raise UserError(f"no claim {', '.join(unknown)} in stream '{stream}' (git continuity claim list shows the ids)")
+    if timeout is not None and not 0 < timeout <= 600:
+        raise UserError(f"--timeout {timeout:g} is out of range: give seconds between 0 and 600")
     chosen = [claims[i] for i in ids] if ids else sorted(claims.values(), key=lambda c: (c.added_at, c.id))
     moment = now()
     assessed = verify.assess(
-        snap, chosen, at=moment, policy=policy.load(repo.work_dir), dereference_all=True, online=online
+        snap,
+        chosen,
+        at=moment,
+        policy=policy.load(repo.work_dir),
+        dereference_all=True,
+        online=online,
+        timeout=timeout,
+        progress=progress.on_terminal(as_json) if online else None,
     )
     taken: set[str] = set()
     who = session.who(repo)
@@ -37,6 +52,7 @@ def verify_claims(repo: Repo, *, stream: str, ids: list[str], online: bool, as_j
             )
 
         store.update(repo, stream, make)
+    not_asked = [a.claim.id for a in assessed if a.not_asked]
     if as_json:
         render.emit_json(
             "verify",
@@ -45,6 +61,7 @@ def verify_claims(repo: Repo, *, stream: str, ids: list[str], online: bool, as_j
                 "online": online,
                 "claims": [render.claim_json(a) for a in assessed],
                 "evidence": [e.id for _, e in records],
+                "not_asked": not_asked,
                 "problems": snap.problems,
             },
         )
@@ -52,5 +69,12 @@ def verify_claims(repo: Repo, *, stream: str, ids: list[str], online: bool, as_j
         print("\n".join(render.claim_lines(assessed)) or "No claims to verify.")
         if records:
             print(f"\nRecorded {len(records)} evidence entr{'ies' if len(records) != 1 else 'y'}.")
+        if not_asked:
+            one = len(not_asked) == 1
+            count = f"{len(not_asked)} network claim{'' if one else 's'} ({', '.join(not_asked)})"
+            print(
+                f"Not asked: {count} show{'s its' if one else ' their'} last evidence; nothing was sent over the "
+                "network.\ngit continuity verify --online asks the services."
+            )
     failed = [a for a in assessed if a.derived.state != "verified" and (ids or a.claim.handle)]
     return 1 if failed else 0

@@ -1,0 +1,75 @@
+"""A local stand-in for GitHub's pull request API, for the demo's forge chapter only.
+
+No real GitHub can run on a laptop, so the tour starts this on 127.0.0.1 and says so. It
+answers ``GET /repos/{owner}/{repo}/pulls/{number}`` with the fields of GitHub's answer
+that the github verifier reads, from state the tour changes (a reviewer merging the PR).
+The verifier talks to it exactly as to api.github.com, through GITHUB_API_URL.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+PULL = re.compile(r"^/repos/([^/]+)/([^/]+)/pulls/(\d+)$")
+
+
+class StandIn:
+    """Owns the server thread; ``merge`` changes a PR the way a reviewer's click would."""
+
+    def __init__(self) -> None:
+        self.pulls: dict[tuple[str, str, int], dict[str, Any]] = {}
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def open_pull(self, owner: str, repo: str, number: int, head: str) -> None:
+        self.pulls[(owner, repo, number)] = {
+            "number": number,
+            "state": "open",
+            "draft": False,
+            "merged": False,
+            "merged_at": None,
+            "merged_by": None,
+            "closed_at": None,
+            "merge_commit_sha": None,
+            "head": {"sha": head, "ref": "fix-login"},
+            "base": {"ref": "main"},
+        }
+
+    def merge(self, owner: str, repo: str, number: int, by: str, at: str, commit: str) -> None:
+        pr = self.pulls[(owner, repo, number)]
+        pr.update(state="closed", merged=True, merged_at=at, closed_at=at, merge_commit_sha=commit)
+        pr["merged_by"] = {"login": by}
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        pulls = self.pulls
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                found = PULL.match(self.path.split("?")[0])
+                pr = pulls.get((found[1], found[2], int(found[3]))) if found else None
+                status, body = (200, pr) if pr else (404, {"message": "Not Found"})
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler

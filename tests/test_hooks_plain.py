@@ -1,0 +1,622 @@
+"""Plain git hooks (``git continuity hooks install``): where they go, how they chain to a hook
+that was there and give it back, and what each does in real commits, pushes and rewrites."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import socket
+import stat
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CHECKOUT, Ran, commit, cont, git, state_refs
+
+HOOKS = ("commit-msg", "post-commit", "pre-push", "post-rewrite")
+INSTALLED = "Commits that claim to close a thread are now checked; uninstall with: git continuity hooks uninstall\n"
+THREAD_LINE = re.compile(r"^Thread (t-[2-9a-hjkmnp-z]{6}) opened: ", re.MULTILINE)
+STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+Run = Callable[..., Ran]
+
+
+def run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Ran:
+    done = subprocess.run(list(args), cwd=cwd, capture_output=True, text=True, env=env)
+    return Ran(done.returncode, done.stdout, done.stderr)
+
+
+class Cli:
+    """`git continuity` in this process, for setting up (ten times faster than a fresh
+    process); what a test asserts runs through git and its hooks, or in a fresh process."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+
+    def ok(self, cwd: Path, *args: str) -> str:
+        done = self.run(cwd, *args)
+        assert done.code == 0, f"git continuity {' '.join(args)}: {done.out}{done.err}"
+        return done.out
+
+    def thread(self, cwd: Path, title: str, *checks: str) -> str:
+        out = self.ok(cwd, "thread", "add", title, *[arg for c in checks for arg in ("--check", c)])
+        match = THREAD_LINE.search(out)
+        assert match, out
+        return match.group(1)
+
+    def claim_id(self, cwd: Path, text: str) -> str:
+        return {c["text"]: c["id"] for c in json.loads(self.ok(cwd, "status", "--json"))["claims"]}[text]
+
+
+@pytest.fixture
+def gc(inproc: Run) -> Cli:
+    return Cli(inproc)
+
+
+def folder_files(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file in a hooks folder with its bytes and mode."""
+    return {p.name: (p.read_bytes(), stat.S_IMODE(p.stat().st_mode)) for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+PYTHON_LINE = re.compile(r"^python='(.*)'$", re.MULTILINE)
+
+
+def template(name: str, installed: bytes) -> bytes:
+    """The hook as it must be installed: our template with @PYTHON@ replaced by the interpreter
+    that ran `git continuity hooks install` (this venv's, under whichever of its names)."""
+    (python,) = PYTHON_LINE.findall(installed.decode())
+    assert Path(python).parent == Path(sys.executable).parent and os.access(python, os.X_OK), python
+    return (CHECKOUT / "hooks" / name).read_text().replace("@PYTHON@", python).encode()
+
+
+def ours(files: dict[str, tuple[bytes, int]]) -> dict[str, tuple[bytes, int]]:
+    """Our four hooks as found in a folder, checked against the templates."""
+    found = {name: files[name] for name in HOOKS}
+    assert found == {name: (template(name, found[name][0]), 0o755) for name in HOOKS}
+    return found
+
+
+def installed_text(folder: Path, chained: tuple[str, ...] = ()) -> str:
+    lines = []
+    for name in HOOKS:
+        note = f"  (chains to your earlier hook, kept as {name}.pre-continuity)" if name in chained else ""
+        lines.append(f"installed {folder / name}{note}\n")
+    return "".join(lines) + INSTALLED
+
+
+def notes_of(cwd: Path, rev: str) -> list[dict[str, Any]]:
+    text = git(cwd, "notes", "--ref=continuity", "show", rev, check=False)
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def refusal(label: str, tid: str, title: str, lines: str, total: int = 1) -> str:
+    return (
+        f'git-continuity: {label} closes {tid} ("{title}"), but {total} of {total} checks are not verified now:\n'
+        + lines
+        + f"Make the checks pass first, or leave the closing claim ({tid}) out of the commit message.\n"
+    )
+
+
+def untagged(cid: str, tag: str) -> str:
+    return f"  contradicted  {cid}  tag:{tag}\n                tag {tag} does not exist here\n"
+
+
+@pytest.fixture
+def started(gc: Cli, repo: Path) -> Path:
+    gc.ok(repo, "init")
+    return repo
+
+
+# -- where the hooks go ----------------------------------------------------------------------
+
+
+def test_install_into_the_git_folder(gc: Cli, started: Path) -> None:
+    folder = started / ".git" / "hooks"
+    samples = folder_files(folder)
+    assert all(name.endswith(".sample") for name in samples)
+    installed = cont(started, "hooks", "install")
+    assert (installed.code, installed.out, installed.err) == (0, installed_text(folder), "")
+    files = folder_files(folder)
+    ours(files)
+    assert set(files) == set(samples) | set(HOOKS)
+
+    tid = gc.thread(started, "Tag it", "tag:v1")
+    blocked = run(started, "git", "commit", "--allow-empty", "-m", f"closes {tid}")
+    assert (blocked.code, blocked.err) == (
+        1,
+        refusal("this commit", tid, "Tag it", untagged(gc.claim_id(started, "tag:v1"), "v1")),
+    )
+
+
+@pytest.mark.parametrize("absolute", [False, True], ids=["relative", "absolute"])
+def test_install_respects_core_hooks_path(gc: Cli, started: Path, tmp_path: Path, absolute: bool) -> None:
+    folder = (tmp_path / "shared-hooks") if absolute else (started / ".githooks")
+    git(started, "config", "core.hooksPath", str(folder) if absolute else ".githooks")
+    before = folder_files(started / ".git" / "hooks")
+    installed = cont(started, "hooks", "install")
+    assert (installed.code, installed.out) == (0, installed_text(folder))
+    assert set(ours(folder_files(folder))) == set(folder_files(folder))
+    assert folder_files(started / ".git" / "hooks") == before
+
+    # git runs them from there.
+    tid = gc.thread(started, "Tag it", "tag:v1")
+    head = git(started, "rev-parse", "HEAD")
+    blocked = run(started, "git", "commit", "--allow-empty", "-m", f"closes {tid}")
+    assert blocked.code == 1
+    assert blocked.err == refusal("this commit", tid, "Tag it", untagged(gc.claim_id(started, "tag:v1"), "v1"))
+    assert git(started, "rev-parse", "HEAD") == head
+
+    removed = cont(started, "hooks", "uninstall")
+    assert removed.out == "".join(f"removed {folder / name}\n" for name in HOOKS)
+    assert folder_files(folder) == {}
+
+
+EARLIER_COMMIT_MSG = """\
+#!/bin/sh
+# the team's own commit-msg hook
+subject=$(head -n 1 "$1")
+echo "commit-msg saw: $subject" >> "$(git rev-parse --git-dir)/earlier.log"
+case "$subject" in
+  WIP*) echo "earlier hook: no WIP commits on main" >&2; exit 3 ;;
+esac
+"""
+EARLIER_PRE_PUSH = """\
+#!/bin/sh
+# the team's own pre-push hook
+echo "pre-push saw: $1 $2" >> "$(git rev-parse --git-dir)/earlier.log"
+cat >> "$(git rev-parse --git-dir)/earlier.log"
+"""
+
+
+def test_chains_to_an_earlier_hook_and_gives_it_back(gc: Cli, remote_and_clone: tuple[Path, Path]) -> None:
+    bare, work = remote_and_clone
+    gc.ok(work, "init")
+    folder = work / ".git" / "hooks"
+    (folder / "commit-msg").write_text(EARLIER_COMMIT_MSG)
+    (folder / "commit-msg").chmod(0o755)
+    (folder / "pre-push").write_text(EARLIER_PRE_PUSH)
+    (folder / "pre-push").chmod(0o750)
+    before = folder_files(folder)
+
+    installed = cont(work, "hooks", "install")
+    chained = ("commit-msg", "pre-push")
+    assert (installed.code, installed.out) == (0, installed_text(folder, chained))
+    files = folder_files(folder)
+    assert files["commit-msg.pre-continuity"] == before["commit-msg"]
+    assert files["pre-push.pre-continuity"] == before["pre-push"]
+    ours(files)
+
+    # Installing again changes nothing and does not chain to itself.
+    again = cont(work, "hooks", "install")
+    assert (again.code, again.out) == (0, installed_text(folder))
+    assert folder_files(folder) == files
+
+    # The earlier hook still runs, and its failure still blocks.
+    log = work / ".git" / "earlier.log"
+    first = commit(work, "Add the login form")
+    refused = run(work, "git", "commit", "--allow-empty", "-m", "WIP: half a fix")
+    assert (refused.code, refused.out, refused.err) == (1, "", "earlier hook: no WIP commits on main\n")
+    assert git(work, "rev-parse", "HEAD") == first
+    # Ours runs after it.
+    tid = gc.thread(work, "Tag it", "tag:v1")
+    blocked = run(work, "git", "commit", "--allow-empty", "-m", f"Tagged; closes {tid}")
+    assert (blocked.code, blocked.err) == (
+        1,
+        refusal("this commit", tid, "Tag it", untagged(gc.claim_id(work, "tag:v1"), "v1")),
+    )
+    # The earlier pre-push hook gets git's arguments and the refs on its standard input.
+    old = git(bare, "rev-parse", "main")
+    pushed = run(work, "git", "push", "-q", "origin", "main")
+    assert pushed.code == 0, pushed.err
+    assert log.read_text() == (
+        "commit-msg saw: Add the login form\n"
+        "commit-msg saw: WIP: half a fix\n"
+        f"commit-msg saw: Tagged; closes {tid}\n"
+        f"pre-push saw: origin {bare}\n"
+        f"refs/heads/main {first} refs/heads/main {old}\n"
+    )
+
+    removed = cont(work, "hooks", "uninstall")
+    assert (removed.code, removed.out) == (
+        0,
+        f"removed {folder / 'commit-msg'}; restored your earlier hook\n"
+        f"removed {folder / 'post-commit'}\n"
+        f"removed {folder / 'pre-push'}; restored your earlier hook\n"
+        f"removed {folder / 'post-rewrite'}\n",
+    )
+    assert folder_files(folder) == before  # byte for byte, modes included
+    nothing = cont(work, "hooks", "uninstall")
+    assert (nothing.code, nothing.out) == (0, f"No git-continuity hooks in {folder}.\n")
+    assert folder_files(folder) == before
+
+
+def test_an_earlier_hook_kept_aside_twice_is_not_overwritten(started: Path) -> None:
+    folder = started / ".git" / "hooks"
+    (folder / "commit-msg").write_text(EARLIER_COMMIT_MSG)
+    (folder / "commit-msg.pre-continuity").write_text("#!/bin/sh\n# an older copy\n")
+    before = folder_files(folder)
+    refused = cont(started, "hooks", "install")
+    assert (refused.code, refused.out, refused.err) == (
+        2,
+        "",
+        f"git-continuity: error: {folder / 'commit-msg'} is not ours and {folder / 'commit-msg.pre-continuity'} "
+        "exists too; move one of them away first\n",
+    )
+    assert folder_files(folder) == before
+
+
+# -- post-commit: the provenance note ----------------------------------------------------------
+
+
+def test_post_commit_writes_the_provenance_note(gc: Cli, started: Path) -> None:
+    objective = "Fix the login loop"
+    gc.ok(started, "objective", "set", objective, "--why", "users bounce back to /login")
+    tid = gc.thread(started, "Ship the login fix", "tag:v1")
+    other = gc.thread(started, "Write the release note", "file:NOTES.md")
+    gc.ok(started, "hooks", "install")
+    env = {**os.environ, "GIT_CONTINUITY_SESSION": "s-2026-11-30", "GIT_CONTINUITY_AGENT": "claude-code"}
+    made = run(started, "git", "commit", "-q", "--allow-empty", "-m", f"Work on {tid}\n\nSee also {other}.", env=env)
+    assert (made.code, made.err) == (0, "")
+    head = git(started, "rev-parse", "HEAD")
+    state = git(started, "rev-parse", "refs/continuity/main")
+
+    (record,) = notes_of(started, head)
+    assert STAMP.fullmatch(record.pop("at"))
+    assert record == {
+        "kind": "provenance",
+        "stream": "main",
+        "state": state,
+        "objective": hashlib.sha256(objective.encode()).hexdigest()[:16],
+        "threads": [tid, other],
+        "session": "s-2026-11-30",
+        "agent": "claude-code",
+        "host": socket.gethostname(),
+    }
+    (line,) = git(started, "notes", "--ref=continuity", "show", head).splitlines()
+    assert git(started, "log", "-1", "--notes=continuity", "--format=%s%n%N") == f"Work on {tid}\n{line}"
+    assert f"\nNotes (continuity):\n    {line}\n" in git(started, "log", "-1", "--notes=continuity") + "\n"
+
+    shown = cont(started, "show", "HEAD", "--json")
+    assert shown.code == 0, shown.err
+    assert json.loads(shown.out) == {
+        "commit": head,
+        "summary": f"Work on {tid}",
+        "notes_ref": "refs/notes/continuity",
+        "records": [json.loads(line)],
+    }
+    digest = hashlib.sha256(objective.encode()).hexdigest()[:16]
+    at = json.loads(line)["at"]
+    assert cont(started, "show").out == (
+        f"commit {head}  Work on {tid}\n"
+        f"  provenance  made while stream main; state {state[:7]}; objective {digest}; threads {tid}, {other}; "
+        f"session s-2026-11-30; agent claude-code; host {socket.gethostname()}; at {at}\n"
+    )
+    # A commit made before the hooks were installed has no note; show says how one gets there.
+    first = git(started, "rev-parse", "HEAD~1")
+    assert cont(started, "show", "HEAD~1").out == (
+        f"commit {first}  first\n"
+        "  no continuity notes (refs/notes/continuity); commits get one while a stream is active "
+        "and the hooks are installed\n"
+    )
+
+
+def test_claims_naming_a_commit_are_noted_on_it(gc: Cli, started: Path) -> None:
+    """A claim and a thread's check alike: each is a claim that names the commit."""
+    head = commit(started, "Add the login form", {"login.html": "<form>\n"})
+    gc.ok(started, "claim", "add", "the form is committed", "--check", "commit:HEAD")
+    tid = gc.thread(started, "Ship the form", "reachable:HEAD@main")
+    claims = {c["text"]: c for c in json.loads(gc.ok(started, "status", "--json"))["claims"]}
+    expected = [
+        {
+            "kind": "claim",
+            "stream": "main",
+            "claim": claims[text]["id"],
+            "text": text,
+            "handle": claims[text]["handle"],
+            "at": claims[text]["added_at"],
+            "by": "Ada Agent <ada@example.com>",
+            **({"thread": tid} if claims[text]["thread"] else {}),
+        }
+        for text in ("the form is committed", "reachable:HEAD@main")
+    ]
+    assert [c["handle"] for c in expected] == [f"commit:{head}", f"reachable:{head}@refs/heads/main"]
+    records = json.loads(cont(started, "show", "--json").out)["records"]
+    assert sorted(records, key=lambda r: r["text"]) == sorted(expected, key=lambda r: r["text"])
+
+
+# -- pre-push: nothing that claims closure reaches a remote unverified -------------------------
+
+
+def test_pre_push_blocks_an_unverified_closing_commit_made_with_no_verify(
+    gc: Cli,
+    remote_and_clone: tuple[Path, Path],
+) -> None:
+    bare, work = remote_and_clone
+    gc.ok(work, "init")
+    gc.ok(work, "hooks", "install")
+    tid = gc.thread(work, "Tag the release", "tag:v1.0")
+    cid = gc.claim_id(work, "tag:v1.0")
+    commit(work, "Prepare the release", {"VERSION": "1.0\n"})
+    git(work, "commit", "-q", "--no-verify", "--allow-empty", "-m", f"Release 1.0; closes {tid}")
+    closing = git(work, "rev-parse", "HEAD")
+    remote_before = git(bare, "rev-parse", "main")
+
+    blocked = run(work, "git", "push", "origin", "main")
+    assert (blocked.code, blocked.out) == (1, "")
+    assert blocked.err == (
+        refusal(f"commit {closing[:7]}", tid, "Tag the release", untagged(cid, "v1.0"))
+        + f"error: failed to push some refs to '{bare}'\n"
+    )
+    assert git(bare, "rev-parse", "main") == remote_before
+    assert json.loads(gc.ok(work, "status", "--json"))["threads"][0]["status"] == "open"
+
+    git(work, "tag", "v1.0")
+    pushed = run(work, "git", "push", "origin", "main")
+    assert pushed.code == 0, pushed.err
+    assert pushed.err.startswith(
+        f'git-continuity: {tid} "Tag the release": every check verified now; the thread is done.\nTo {bare}\n'
+    )
+    assert git(bare, "rev-parse", "main") == closing
+    assert json.loads(gc.ok(work, "status", "--json"))["threads"][0]["status"] == "done"
+
+
+def test_pre_push_sees_every_ref_pushed(gc: Cli, remote_and_clone: tuple[Path, Path]) -> None:
+    bare, work = remote_and_clone
+    gc.ok(work, "init")
+    gc.ok(work, "hooks", "install")
+    tid = gc.thread(work, "Tag the release", "tag:v1.0")
+    git(work, "checkout", "-q", "-b", "release")
+    git(work, "commit", "-q", "--no-verify", "--allow-empty", "-m", f"Release 1.0; closes {tid}")
+    closing = git(work, "rev-parse", "HEAD")
+    git(work, "checkout", "-q", "main")
+    commit(work, "Unrelated work")
+    remote_before = git(bare, "for-each-ref")
+
+    blocked = run(work, "git", "push", "origin", "main", "release")
+    assert (blocked.code, blocked.err) == (
+        1,
+        refusal(f"commit {closing[:7]}", tid, "Tag the release", untagged(gc.claim_id(work, "tag:v1.0"), "v1.0"))
+        + f"error: failed to push some refs to '{bare}'\n",
+    )
+    assert git(bare, "for-each-ref") == remote_before
+
+
+def test_pre_push_lets_through_what_closes_nothing(gc: Cli, remote_and_clone: tuple[Path, Path]) -> None:
+    bare, work = remote_and_clone
+    gc.ok(work, "init")
+    gc.ok(work, "hooks", "install")
+    tid = gc.thread(work, "Tag the release", "tag:v1.0")
+    head = commit(work, f"Progress on {tid}: the changelog")
+    pushed = run(work, "git", "push", "-q", "origin", "main")
+    assert (pushed.code, pushed.err) == (0, "")
+    assert git(bare, "rev-parse", "main") == head
+
+
+# -- post-rewrite: notes and claims follow amend and rebase ------------------------------------
+
+
+def test_notes_and_claims_follow_an_amend(gc: Cli, started: Path) -> None:
+    gc.ok(started, "hooks", "install")
+    old = commit(started, "Add the login form", {"login.html": "<form>\n"})
+    gc.ok(started, "claim", "add", "the login form is committed", "--check", "commit:HEAD")
+    cid = gc.claim_id(started, "the login form is committed")
+    carried = notes_of(started, old)
+    assert sorted(r["kind"] for r in carried) == ["claim", "provenance"]
+    gc.ok(started, "journal", "add", "amending the form")  # the state moves on before the amend
+    state = git(started, "rev-parse", "refs/continuity/main")
+
+    amended = run(started, "git", "commit", "-q", "--amend", "-m", "Add the login form (with labels)")
+    assert (amended.code, amended.err) == (0, "")
+    new = git(started, "rev-parse", "HEAD")
+    assert new != old
+    records = notes_of(started, new)
+    made_now = [r for r in records if r["kind"] == "provenance" and r["state"] == state]
+    assert len(made_now) == 1 and STAMP.fullmatch(made_now[0].pop("at"))
+    assert made_now[0] == {"kind": "provenance", "stream": "main", "state": state, "objective": None,
+                           "threads": [], "host": socket.gethostname()}  # fmt: skip
+    expected = [*carried, {"kind": "rewritten", "from": old, "by": "amend"}]
+    assert sorted(
+        json.dumps(r, sort_keys=True) for r in records if r["kind"] != "provenance" or r["state"] != state
+    ) == (sorted(json.dumps(r, sort_keys=True) for r in expected))
+    assert notes_of(started, old) == carried  # the old commit keeps its own
+
+    claims = {c["id"]: c for c in json.loads(gc.ok(started, "status", "--json"))["claims"]}
+    assert (claims[cid]["handle"], claims[cid]["state"]) == (f"commit:{new}", "verified")
+    assert git(started, "log", "-1", "--format=%B", "refs/continuity/main") == (
+        f"rewrite (amend): claims follow {old[:7]} -> {new[:7]}\n\n{cid}: commit:{old} -> commit:{new}\n\n"
+        f"Host: {socket.gethostname()}"
+    )
+
+
+def test_notes_and_claims_follow_a_rebase(gc: Cli, started: Path) -> None:
+    gc.ok(started, "hooks", "install")
+    git(started, "checkout", "-q", "-b", "feature")
+    first = commit(started, "Add the login form", {"login.html": "<form>\n"})
+    gc.ok(started, "claim", "add", "the form is on the feature branch", "--check", "reachable:HEAD@feature")
+    cid = gc.claim_id(started, "the form is on the feature branch")
+    second = commit(started, "Add the labels", {"login.html": "<form><label>\n"})
+    before = {first: notes_of(started, first), second: notes_of(started, second)}
+    git(started, "checkout", "-q", "main")
+    commit(started, "Meanwhile on main", {"README": "hello again\n"})
+    git(started, "checkout", "-q", "feature")
+    gc.ok(started, "journal", "add", "rebasing on main")  # the state moves on before the rebase
+    state = git(started, "rev-parse", "refs/continuity/main")
+
+    rebased = run(started, "git", "rebase", "main")
+    assert rebased.code == 0, rebased.err
+    new_second = git(started, "rev-parse", "HEAD")
+    new_first = git(started, "rev-parse", "HEAD~1")
+    for old, new in ((first, new_first), (second, new_second)):
+        records = notes_of(started, new)
+        # The pick itself got a provenance note (git runs post-commit for picks)...
+        made_now = [r for r in records if r["kind"] == "provenance" and r["state"] == state]
+        assert len(made_now) == 1, records
+        # ...and everything the old commit had came along, with a record of the rewrite.
+        expected = [*before[old], {"kind": "rewritten", "from": old, "by": "rebase"}]
+        assert sorted(json.dumps(r, sort_keys=True) for r in records if r not in made_now) == sorted(
+            json.dumps(r, sort_keys=True) for r in expected
+        )
+    claims = {c["id"]: c for c in json.loads(gc.ok(started, "status", "--json"))["claims"]}
+    assert (claims[cid]["handle"], claims[cid]["state"]) == (f"reachable:{new_first}@refs/heads/feature", "verified")
+    assert git(started, "log", "-1", "--format=%B", "refs/continuity/main") == (
+        f"rewrite (rebase): claims follow {first[:7]} -> {new_first[:7]}, {second[:7]} -> {new_second[:7]}\n\n"
+        f"{cid}: reachable:{first}@refs/heads/feature -> "
+        f"reachable:{new_first}@refs/heads/feature\n\n"
+        f"Host: {socket.gethostname()}"
+    )
+
+
+# -- bad places to run in --------------------------------------------------------------------
+
+
+def test_hooks_in_a_repository_that_never_ran_init_pass_quietly(gc: Cli, remote_and_clone: tuple[Path, Path]) -> None:
+    bare, work = remote_and_clone
+    gc.ok(work, "hooks", "install")
+    for args in (
+        ("commit", "--allow-empty", "-m", "Fix login; closes t-k7m2qx"),
+        ("commit", "--allow-empty", "-m", "Plain work"),
+        ("commit", "--amend", "--allow-empty", "-m", "Plain work, amended"),
+        ("push", "-q", "origin", "main"),
+    ):
+        done = run(work, "git", *args)
+        assert (done.code, done.err) == (0, ""), args
+    assert git(bare, "rev-parse", "main") == git(work, "rev-parse", "HEAD")
+    assert git(work, "for-each-ref", "refs/continuity/", "refs/notes/") == ""
+    assert not (work / ".git" / "continuity").exists()
+
+
+def test_hooks_from_a_linked_worktree(gc: Cli, started: Path, tmp_path: Path) -> None:
+    gc.ok(started, "hooks", "install")
+    tid = gc.thread(started, "Tag it", "tag:v1")
+    cid = gc.claim_id(started, "tag:v1")
+    linked = tmp_path / "linked"
+    git(started, "worktree", "add", "-q", "-b", "side", str(linked))
+    state = git(started, "rev-parse", "refs/continuity/main")
+
+    blocked = run(linked, "git", "commit", "--allow-empty", "-m", f"closes {tid}")
+    assert (blocked.code, blocked.err) == (1, refusal("this commit", tid, "Tag it", untagged(cid, "v1")))
+    made = run(linked, "git", "commit", "-q", "--allow-empty", "-m", f"Side work for {tid}")
+    assert (made.code, made.err) == (0, "")
+    head = git(linked, "rev-parse", "HEAD")
+    (record,) = notes_of(started, head)  # the notes are shared with the main checkout
+    assert (record["kind"], record["state"], record["threads"]) == ("provenance", state, [tid])
+    assert json.loads(cont(linked, "show", "--json").out)["records"] == [record]
+    assert git(started, "rev-parse", "refs/continuity/main") == state
+
+    git(started, "tag", "v1")
+    closed = run(linked, "git", "commit", "-q", "--allow-empty", "-m", f"Tagged; closes {tid}")
+    assert (closed.code, closed.err) == (
+        0,
+        f'git-continuity: {tid} "Tag it": every check verified now; the thread is done.\n',
+    )
+    assert json.loads(gc.ok(started, "status", "--json"))["threads"][0]["status"] == "done"
+
+
+def test_a_command_check_runs_in_the_worktree_it_is_judged_from(gc: Cli, started: Path, tmp_path: Path) -> None:
+    gc.ok(started, "hooks", "install")
+    command = "test -f side.txt"
+    tid = gc.thread(started, "The side file is there", f"cmd:{command}")
+    gc.ok(started, "trust", "allow", command)
+    linked = tmp_path / "linked"
+    git(started, "worktree", "add", "-q", "-b", "side", str(linked))
+    commit(linked, "Add the side file", {"side.txt": "side\n"})
+
+    # The trust store is shared by the worktrees (it lives in the common git folder).
+    here = run(started, "git", "commit", "--allow-empty", "-m", f"closes {tid}")
+    assert here.code == 1 and "contradicted" in here.err and "exit 1 in " in here.err
+    there = run(linked, "git", "commit", "-q", "--allow-empty", "-m", f"closes {tid}")
+    assert (there.code, there.err) == (
+        0,
+        f'git-continuity: {tid} "The side file is there": every check verified now; the thread is done.\n',
+    )
+    tree = git(linked, "rev-parse", "HEAD^{tree}")
+    (claim,) = json.loads(gc.ok(linked, "status", "--json"))["claims"]
+    assert re.fullmatch(rf"exit 0 in \d+\.\ds on work tree {tree[:7]}", claim["observed"]), claim
+
+
+def test_hooks_with_a_detached_head(gc: Cli, started: Path) -> None:
+    gc.ok(started, "hooks", "install")
+    tid = gc.thread(started, "Tag it", "tag:v1")
+    cid = gc.claim_id(started, "tag:v1")
+    git(started, "checkout", "-q", "--detach")
+    head = git(started, "rev-parse", "HEAD")
+    blocked = run(started, "git", "commit", "--allow-empty", "-m", f"closes {tid}")
+    assert (blocked.code, blocked.err) == (1, refusal("this commit", tid, "Tag it", untagged(cid, "v1")))
+    assert git(started, "rev-parse", "HEAD") == head
+    made = run(started, "git", "commit", "-q", "--allow-empty", "-m", f"Detached work on {tid}")
+    assert (made.code, made.err) == (0, "")
+    (record,) = notes_of(started, "HEAD")
+    assert (record["kind"], record["threads"]) == ("provenance", [tid])
+    assert git(started, "symbolic-ref", "-q", "HEAD", check=False) == ""
+
+
+def test_a_closing_commit_replayed_by_a_rebase(gc: Cli, remote_and_clone: tuple[Path, Path]) -> None:
+    """git runs no commit-msg hook for the commits a rebase picks, so a closing claim made with
+    --no-verify is replayed; the state is not corrupted, and the push guard still holds."""
+    bare, work = remote_and_clone
+    gc.ok(work, "init")
+    gc.ok(work, "hooks", "install")
+    tid = gc.thread(work, "Tag it", "tag:v1")
+    cid = gc.claim_id(work, "tag:v1")
+    git(work, "checkout", "-q", "-b", "feature")
+    git(work, "commit", "-q", "--no-verify", "--allow-empty", "-m", f"Done; closes {tid}")
+    old = git(work, "rev-parse", "HEAD")
+    git(work, "checkout", "-q", "main")
+    commit(work, "Meanwhile on main", {"README": "hello again\n"})
+    git(work, "checkout", "-q", "feature")
+    state = git(work, "rev-parse", "refs/continuity/main")
+
+    rebased = run(work, "git", "rebase", "main")
+    assert rebased.code == 0, rebased.err
+    new = git(work, "rev-parse", "HEAD")
+    assert (git(work, "log", "-1", "--format=%s"), new != old) == (f"Done; closes {tid}", True)
+    # No claim named the old commit, so the rewrite left the state alone; it is well-formed.
+    assert git(work, "rev-parse", "refs/continuity/main") == state
+    checked = cont(work, "check")
+    assert (checked.code, checked.out) == (0, "The state is well-formed; every done thread still holds.\n")
+    assert json.loads(gc.ok(work, "status", "--json"))["threads"][0]["status"] == "open"
+    assert {"kind": "rewritten", "from": old, "by": "rebase"} in notes_of(work, new)
+
+    blocked = run(work, "git", "push", "origin", "feature")
+    assert blocked.code == 1
+    assert blocked.err == (
+        refusal(f"commit {new[:7]}", tid, "Tag it", untagged(cid, "v1"))
+        + f"error: failed to push some refs to '{bare}'\n"
+    )
+    assert git(bare, "branch", "--list", "feature") == ""
+
+
+def test_a_closing_commit_made_during_a_rebase_is_blocked(gc: Cli, started: Path) -> None:
+    gc.ok(started, "hooks", "install")
+    tid = gc.thread(started, "Tag it", "tag:v1")
+    cid = gc.claim_id(started, "tag:v1")
+    commit(started, "Second", {"b": "b\n"})
+    commit(started, "Third", {"c": "c\n"})
+    head = git(started, "rev-parse", "HEAD")
+    state = git(started, "rev-parse", "refs/continuity/main")
+    before = state_refs(started)
+
+    # `rebase -x` runs a command after each pick; this one commits a false closure.
+    stopped = run(
+        started, "git", "rebase", "HEAD~2", "--force-rebase", "-x", f"git commit --allow-empty -m 'closes {tid}'"
+    )
+    assert stopped.code == 1
+    progress, _, said = stopped.err.rpartition("\x1b[K")
+    assert progress.startswith("Rebasing (1/4)")
+    assert said.startswith(
+        f"Executing: git commit --allow-empty -m 'closes {tid}'\n"
+        + refusal("this commit", tid, "Tag it", untagged(cid, "v1"))
+        + f"warning: execution failed: git commit --allow-empty -m 'closes {tid}'\n"
+    )
+    assert (started / ".git" / "rebase-merge").is_dir()  # git stopped in the middle of the rebase
+    assert git(started, "log", "--format=%s", "-3") == "Second\nfirst"  # the exec's commit was not made
+    assert state_refs(started) == before
+    assert cont(started, "check").code == 0
+
+    git(started, "rebase", "--abort")
+    assert git(started, "rev-parse", "HEAD") == head
+    assert git(started, "rev-parse", "refs/continuity/main") == state
