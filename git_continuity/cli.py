@@ -15,8 +15,10 @@ Keep the working state of long, multi-session work inside the repository: the ob
 the next action, blockers, a journal, and claims whose handles re-derive them. The state
 lives on refs/continuity/<stream>; your branches, index and work tree are never touched.
 
-A new session starts with `git continuity status`: every claim's state is derived now
-(verified, contradicted, unknown, unchecked, stale or prose), never read from stored prose.
+A new session starts with `git continuity orient` and ends with `git continuity handoff`;
+every claim's state is derived now (verified, contradicted, unknown, unchecked, stale or
+prose), never read from stored prose. `git continuity agent install claude|codex` wires
+both into a coding agent's hooks.
 
 Exit status: 0 success, 1 a check failed, 2 bad input or malformed state (nothing written).
 """
