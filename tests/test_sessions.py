@@ -529,6 +529,43 @@ def test_malformed_state_is_named_in_the_brief_and_blocks_a_handoff(repo: Path) 
     assert git(repo, "rev-parse", "refs/continuity/main") == before
 
 
+def test_handoff_json_is_the_packet_as_stored_and_works_without_a_branch(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    git(tmp_path, "init", "-q", str(empty))
+    ok(empty, "init")
+    ok(empty, "objective", "set", "Start", "--why", "nothing here yet")
+    doc = json.loads(ok(empty, "handoff", "--json").out)  # checked against schema/handoff-output
+    assert doc["state"] == {"ref": "refs/continuity/main", "commit": git(empty, "rev-parse", "refs/continuity/main")}
+    assert doc["handoff"] == json.loads(git(empty, "show", f"refs/continuity/main:{doc['path']}"))
+    assert doc["handoff"]["baseline"] == {"kind": "none"}
+    assert doc["handoff"]["work_tree"] == {
+        "branch": "refs/heads/main",
+        "head": None,
+        "head_summary": None,
+        "staged": 0,
+        "unstaged": 0,
+        "untracked": 0,
+        "conflicted": 0,
+        "touched": 0,
+        "paths": [],
+        "stashes": [],
+    }
+    handed = ok(empty, "handoff").out
+    assert "## What this session did\n- no commits, claims or thread changes\n" in handed
+    assert "## Work tree\n- on branch main (no commits yet)\n- no uncommitted changes\n" in handed
+
+    first = commit(empty, "first")
+    git(empty, "checkout", "-q", "--detach")
+    assert f'## Work tree\n- detached HEAD at {first[:7]} "first"\n' in ok(empty, "orient").out
+
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    ok(bare, "init")
+    ok(bare, "objective", "set", "Keep state on a server", "--why", "no work tree there")
+    assert "## Work tree\n- bare repository: no work tree\n" in ok(bare, "handoff").out
+    assert json.loads(ok(bare, "orient", "--json").out)["work_tree"] is None
+
+
 # -- sessions -------------------------------------------------------------------------------
 
 
