@@ -138,3 +138,43 @@ def finish_blocker(doc: CommentedMap, blocker_id: str, at: str) -> None:
     for item in doc.get("blockers") or []:
         if item.get("id") == blocker_id:
             item["done_at"] = at
+
+
+def set_values(doc: CommentedMap, values: Mapping[str, Any]) -> None:
+    """Put merged values into a document, changing only what differs so that comments stay
+    where they are: mappings are updated in place, blockers kept in place by id."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if plain(doc.get("objective")) != values["objective"]:
+        current = doc.get("objective")
+        if isinstance(current, CommentedMap) and values["objective"] is not None:
+            _update_mapping(current, values["objective"])
+        else:
+            doc["objective"] = CommentedMap(values["objective"]) if values["objective"] is not None else None
+    if doc.get("next_action") != values["next_action"]:
+        doc["next_action"] = values["next_action"]
+    wanted = list(values["blockers"])
+    if plain(doc.get("blockers") or []) == wanted:
+        return
+    items = doc.get("blockers")
+    if not isinstance(items, CommentedSeq):
+        doc["blockers"] = CommentedSeq(CommentedMap(b) for b in wanted)
+        return
+    by_id = {b["id"]: b for b in wanted}
+    for index in reversed(range(len(items))):
+        if items[index].get("id") not in by_id:
+            del items[index]
+    present = {item.get("id") for item in items}
+    for item in items:
+        _update_mapping(item, by_id[item.get("id")])
+    for blocker in wanted:
+        if blocker["id"] not in present:
+            items.append(CommentedMap(blocker))
+
+
+def _update_mapping(target: CommentedMap, value: Mapping[str, Any]) -> None:
+    for key in [k for k in target if k not in value]:
+        del target[key]
+    for key, item in value.items():
+        if target.get(key) != item:
+            target[key] = item

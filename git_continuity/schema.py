@@ -39,11 +39,24 @@ def digest() -> str:
     return h.hexdigest()[:16]
 
 
+@functools.cache
+def _validator(name: str) -> Any:
+    """One validator per schema, built once: building it costs more than most validations.
+    Schemas refer to each other by ``$id`` (status embeds conflict records)."""
+    import jsonschema
+    from referencing import Registry, Resource
+
+    resources = [
+        (schema["$id"], Resource.from_contents(schema))
+        for schema in (load(p.name.removesuffix(".schema.json")) for p in sorted(_schema_dir().glob("*.schema.json")))
+        if "$id" in schema
+    ]
+    return jsonschema.Draft202012Validator(load(name), registry=Registry().with_resources(resources))
+
+
 def problems(name: str, data: Any) -> list[tuple[tuple[str | int, ...], str]]:
     """Each violation of schema ``name`` as (path to the bad key, message)."""
-    import jsonschema
-
-    validator = jsonschema.Draft202012Validator(load(name))
+    validator = _validator(name)
     found: list[tuple[tuple[str | int, ...], str]] = []
     for error in sorted(_leaves(validator.iter_errors(data)), key=lambda e: list(map(str, e.absolute_path))):
         path = tuple(error.absolute_path)
