@@ -30,6 +30,7 @@ handles (revisions are resolved to full ids when the claim is recorded):
   tag:<name>[=<rev>]                 the tag exists (and points at rev)
   file:<path>[@<rev>]                the path exists in rev's tree (HEAD now without rev)
   clean:                             the work tree has no uncommitted changes
+  cmd:<command>                      the command exits 0 (runs only once approved: trust allow)
   (git continuity plugins lists every scheme installed here)
 """
 
@@ -152,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     q.epilog = (q.epilog or "") + "\n\n" + HANDLES
     q.add_argument("text")
     q.add_argument("--check", metavar="HANDLE", help="how to re-derive it, e.g. pushed:HEAD@origin/main")
+    q.add_argument("--thread", metavar="ID", help="make it one of this thread's acceptance checks")
     q = _command(csub, "list", "every claim with its state now", "  git continuity claim list --json")
     q.add_argument(
         "--state",
@@ -160,6 +162,52 @@ def build_parser() -> argparse.ArgumentParser:
         help="only claims in this state (repeatable)",
     )
     _json_flag(q)
+
+    p = _command(
+        sub,
+        "thread",
+        "open pieces of work with acceptance checks; done only when every check verifies now",
+        '  git continuity thread add "Ship the login fix" --check pushed:HEAD@origin/main '
+        "--check 'cmd:python -m pytest -q'\n"
+        "  git continuity thread close t-k7m2qx",
+    )
+    tsub = p.add_subparsers(dest="action", metavar="<action>", required=True)
+    q = _command(
+        tsub,
+        "add",
+        "open a thread; each --check becomes one of its acceptance checks",
+        '  git continuity thread add "Ship the login fix" --check pushed:HEAD@origin/main '
+        "--check 'cmd:python -m pytest -q'",
+    )
+    q.add_argument("title")
+    q.add_argument("--check", action="append", metavar="HANDLE", help="an acceptance check (repeatable)")
+    q = _command(
+        tsub,
+        "set",
+        "park or reopen a thread (open, watching, blocked, waiting); done comes only from close",
+        "  git continuity thread set t-k7m2qx waiting",
+    )
+    q.add_argument("id")
+    q.add_argument("status", choices=["open", "watching", "blocked", "waiting", "done"])
+    q = _command(
+        tsub,
+        "close",
+        "close a thread if every check verifies now; exit 1 listing what does not",
+        "  git continuity thread close t-k7m2qx",
+    )
+    q.add_argument("id")
+    q.add_argument("--online", action="store_true", help="ask remotes and services themselves")
+
+    p = _command(
+        sub,
+        "check",
+        "the gate: the state is well-formed; with --closing, every open thread verifies now (exit 1 if not)",
+        "  git continuity check --closing          # what an agent's stop hook runs\n"
+        "  git continuity check --closing --json",
+    )
+    p.add_argument("--closing", action="store_true", help="every open thread's checks must verify now")
+    p.add_argument("--online", action="store_true", help="ask remotes and services themselves")
+    _json_flag(p)
 
     p = _command(
         sub,
@@ -188,6 +236,49 @@ def build_parser() -> argparse.ArgumentParser:
         '  git continuity journal add "login test passes locally; CI not run yet"',
     )
     q.add_argument("text")
+
+    p = _command(
+        sub,
+        "show",
+        "what the continuity notes say about a commit: why it exists, what was verified on it",
+        "  git continuity show HEAD\n  git log --notes=continuity   # the same notes in git's own log",
+    )
+    p.add_argument("rev", nargs="?", default="HEAD")
+    _json_flag(p)
+
+    p = _command(
+        sub,
+        "hooks",
+        "install or remove plain git hooks (closure guard, provenance notes, push guard, rewrites)",
+        "  git continuity hooks install\n  git continuity hooks uninstall",
+    )
+    hsub = p.add_subparsers(dest="action", metavar="<action>", required=True)
+    _command(
+        hsub,
+        "install",
+        "install the hooks (respects core.hooksPath; chains to existing hooks)",
+        "  git continuity hooks install",
+    )
+    _command(hsub, "uninstall", "remove the hooks and restore what they chained to", "  git continuity hooks uninstall")
+
+    p = _command(
+        sub,
+        "trust",
+        "approve exact commands that cmd: checks may run on this machine",
+        "  git continuity trust allow 'python -m pytest -q'\n  git continuity trust list",
+    )
+    rsub = p.add_subparsers(dest="action", metavar="<action>", required=True)
+    q = _command(
+        rsub,
+        "allow",
+        "approve one exact command here (never synced)",
+        "  git continuity trust allow 'python -m pytest -q'",
+    )
+    q.add_argument("command_text", metavar="COMMAND")
+    q = _command(rsub, "revoke", "withdraw an approval", "  git continuity trust revoke 'python -m pytest -q'")
+    q.add_argument("command_text", metavar="COMMAND")
+    q = _command(rsub, "list", "the commands approved here", "  git continuity trust list --json")
+    _json_flag(q)
 
     p = _command(sub, "log", "the history of the state ref: one line per change", "  git continuity log -n 10")
     p.add_argument("-n", type=int, dest="count", help="how many changes (default: all)")
@@ -247,8 +338,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _dispatch(args: argparse.Namespace) -> int:
-    command = args.command
+def _run(args: argparse.Namespace) -> int:
+    """Import only the command that runs (imports are most of a hook's or status's time)."""
+    command, action = args.command, getattr(args, "action", None)
     if command == "demo":
         from git_continuity.commands import demo
 
@@ -260,9 +352,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
     from git_continuity import repo as git
 
-    repo = git.open_repo()
-    stream = args.stream
-    table: dict[str, Callable[[], int]] = {}
+    repo, stream = git.open_repo(), args.stream
     if command == "init":
         from git_continuity.commands import init
 
@@ -285,47 +375,72 @@ def _dispatch(args: argparse.Namespace) -> int:
     if command == "objective":
         from git_continuity.commands import objective
 
-        table = {
-            "set": lambda: objective.set_objective(repo, stream=stream, text=args.text, why=args.why),
-            "log": lambda: objective.objective_log(repo, stream=stream, as_json=args.json),
-        }
-    elif command == "next":
+        if action == "set":
+            return objective.set_objective(repo, stream=stream, text=args.text, why=args.why)
+        return objective.objective_log(repo, stream=stream, as_json=args.json)
+    if command == "next":
         from git_continuity.commands import next as next_
 
         return next_.next_action(repo, stream=stream, text=args.text)
-    elif command == "blocker":
+    if command == "blocker":
         from git_continuity.commands import blocker
 
-        table = {
-            "add": lambda: blocker.add(repo, stream=stream, text=args.text),
-            "done": lambda: blocker.done(repo, stream=stream, blocker_id=args.id),
-        }
-    elif command == "claim":
+        if action == "add":
+            return blocker.add(repo, stream=stream, text=args.text)
+        return blocker.done(repo, stream=stream, blocker_id=args.id)
+    if command == "claim":
         from git_continuity.commands import claim
 
-        table = {
-            "add": lambda: claim.add(repo, stream=stream, text=args.text, check=args.check),
-            "list": lambda: claim.list_claims(repo, stream=stream, as_json=args.json, states=args.state),
-        }
-    elif command == "verify":
+        if action == "add":
+            return claim.add(repo, stream=stream, text=args.text, check=args.check, thread=args.thread)
+        return claim.list_claims(repo, stream=stream, as_json=args.json, states=args.state)
+    if command == "thread":
+        from git_continuity.commands import thread
+
+        if action == "add":
+            return thread.add(repo, stream=stream, title=args.title, checks=args.check or [])
+        if action == "set":
+            return thread.set_status(repo, stream=stream, thread_id=args.id, status=args.status)
+        return thread.close(repo, stream=stream, thread_id=args.id, online=args.online)
+    if command == "verify":
         from git_continuity.commands import verify
 
         return verify.verify_claims(repo, stream=stream, ids=args.ids, online=args.online, as_json=args.json)
-    elif command == "journal":
+    if command == "check":
+        from git_continuity.commands import check
+
+        return check.check(repo, stream=stream, closing=args.closing, online=args.online, as_json=args.json)
+    if command == "journal":
         from git_continuity.commands import journal
 
-        if args.action == "add":
+        if action == "add":
             return journal.add(repo, stream=stream, text=args.text)
         return journal.show(repo, stream=stream, count=None if args.all else args.count, as_json=args.json)
-    elif command == "log":
+    if command == "log":
         from git_continuity.commands import log
 
         return log.log(repo, stream=stream, count=args.count, as_json=args.json)
-    elif command == "edit":
+    if command == "show":
+        from git_continuity.commands import show
+
+        return show.show(repo, rev=args.rev, as_json=args.json)
+    if command == "edit":
         from git_continuity.commands import edit
 
         return edit.edit(repo, stream=stream)
-    return table[args.action]()
+    if command == "hooks":
+        from git_continuity.commands import hooks
+
+        return hooks.install(repo) if action == "install" else hooks.uninstall(repo)
+    if command == "trust":
+        from git_continuity.commands import trust
+
+        if action == "allow":
+            return trust.allow(repo, command=args.command_text)
+        if action == "revoke":
+            return trust.revoke(repo, command=args.command_text)
+        return trust.list_trusted(repo, as_json=args.json)
+    raise AssertionError(f"no dispatch for {command}")  # test_cli checks every command has one
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -335,7 +450,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return _dispatch(args)
+        return _run(args)
     except UserError as error:
         print(f"git-continuity: error: {error}", file=sys.stderr)
         return error.exit_code

@@ -116,60 +116,139 @@ def dump(doc: CommentedMap) -> bytes:
     return out.getvalue().encode()
 
 
+def _last_entry(parent: Any, key: Any) -> tuple[Any, Any]:
+    """Where ruamel keeps a comment written after the value at ``parent[key]``: on the
+    deepest last entry of that value (or on the key itself when the value is a scalar)."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    node = parent[key]
+    while isinstance(node, (CommentedMap, CommentedSeq)) and len(node):
+        parent, key = node, (list(node)[-1] if isinstance(node, CommentedMap) else len(node) - 1)
+        node = parent[key]
+    return parent, key
+
+
+def _slot(parent: Any) -> int:
+    from ruamel.yaml.comments import CommentedMap
+
+    return 2 if isinstance(parent, CommentedMap) else 0  # ruamel's place for a post comment
+
+
+def _pop_following(parent: Any, key: Any) -> str | None:
+    """Take the comment lines that follow the value at ``parent[key]`` (an inline comment on
+    its last line stays where it is)."""
+    holder, at = _last_entry(parent, key)
+    entry = holder.ca.items.get(at)
+    token = entry[_slot(holder)] if entry else None
+    if token is None:
+        return None
+    inline, _, following = token.value.partition("\n")
+    if not following:
+        return None
+    if inline.strip():
+        token.value = inline + "\n"
+    else:
+        entry[_slot(holder)] = None
+    return str(following)
+
+
+def _put_following(parent: Any, key: Any, following: str) -> None:
+    from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    holder, at = _last_entry(parent, key)
+    entry = holder.ca.items.setdefault(at, [None] * (4 if isinstance(holder, CommentedMap) else 2))
+    token = entry[_slot(holder)]
+    if token is None:
+        entry[_slot(holder)] = CommentToken("\n" + following, CommentMark(0), None)
+    else:
+        token.value = token.value.rstrip("\n") + "\n" + following
+
+
+def _change(parent: Any, key: Any, change: Any) -> None:
+    """Apply ``change`` to the value at ``parent[key]`` keeping the comment lines a person
+    wrote after that value after it. ruamel keeps them on the value's last entry, so a
+    value that grows (a blocker added, ``done_at`` set, an objective that was empty) would
+    otherwise carry them into its middle: a comment at the end of the file would land inside
+    the last blocker."""
+    present = key < len(parent) if isinstance(parent, list) else key in parent
+    last = (len(parent) - 1 if isinstance(parent, list) else list(parent)[-1]) if len(parent) else None
+    anchor = key if present else last
+    following = _pop_following(parent, anchor) if anchor is not None else None
+    change()
+    if following:
+        _put_following(parent, key, following)
+
+
 def set_objective(doc: CommentedMap, objective: Objective) -> None:
     from ruamel.yaml.comments import CommentedMap
 
-    doc["objective"] = CommentedMap(to_json(objective))
+    _change(doc, "objective", lambda: doc.__setitem__("objective", CommentedMap(to_json(objective))))
 
 
 def set_next_action(doc: CommentedMap, text: str) -> None:
-    doc["next_action"] = text
+    _change(doc, "next_action", lambda: doc.__setitem__("next_action", text))
 
 
 def add_blocker(doc: CommentedMap, blocker: Blocker) -> None:
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-    if doc.get("blockers") is None:
-        doc["blockers"] = CommentedSeq()
-    doc["blockers"].append(CommentedMap(to_json(blocker)))
+    def add() -> None:
+        if doc.get("blockers") is None:
+            doc["blockers"] = CommentedSeq()
+        doc["blockers"].append(CommentedMap(to_json(blocker)))
+
+    _change(doc, "blockers", add)
 
 
 def finish_blocker(doc: CommentedMap, blocker_id: str, at: str) -> None:
-    for item in doc.get("blockers") or []:
+    blockers = doc.get("blockers") or []
+    for index, item in enumerate(blockers):
         if item.get("id") == blocker_id:
-            item["done_at"] = at
+            _change(doc, "blockers", lambda: _change(blockers, index, lambda: item.__setitem__("done_at", at)))
 
 
 def set_values(doc: CommentedMap, values: Mapping[str, Any]) -> None:
-    """Put merged values into a document, changing only what differs so that comments stay
-    where they are: mappings are updated in place, blockers kept in place by id."""
+    """Put merged values (objective, next_action, blockers as a list) into a document,
+    changing only what differs so comments stay where they are: mappings are updated in
+    place, blockers kept in place by id, new ones appended."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-    if plain(doc.get("objective")) != values["objective"]:
-        current = doc.get("objective")
-        if isinstance(current, CommentedMap) and values["objective"] is not None:
-            _update_mapping(current, values["objective"])
-        else:
-            doc["objective"] = CommentedMap(values["objective"]) if values["objective"] is not None else None
+    objective = values["objective"]
+    if plain(doc.get("objective")) != objective:
+
+        def set_objective() -> None:
+            current = doc.get("objective")
+            if isinstance(current, CommentedMap) and objective is not None:
+                _update_mapping(current, objective)
+            else:
+                doc["objective"] = CommentedMap(objective) if objective is not None else None
+
+        _change(doc, "objective", set_objective)
     if doc.get("next_action") != values["next_action"]:
-        doc["next_action"] = values["next_action"]
+        _change(doc, "next_action", lambda: doc.__setitem__("next_action", values["next_action"]))
     wanted = list(values["blockers"])
     if plain(doc.get("blockers") or []) == wanted:
         return
-    items = doc.get("blockers")
-    if not isinstance(items, CommentedSeq):
-        doc["blockers"] = CommentedSeq(CommentedMap(b) for b in wanted)
-        return
-    by_id = {b["id"]: b for b in wanted}
-    for index in reversed(range(len(items))):
-        if items[index].get("id") not in by_id:
-            del items[index]
-    present = {item.get("id") for item in items}
-    for item in items:
-        _update_mapping(item, by_id[item.get("id")])
-    for blocker in wanted:
-        if blocker["id"] not in present:
-            items.append(CommentedMap(blocker))
+
+    def set_blockers() -> None:
+        items = doc.get("blockers")
+        if not isinstance(items, CommentedSeq):
+            doc["blockers"] = CommentedSeq(CommentedMap(b) for b in wanted)
+            return
+        by_id = {b["id"]: b for b in wanted}
+        for index in reversed(range(len(items))):
+            if items[index].get("id") not in by_id:
+                del items[index]
+        present = {item.get("id") for item in items}
+        for item in items:
+            _update_mapping(item, by_id[item.get("id")])
+        for blocker in wanted:
+            if blocker["id"] not in present:
+                items.append(CommentedMap(blocker))
+
+    _change(doc, "blockers", set_blockers)
 
 
 def _update_mapping(target: CommentedMap, value: Mapping[str, Any]) -> None:

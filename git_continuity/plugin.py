@@ -16,12 +16,13 @@ from datetime import datetime
 import pluggy
 
 from git_continuity.model import Handle, Observation
+from git_continuity.policy import Policy
 from git_continuity.repo import Repo
 
 PROJECT = "git_continuity"
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
-__all__ = ["Handle", "Observation", "Repo", "Scheme", "VerifyContext", "hookimpl"]
+__all__ = ["Handle", "Observation", "Policy", "Repo", "Scheme", "VerifyContext", "hookimpl"]
 
 
 @dataclass(frozen=True)
@@ -43,5 +44,6 @@ class VerifyContext:
     repo: Repo
     now: datetime
     online: bool = False  # ask remotes and services themselves, not local copies
-    timeout: float = 10.0  # seconds, per network request or command
+    timeout: float = 10.0  # seconds, per network request
+    policy: Policy = field(default_factory=Policy)  # the repository's .continuity.yaml
     notes: list[str] = field(default_factory=list)  # warnings for the user, e.g. a stale fetch

@@ -10,7 +10,17 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from git_continuity.model import STATES, JournalEntry, Objective, ObjectiveChange, Packet, ago, parse_stamp, shown
+from git_continuity.model import (
+    STATES,
+    JournalEntry,
+    Objective,
+    ObjectiveChange,
+    Packet,
+    Thread,
+    ago,
+    parse_stamp,
+    shown,
+)
 from git_continuity.tracking import Standing
 from git_continuity.verify import Assessed
 
@@ -40,6 +50,17 @@ def claim_json(a: Assessed) -> dict[str, Any]:
         "checked_at": a.derived.checked_at,
         "added_at": c.added_at,
         "added_by": c.added_by,
+    }
+
+
+def thread_json(thread: Thread, checks: Sequence[Assessed]) -> dict[str, Any]:
+    return {
+        "id": thread.id,
+        "title": thread.title,
+        "status": thread.status,
+        "added_at": thread.added_at,
+        "closed_at": thread.closed_at,
+        "checks": [claim_json(a) for a in checks],
     }
 
 
@@ -87,9 +108,9 @@ def claim_lines(assessed: Sequence[Assessed]) -> list[str]:
         c = a.claim
         lines.append(f"  {a.derived.state.ljust(width)}  {c.id}  {c.text}")
         pad = " " * (width + 4)
-        if c.handle:
+        if c.handle and c.handle != c.text:
             lines.append(f"{pad}{abbreviate(c.handle)}")
-        lines.append(f"{pad}{a.derived.observed}")
+        lines.append(_indent(a.derived.observed, pad))
     return lines
 
 
@@ -100,6 +121,7 @@ def status_text(
     packet: Packet | None,
     objective_changes: int,
     assessed: Sequence[Assessed],
+    threads: Sequence[tuple[Thread, Sequence[Assessed]]],
     journal: Sequence[JournalEntry],
     journal_total: int,
     warnings: Sequence[str],
@@ -131,10 +153,25 @@ def status_text(
     if conflicts:
         out += ["", f"Conflicts ({len(conflicts)} to look at; git continuity conflict dismiss ID once looked at)"]
         out += conflict_lines(conflicts)
+    active = [(t, c) for t, c in threads if t.status != "done"]
+    if threads:
+        out += ["", f"Threads ({len(active)} not done, {len(threads) - len(active)} done)"]
+        for thread, checks in threads:
+            good = sum(1 for a in checks if a.derived.state == "verified")
+            out.append(
+                f"  {thread.status.ljust(8)}  {thread.id}  {thread.title}  ({good} of {len(checks)} checks verified)"
+            )
+            if thread.status != "done":
+                out += ["    " + line for line in claim_lines(checks)]
+    loose = [a for a in assessed if a.claim.thread is None]
     tally = counts(assessed)
     summary = ", ".join(f"{n} {s}" for s, n in tally.items() if n)
     out += ["", f"Claims ({summary or 'none'}; states derived now, not stored)"]
-    out += claim_lines(assessed) or ['  none: git continuity claim add "…" --check HANDLE']
+    out += claim_lines(loose) or (
+        ["  (all are thread checks, shown above)"]
+        if assessed
+        else ['  none: git continuity claim add "…" --check HANDLE']
+    )
     how_many = f"latest {len(journal)} of {journal_total}" if journal_total > len(journal) else str(journal_total)
     out += ["", f"Journal ({how_many}: git continuity journal)"]
     out += [f"  {shown(e.at)}  {e.text}" for e in journal] or ["  empty"]

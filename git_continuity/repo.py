@@ -92,6 +92,10 @@ def _ident(repo: Repo) -> tuple[str, str]:
     return name, email
 
 
+def config_value(repo: Repo, key: str) -> str | None:
+    return _config(repo, key)
+
+
 def identity(repo: Repo) -> str:
     """``Name <email>``, recorded as who made each entry."""
     name, email = _ident(repo)
@@ -303,6 +307,7 @@ class CommitInfo:
     author: str
     time: datetime
     tree: Oid
+    authored: datetime
 
 
 def commit_info(repo: Repo, oid: Oid) -> CommitInfo:
@@ -314,6 +319,7 @@ def commit_info(repo: Repo, oid: Oid) -> CommitInfo:
         f"{c.author.name} <{c.author.email}>",
         datetime.fromtimestamp(c.commit_time, timezone.utc),
         Oid(str(c.tree_id)),
+        datetime.fromtimestamp(c.author.time, timezone.utc),
     )
 
 
@@ -594,3 +600,48 @@ def write_notes_tree(repo: Repo, notes: Mapping[Oid, Oid]) -> Oid:
     for annotated, note in sorted(notes.items()):
         builder.insert(annotated, pygit2.Oid(hex=note), pygit2.GIT_FILEMODE_BLOB)
     return Oid(str(builder.write()))
+
+
+# -- the work tree --------------------------------------------------------------------------
+
+
+def worktree_tree(repo: Repo) -> Oid | None:
+    """The tree the work tree holds right now, uncommitted and untracked (not ignored) files
+    included; None in a bare repository. Evidence from a command records it, so the
+    evidence turns stale when the files change.
+
+    Built in the in-memory copy of the index and then discarded: the index file on disk is
+    never written.
+    """
+    if repo.work_dir is None:
+        return None
+    index = repo.git.index
+    try:
+        index.add_all()
+        for path, flag in repo.git.status(untracked_files="no").items():
+            if flag & pygit2.GIT_STATUS_WT_DELETED:
+                index.remove(path)
+        return Oid(str(index.write_tree()))
+    finally:
+        index.read(True)
+
+
+def head_reflog(repo: Repo, count: int) -> list[tuple[Oid, Oid, str]]:
+    """The latest HEAD reflog entries as (old, new, message), newest first."""
+    try:
+        entries = list(repo.git.references["HEAD"].log())[:count]
+    except (KeyError, pygit2.GitError):
+        return []
+    return [(Oid(str(e.oid_old)), Oid(str(e.oid_new)), e.message or "") for e in entries]
+
+
+def only_in(repo: Repo, tip: Oid, hidden: Oid, limit: int = 1000) -> list[CommitInfo]:
+    """Commits reachable from tip but not from hidden, newest first (at most limit)."""
+    walker = repo.git.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL)
+    walker.hide(pygit2.Oid(hex=hidden))
+    found = []
+    for c in walker:
+        found.append(commit_info(repo, Oid(str(c.id))))
+        if len(found) >= limit:
+            break
+    return found

@@ -401,6 +401,40 @@ def _validate_change(snap: Snapshot, change: Change) -> None:
         snap.cache.add([git.write_blob(snap.repo, data)])
 
 
+def require_well_formed(snap: Snapshot, *, replacing: str | None = None) -> None:
+    """Refuse to go on from malformed state, naming every bad file (except ``replacing``)."""
+    problems = [p for p in all_problems(snap) if not (replacing and p.startswith(replacing))]
+    if problems:
+        raise UserError(
+            f"the state on {snap.ref} is malformed; nothing was written:\n  "
+            + "\n  ".join(problems)
+            + "\nFix it with git continuity edit (the packet), or see git continuity log."
+        )
+
+
+def remember_active(snap: Snapshot) -> dict[str, Any]:
+    """Leave ``.git/continuity/active/<stream>.json`` (state commit, objective digest) for the
+    post-commit hook, which must not pay for pygit2 on every commit."""
+    import hashlib
+
+    packet = read_packet(snap)
+    text = packet.objective.text if packet and packet.objective else None
+    data = {
+        "stream": snap.stream,
+        "state": snap.commit,
+        "objective": hashlib.sha256(text.encode()).hexdigest()[:16] if text else None,
+    }
+    try:
+        path = snap.repo.local_dir / "active" / f"{snap.stream}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(".tmp")
+        partial.write_text(json.dumps(data) + "\n")
+        partial.replace(path)
+    except OSError:
+        pass  # the hook recomputes it
+    return data
+
+
 def update(
     repo: Repo,
     stream: str,
@@ -420,13 +454,7 @@ def update(
         snap = snapshot(repo, stream)
         if not create:
             require_state(snap)
-        problems = [p for p in all_problems(snap) if not (replacing and p.startswith(replacing))]
-        if problems:
-            raise UserError(
-                f"the state on {ref} is malformed; nothing was written:\n  "
-                + "\n  ".join(problems)
-                + "\nFix it with git continuity edit (the packet), or see git continuity log."
-            )
+        require_well_formed(snap, replacing=replacing)
         change = make(snap)
         _validate_change(snap, change)
         tree = git.write_tree(repo, snap.tree, change.files)
@@ -441,5 +469,7 @@ def update(
             continue
         snap.cache.add([tree])
         snap.cache.save()
-        return Snapshot(repo, stream, commit, tree, validity=snap.cache)
+        after = Snapshot(repo, stream, commit, tree, validity=snap.cache)
+        remember_active(after)
+        return after
     raise UserError(f"{ref} kept moving under {MAX_TRIES} tries; nothing was written. Try again.")

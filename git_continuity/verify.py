@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import pluggy
 
@@ -25,11 +25,9 @@ from git_continuity.model import (
     parse_handle,
     stamp,
 )
-from git_continuity.plugin import PROJECT, Scheme, VerifyContext
+from git_continuity.plugin import PROJECT, Policy, Scheme, VerifyContext
 
-DEFAULT_PLUGINS = ("git_continuity.verifiers.git",)
-# How long recorded evidence of a non-live handle is trusted before it turns stale.
-EVIDENCE_MAX_AGE = timedelta(hours=24)
+DEFAULT_PLUGINS = ("git_continuity.verifiers.git", "git_continuity.verifiers.cmd")
 
 
 @functools.cache
@@ -76,6 +74,14 @@ def plugins() -> tuple[PluginInfo, ...]:
 
 def schemes() -> dict[str, tuple[PluginInfo, Scheme]]:
     return {s.name: (p, s) for p in plugins() for s in p.schemes}
+
+
+def is_live(claim: Claim) -> bool:
+    """Whether the claim's handle is local and cheap enough to re-check on every read."""
+    if claim.handle is None:
+        return False
+    owner = schemes().get(parse_handle(claim.handle).scheme)
+    return owner is not None and owner[1].live
 
 
 def resolve(repo: git.Repo, text: str) -> Handle:
@@ -132,30 +138,69 @@ class Assessed:
     observation: Observation | None  # set when dereferenced in this process
 
 
+class _Now:
+    """What evidence may have depended on, looked up once and only when asked."""
+
+    def __init__(self, repo: git.Repo) -> None:
+        self.repo = repo
+        self.values: dict[str, str | None] = {}
+
+    def moved(self, evidence: Evidence) -> dict[str, str | None]:
+        for key in evidence.depends_on:
+            if key not in self.values:
+                if key == "worktree":
+                    self.values[key] = git.worktree_tree(self.repo)
+                elif key.startswith("refs/"):
+                    self.values[key] = git.ref_target(self.repo, key)
+        return {k: self.values[k] for k in evidence.depends_on if k in self.values}
+
+
 def assess(
     snap: store.Snapshot,
     claims: Sequence[Claim],
     *,
     at: datetime,
+    policy: Policy,
     dereference_all: bool = False,
     online: bool = False,
+    reuse_fresh: bool = False,
 ) -> list[Assessed]:
-    """Every claim's state now: live handles (and all, when asked) are dereferenced; the
-    rest are judged from their last evidence."""
+    """Every claim's state now.
+
+    Live handles (cheap, local) are always dereferenced; the rest are judged from their last
+    evidence, or dereferenced too when ``dereference_all``. With ``reuse_fresh``, a check
+    whose last evidence is verified and still fresh (nothing it depended on moved) is not run
+    again: how a gate avoids running the same test suite twice on the same tree.
+    """
     live_schemes = {name for name, (_, s) in schemes().items() if s.live}
     handles = {c.id: parse_handle(c.handle) for c in claims if c.handle}
-    now_checked = {h for h in handles.values() if dereference_all or h.scheme in live_schemes}
-    context = VerifyContext(snap.repo, at, online=online)
-    observed = dereference(now_checked, context) if now_checked else {}
+    current = _Now(snap.repo)
+
+    def judged(claim: Claim, live: Observation | None) -> Derived:
+        evidence = None if live or claim.handle is None else store.latest_evidence(snap, claim.id)
+        moved = current.moved(evidence) if evidence else {}
+        scheme = handles[claim.id].scheme if claim.id in handles else ""
+        return derive_state(claim, live, evidence, at=at, moved=moved, max_age=policy.max_age(scheme))
+
+    settled: dict[str, Derived] = {}
+    wanted: set[Handle] = set()
+    for claim in claims:
+        handle = handles.get(claim.id)
+        if handle is None or not (dereference_all or handle.scheme in live_schemes):
+            continue
+        if reuse_fresh and handle.scheme not in live_schemes:
+            derived = judged(claim, None)
+            if derived.state == "verified":
+                settled[claim.id] = derived
+                continue
+        wanted.add(handle)
+    context = VerifyContext(snap.repo, at, online=online, policy=policy)
+    observed = dereference(wanted, context) if wanted else {}
     out = []
     for claim in claims:
         handle = handles.get(claim.id)
-        live = observed.get(handle) if handle else None
-        evidence = None if live or handle is None else store.latest_evidence(snap, claim.id)
-        moved: dict[str, str | None] = {}
-        if evidence:
-            moved = {k: git.ref_target(snap.repo, k) for k in evidence.depends_on if k.startswith("refs/")}
-        derived = derive_state(claim, live, evidence, at=at, moved=moved, max_age=EVIDENCE_MAX_AGE)
+        live = observed.get(handle) if handle in wanted else None
+        derived = settled.get(claim.id) or judged(claim, live)
         out.append(Assessed(claim, derived, live))
     return out
 

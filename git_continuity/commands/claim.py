@@ -1,18 +1,27 @@
 from __future__ import annotations
 
-from git_continuity import render, store, verify
+import re
+
+from git_continuity import notes, policy, render, store, verify
 from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, new_id, now, stamp
 from git_continuity.repo import Repo
 
+FULL_OID = re.compile(r"\b[0-9a-f]{40}\b")
 
-def add(repo: Repo, *, stream: str, text: str, check: str | None) -> int:
-    """Record a claim; its handle is validated and resolved to full ids first."""
+
+def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | None = None) -> int:
+    """Record a claim; its handle is validated and resolved to full ids first. A claim with
+    --thread is one of that thread's acceptance checks; commits its handle names get a note."""
     text = text.strip()
     if not text:
         raise UserError("claim add needs a non-empty statement")
-    store.require_state(store.snapshot(repo, stream))
+    first = store.snapshot(repo, stream)
+    store.require_state(first)
+    if thread is not None and thread not in store.read_threads(first):
+        known = ", ".join(sorted(store.read_threads(first))) or "none"
+        raise UserError(f"no thread {thread!r} in stream '{stream}' (threads: {known})")
     handle = verify.resolve(repo, check).text if check is not None else None
     moment = now()
     made: list[Claim] = []
@@ -27,6 +36,7 @@ def add(repo: Repo, *, stream: str, text: str, check: str | None) -> int:
             added_by=git.identity(repo),
             host=git.hostname(),
             written=check if check is not None and check != handle else None,
+            thread=thread,
         )
         made[:] = [claim]
         body = f"\n\nhandle: {handle}" if handle else "\n\nprose: no handle"
@@ -36,12 +46,27 @@ def add(repo: Repo, *, stream: str, text: str, check: str | None) -> int:
 
     snap = store.update(repo, stream, make)
     claim = made[0]
+    named = [oid for oid in FULL_OID.findall(claim.handle or "") if git.has_commit(repo, git.Oid(oid))]
+    for oid in dict.fromkeys(named):
+        notes.add(
+            repo,
+            git.Oid(oid),
+            {
+                "kind": "claim",
+                "stream": stream,
+                "claim": claim.id,
+                "text": text,
+                "handle": claim.handle,
+                "at": claim.added_at,
+                "by": claim.added_by,
+            },
+        )
     print(f"Recorded claim {claim.id}: {text}")
     if claim.handle is None:
         print("  prose: no handle, so it is shown but never trusted (add one with --check HANDLE)")
         return 0
     print(f"  handle  {claim.handle}" + (f"  (as written: {claim.written})" if claim.written else ""))
-    (assessed,) = verify.assess(snap, [claim], at=now())
+    (assessed,) = verify.assess(snap, [claim], at=now(), policy=policy.load(repo.work_dir))
     print(f"  now     {assessed.derived.state}: {assessed.derived.observed}")
     return 0
 
@@ -50,7 +75,7 @@ def list_claims(repo: Repo, *, stream: str, as_json: bool, states: list[str] | N
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
     claims = sorted(store.read_claims(snap).values(), key=lambda c: (c.added_at, c.id))
-    assessed = verify.assess(snap, claims, at=now())
+    assessed = verify.assess(snap, claims, at=now(), policy=policy.load(repo.work_dir))
     if states:
         assessed = [a for a in assessed if a.derived.state in states]
     if as_json:

@@ -74,6 +74,14 @@ def demo(*, keep: bool) -> int:
 
 
 def tour(t: Tour) -> None:
+    """The chapters, in order; each builds on the repositories the one before left."""
+    truth(t)
+    closure(t)
+    t.say("Next steps in your own repository: git continuity init, then git continuity -h.")
+
+
+def truth(t: Tour) -> None:
+    """A session's push is rejected; a fresh session sees the truth, not the stored prose."""
     t.say(
         f"git-continuity demo, in a throwaway folder {t.root}\n"
         "A bare repository stands in for the server; 'work' is the agent's clone, 'mate' a teammate's."
@@ -154,4 +162,57 @@ def tour(t: Tour) -> None:
     t.run("work", "git", "continuity", "log", "-n", "5")
     t.run("work", "git", "status", "--short", "--branch")
 
-    t.say("Next steps in your own repository: git continuity init, then git continuity --help.")
+
+def closure(t: Tour) -> None:
+    """ "Done" means verified: a thread closes only when every check verifies now."""
+    t.say(
+        "Session 3: 'done' means verified. The agent installs the hooks and opens a thread whose\n"
+        "acceptance checks are the release tag, the push, and the test suite:"
+    )
+    (t.root / "work" / "test_app.py").write_text(
+        "import unittest\n\n\nclass Login(unittest.TestCase):\n"
+        "    def test_no_loop(self):\n        self.assertTrue(True)\n"
+    )
+    t.run("work", "git", "add", "test_app.py", show=False)
+    t.run("work", "git", "commit", "-q", "-m", "Add the login test", show=False)
+    t.run("work", "git", "continuity", "hooks", "install")
+    out = t.run(
+        "work",
+        "git",
+        "continuity",
+        "thread",
+        "add",
+        "Release v1.2",
+        "--check",
+        "tag:v1.2=HEAD",
+        "--check",
+        "pushed:HEAD@origin/main",
+        "--check",
+        "cmd:python3 -m unittest -q",
+    )
+    thread = out.split()[1]
+
+    t.say(
+        "Nothing is verified yet, so closing is refused, by the command, by the commit-msg hook, and by\n"
+        "the gate an agent's stop hook calls:"
+    )
+    t.run("work", "git", "continuity", "thread", "close", thread, expect=1)
+    t.run("work", "git", "commit", "-q", "--allow-empty", "-m", f"Release v1.2; closes {thread}", expect=1)
+    t.run("work", "git", "continuity", "check", "--closing", expect=1)
+
+    t.say(
+        "The agent does the real work: tags, pushes, and approves the test command on this machine\n"
+        "(a cmd: check never runs before its exact command is approved here):"
+    )
+    t.run("work", "git", "tag", "v1.2")
+    t.run("work", "git", "push", "-q", "origin", "main", "v1.2")
+    t.run("work", "git", "continuity", "trust", "allow", "python3 -m unittest -q")
+    t.run("work", "git", "commit", "-q", "--allow-empty", "-m", f"Release v1.2; closes {thread}")
+
+    t.say(
+        "The thread is done, the evidence that closed it is recorded, and every commit made while the\n"
+        "stream is active carries a provenance note that travels with it:"
+    )
+    t.run("work", "git", "continuity", "check", "--closing")
+    t.run("work", "git", "log", "--notes=continuity", "-1", "--format=%h %s%n%N")
+    t.run("work", "git", "continuity", "show", "HEAD")

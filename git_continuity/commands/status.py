@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from git_continuity import render, store, tracking, verify
+from git_continuity import policy, render, store, tracking, verify
 from git_continuity import repo as git
 from git_continuity.model import ago, now, stamp
 from git_continuity.repo import Repo
@@ -16,7 +16,9 @@ def status(repo: Repo, *, stream: str, as_json: bool) -> int:
     moment = now()
     packet = store.read_packet(snap)
     claims = sorted(store.read_claims(snap).values(), key=lambda c: (c.added_at, c.id))
-    assessed = verify.assess(snap, claims, at=moment)
+    assessed = verify.assess(snap, claims, at=moment, policy=policy.load(repo.work_dir))
+    threads = sorted(store.read_threads(snap).values(), key=lambda t: (t.added_at, t.id))
+    checks = {t.id: [a for a in assessed if a.claim.thread == t.id] for t in threads}
     journal, journal_total = store.read_journal(snap, latest=JOURNAL_SHOWN)
     changes = store.count_objective_changes(snap)
     updated = git.commit_info(repo, snap.commit).time
@@ -45,7 +47,7 @@ def status(repo: Repo, *, stream: str, as_json: bool) -> int:
                     for b in (packet.open_blockers() if packet else [])
                 ],
                 "claims": [render.claim_json(a) for a in assessed],
-                "threads": [],
+                "threads": [render.thread_json(t, checks[t.id]) for t in threads],
                 "journal": [render.journal_json(e) for e in journal],
                 "journal_total": journal_total,
                 "counts": render.counts(assessed),
@@ -63,6 +65,7 @@ def status(repo: Repo, *, stream: str, as_json: bool) -> int:
                 packet=packet,
                 objective_changes=changes,
                 assessed=assessed,
+                threads=[(t, checks[t.id]) for t in threads],
                 journal=journal,
                 journal_total=journal_total,
                 warnings=warnings,

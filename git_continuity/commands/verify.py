@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from git_continuity import render, store, verify
+from git_continuity import policy, render, store, verify
 from git_continuity.errors import UserError
 from git_continuity.model import now
 from git_continuity.repo import Repo
@@ -10,13 +10,18 @@ def verify_claims(repo: Repo, *, stream: str, ids: list[str], online: bool, as_j
     """Dereference claims now, record one evidence entry per handle, exit 1 unless all verify."""
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
+    # Checked before dereferencing: a claim file that does not parse would otherwise be
+    # skipped, and "all verified" would be said of the claims that are left.
+    store.require_well_formed(snap)
     claims = store.read_claims(snap)
     unknown = [i for i in ids if i not in claims]
     if unknown:
         raise UserError(f"no claim {', '.join(unknown)} in stream '{stream}' (git continuity claim list shows the ids)")
     chosen = [claims[i] for i in ids] if ids else sorted(claims.values(), key=lambda c: (c.added_at, c.id))
     moment = now()
-    assessed = verify.assess(snap, chosen, at=moment, dereference_all=True, online=online)
+    assessed = verify.assess(
+        snap, chosen, at=moment, policy=policy.load(repo.work_dir), dereference_all=True, online=online
+    )
     taken: set[str] = set()
     records = [(a, e) for a in assessed if (e := verify.evidence_for(a, moment, taken)) is not None]
     if records:

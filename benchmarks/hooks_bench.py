@@ -1,0 +1,141 @@
+"""What the continuity hooks add to a commit that closes nothing (issue 3's budget).
+
+Side by side in one run, alternating, on commits whose message names no thread:
+  - no hooks at all;
+  - the plain git hooks (`git continuity hooks install`) in a repository with an active stream;
+  - the same hooks through the pre-commit framework (commit-msg and post-commit stages),
+    beside a no-op pre-commit hook at the same stages, the framework's own cost.
+
+    python benchmarks/hooks_bench.py [--runs 41] [--no-framework]
+
+Budget: the plain hooks add at most 80 ms to the median commit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def env_for(home: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "HOME": str(home),
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "Bench",
+        "GIT_AUTHOR_EMAIL": "bench@example.com",
+        "GIT_COMMITTER_NAME": "Bench",
+        "GIT_COMMITTER_EMAIL": "bench@example.com",
+        "PRE_COMMIT_HOME": str(home / "pre-commit-cache"),
+    }
+
+
+def sh(cwd: Path, env: dict[str, str], *args: str) -> str:
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout
+
+
+def snapshot_of_project(dest: Path, env: dict[str, str]) -> str:
+    """This checkout as it is (uncommitted changes included) as a repository pre-commit can use."""
+    files = sh(ROOT, env, "git", "ls-files", "--cached", "--others", "--exclude-standard").split("\n")
+    for name in filter(None, files):
+        source = ROOT / name
+        if source.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / name)
+    sh(dest, env, "git", "init", "-q")
+    sh(dest, env, "git", "add", "-A")
+    sh(dest, env, "git", "commit", "-q", "-m", "snapshot")
+    return sh(dest, env, "git", "rev-parse", "HEAD").strip()
+
+
+def make_repo(path: Path, env: dict[str, str]) -> None:
+    sh(path.parent, env, "git", "init", "-q", str(path))
+    sh(path, env, "git", "commit", "-q", "--allow-empty", "-m", "first")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=41)
+    parser.add_argument("--no-framework", action="store_true", help="skip the pre-commit framework rows")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        (base / "home").mkdir()
+        env = env_for(base / "home")
+        repos: dict[str, Path] = {}
+        repos["no hooks"] = base / "bare-commit"
+        make_repo(repos["no hooks"], env)
+        repos["plain hooks"] = base / "plain"
+        make_repo(repos["plain hooks"], env)
+        sh(repos["plain hooks"], env, "git", "continuity", "init")
+        sh(repos["plain hooks"], env, "git", "continuity", "objective", "set", "bench", "--why", "measure")
+        sh(repos["plain hooks"], env, "git", "continuity", "thread", "add", "a thread", "--check", "commit:HEAD")
+        sh(repos["plain hooks"], env, "git", "continuity", "hooks", "install")
+        if not args.no_framework:
+            hook_repo = base / "hook-repo"
+            hook_repo.mkdir()
+            rev = snapshot_of_project(hook_repo, env)
+            stages = "[commit-msg, post-commit]"
+            configs = {
+                "pre-commit: no-op hook": f"""repos:
+- repo: local
+  hooks:
+  - id: noop
+    name: noop
+    entry: "true"
+    language: system
+    stages: {stages}
+    always_run: true
+    pass_filenames: false
+""",
+                "pre-commit: continuity hooks": f"""repos:
+- repo: {hook_repo}
+  rev: {rev}
+  hooks:
+  - id: continuity-closure
+  - id: continuity-provenance
+""",
+            }
+            for name, config in configs.items():
+                path = base / name.replace(" ", "-").replace(":", "")
+                make_repo(path, env)
+                sh(path, env, "git", "continuity", "init")
+                (path / ".pre-commit-config.yaml").write_text(config)
+                sh(path, env, "pre-commit", "install", "--hook-type", "commit-msg", "--hook-type", "post-commit")
+                t0 = time.perf_counter()
+                sh(path, env, "pre-commit", "install-hooks")
+                print(f"{name}: environment built in {time.perf_counter() - t0:.1f}s (once)")
+                repos[name] = path
+        times: dict[str, list[float]] = {name: [] for name in repos}
+        for i in range(args.runs):
+            for name, path in repos.items():  # alternate, so drift hits every row alike
+                start = time.perf_counter()
+                sh(path, env, "git", "commit", "-q", "--allow-empty", "-m", f"change {i}: nothing closed")
+                times[name].append((time.perf_counter() - start) * 1000)
+        base_median = statistics.median(times["no hooks"])
+        print(f"\n{'commit':<30} {'median':>8} {'added':>8}   (median of {args.runs}, alternating)")
+        for name, values in times.items():
+            med = statistics.median(values)
+            print(f"{name:<30} {med:>6.1f}ms {med - base_median:>+6.1f}ms")
+        if "pre-commit: no-op hook" in times:
+            noop = statistics.median(times["pre-commit: no-op hook"])
+            ours = statistics.median(times["pre-commit: continuity hooks"])
+            print(f"\nthrough pre-commit, the continuity hooks add {ours - noop:+.1f} ms over a no-op hook")
+        plain = statistics.median(times["plain hooks"]) - base_median
+        print(f"budget: plain hooks add at most 80 ms; measured {plain:+.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

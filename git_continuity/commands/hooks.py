@@ -1,0 +1,78 @@
+"""Plain git hooks for people without the pre-commit framework."""
+
+from __future__ import annotations
+
+import sys
+from importlib import resources
+from pathlib import Path
+
+from git_continuity import repo as git
+from git_continuity.errors import UserError
+from git_continuity.repo import Repo
+
+HOOKS = ("commit-msg", "post-commit", "pre-push", "post-rewrite")
+MARK = "# git-continuity hook:"
+CHAINED = ".pre-continuity"
+
+
+def _templates() -> Path:
+    # Wheels carry hooks/ inside the package (pyproject force-include); a source checkout or an
+    # editable install reads the top-level hooks/ folder.
+    packaged = Path(str(resources.files("git_continuity"))) / "hooks"
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parents[2] / "hooks"
+
+
+def hooks_dir(repo: Repo) -> Path:
+    """Where git runs hooks from: core.hooksPath when set (relative to the work tree), else
+    the common git folder's hooks/."""
+    configured = git.config_value(repo, "core.hooksPath")
+    if configured:
+        path = Path(configured).expanduser()
+        return path if path.is_absolute() else (repo.work_dir or repo.common_dir) / path
+    return repo.common_dir / "hooks"
+
+
+def _ours(path: Path) -> bool:
+    try:
+        return MARK in path.read_text(errors="replace")
+    except OSError:
+        return False
+
+
+def install(repo: Repo) -> int:
+    folder = hooks_dir(repo)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in HOOKS:
+        target = folder / name
+        chained = folder / (name + CHAINED)
+        note = ""
+        if target.exists() and not _ours(target):
+            if chained.exists():
+                raise UserError(f"{target} is not ours and {chained} exists too; move one of them away first")
+            target.rename(chained)
+            note = f"  (chains to your earlier hook, kept as {chained.name})"
+        text = (_templates() / name).read_text().replace("@PYTHON@", sys.executable)
+        target.write_text(text)
+        target.chmod(0o755)
+        print(f"installed {target}{note}")
+    print("Commits that claim to close a thread are now checked; uninstall with: git continuity hooks uninstall")
+    return 0
+
+
+def uninstall(repo: Repo) -> int:
+    folder = hooks_dir(repo)
+    removed = 0
+    for name in HOOKS:
+        target = folder / name
+        chained = folder / (name + CHAINED)
+        if target.exists() and _ours(target):
+            target.unlink()
+            removed += 1
+            if chained.exists():
+                chained.rename(target)
+                print(f"removed {target}; restored your earlier hook")
+            else:
+                print(f"removed {target}")
+    if not removed:
+        print(f"No git-continuity hooks in {folder}.")
+    return 0

@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+from dataclasses import replace
+
+from git_continuity import closure, policy, store, verify
+from git_continuity import repo as git
+from git_continuity.errors import UserError
+from git_continuity.model import THREAD_STATUSES, Claim, Thread, new_id, now, stamp
+from git_continuity.repo import Repo
+
+
+def add(repo: Repo, *, stream: str, title: str, checks: list[str]) -> int:
+    """Open a thread; each --check becomes one of its acceptance checks (a claim)."""
+    title = title.strip()
+    if not title:
+        raise UserError("thread add needs a non-empty title")
+    store.require_state(store.snapshot(repo, stream))
+    handles = [(text, verify.resolve(repo, text).text) for text in checks]
+    moment, by, host = now(), git.identity(repo), git.hostname()
+    made: list[Thread] = []
+
+    def make(snap: store.Snapshot) -> store.Change:
+        thread = Thread(new_id("thread", set(store.read_threads(snap))), title, "open", stamp(moment), by, host)
+        taken = store.claim_ids(snap)
+        files: dict[str, bytes | None] = {store.thread_path(thread.id): store.entry_bytes(thread)}
+        for written, handle in handles:
+            claim = Claim(
+                id=new_id("claim", taken),
+                text=written,
+                added_at=stamp(moment),
+                added_by=by,
+                host=host,
+                handle=handle,
+                written=written if written != handle else None,
+                thread=thread.id,
+            )
+            taken.add(claim.id)
+            files[store.claim_path(claim.id)] = store.entry_bytes(claim)
+        made[:] = [thread]
+        listed = "".join(f"\n{h}" for _, h in handles)
+        return store.Change(f"thread add {thread.id}: {title}\n\nchecks:{listed or ' none'}", files)
+
+    store.update(repo, stream, make)
+    thread = made[0]
+    print(f"Thread {thread.id} opened: {title}")
+    for written, handle in handles:
+        print(f"  check {handle}" + (f"  (as written: {written})" if written != handle else ""))
+    if not handles:
+        hint = f"git continuity claim add TEXT --check HANDLE --thread {thread.id}"
+        print(f"  no checks yet: it cannot close until one verifies ({hint})")
+    for _, handle in handles:
+        if handle.startswith("cmd:"):
+            from git_continuity import trust
+
+            if not trust.is_approved(repo, handle[4:]):
+                print(f"  {handle} runs only once approved on this machine: {trust.approve_hint(handle[4:])}")
+    return 0
+
+
+def _thread(snap: store.Snapshot, thread_id: str) -> Thread:
+    threads = store.read_threads(snap)
+    if thread_id not in threads:
+        known = ", ".join(sorted(threads)) or "none"
+        raise UserError(f"no thread {thread_id!r} in stream '{snap.stream}' (threads: {known})")
+    return threads[thread_id]
+
+
+def set_status(repo: Repo, *, stream: str, thread_id: str, status: str) -> int:
+    if status == "done":
+        raise UserError(f"a thread becomes done only through its checks: git continuity thread close {thread_id}")
+
+    def make(snap: store.Snapshot) -> store.Change:
+        thread = _thread(snap, thread_id)
+        changed = replace(thread, status=status, closed_at=None)  # type: ignore[arg-type]
+        return store.Change(
+            f"thread set {thread_id} {status}: {thread.title}\n\nwas: {thread.status}",
+            {store.thread_path(thread_id): store.entry_bytes(changed)},
+        )
+
+    store.update(repo, stream, make)
+    print(f"Thread {thread_id} is {status}.")
+    return 0
+
+
+def close(repo: Repo, *, stream: str, thread_id: str, online: bool) -> int:
+    """Close a thread only when every check verifies now; exit 1 listing them otherwise."""
+    snap = store.snapshot(repo, stream)
+    store.require_state(snap)
+    store.require_well_formed(snap)
+    thread = _thread(snap, thread_id)
+    if thread.status == "done":
+        print(f"Thread {thread_id} is already done (closed {thread.closed_at}).")
+        return 0
+    moment = now()
+    (verdict,) = closure.judge(
+        snap, [thread], store.read_claims(snap).values(), at=moment, policy=policy.load(repo.work_dir), online=online
+    )
+    closure.record(snap, [verdict], at=moment, close=True)
+    if verdict.ok:
+        print(f'Thread {thread_id} "{thread.title}" is done: every check verified now; the evidence is recorded.')
+        print("\n".join(verdict.lines()))
+        return 0
+    print(f'Thread {thread_id} "{thread.title}" cannot close: {verdict.why_not()}.')
+    print("\n".join(verdict.lines()))
+    return 1
+
+
+STATUSES = [s for s in THREAD_STATUSES if s != "done"]

@@ -1,0 +1,271 @@
+"""Hook entry points, called by git's hooks (``hooks/``) and by the pre-commit framework
+(``.pre-commit-hooks.yaml``) as ``git-continuity-hook <hook> [args]``.
+
+They decide from the cheapest evidence first: a commit message that names no thread returns
+before anything heavy is imported (pygit2 alone costs 65-120 ms, and the budget for the
+hooks is 80 ms a commit). The hot paths therefore read git through a few ``git`` plumbing
+calls here instead of the repository door (repo.py); everything past the first cheap test
+goes through the door as usual.
+
+A repository that never ran ``git continuity init`` passes every hook quietly: people must
+always be able to commit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+THREAD_ID = re.compile(r"\bt-[2-9a-hjkmnp-z]{6}\b")
+NOTES_REF = "refs/notes/continuity"  # the same as notes.NOTES_REF, without importing pygit2
+ZERO = "0" * 40
+
+
+def _git(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], input=stdin, capture_output=True, text=True)
+
+
+def _stream() -> str:
+    return os.environ.get("GIT_CONTINUITY_STREAM") or "main"
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def _stdin() -> str:
+    """What git passed on stdin; nothing under the pre-commit framework (PRE_COMMIT=1), which
+    consumes it, or on a terminal, which would wait for a person."""
+    if os.environ.get("PRE_COMMIT") or sys.stdin is None or sys.stdin.isatty():
+        return ""
+    return sys.stdin.read()
+
+
+def _message_threads(message: str) -> list[str]:
+    text = "\n".join(line for line in message.splitlines() if not line.startswith("#"))
+    return list(dict.fromkeys(THREAD_ID.findall(text)))
+
+
+# -- commit-msg: the closure guard ----------------------------------------------------------
+
+
+def commit_msg(message_file: str) -> int:
+    """Block a commit whose message closes a thread whose checks do not verify now."""
+    message = Path(message_file).read_text(errors="replace")
+    if not _message_threads(message):
+        return 0  # closes nothing: no repository access at all
+    return _judge_closing([("this commit", message)], where="commit")
+
+
+def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str) -> int:
+    """The heavy path: threads named with a closing keyword must verify now (or be done)."""
+    from git_continuity import closure, policy, store
+    from git_continuity import repo as git
+    from git_continuity.errors import UserError
+    from git_continuity.model import now
+
+    try:
+        repo = git.open_repo()
+        snap = store.snapshot(repo, _stream())
+        if snap.commit is None:
+            return 0
+        rules = policy.load(repo.work_dir)
+        wanted: dict[str, list[str]] = {}
+        for label, message in commits:
+            for thread_id in closure.closing_ids(message, rules.closing_keywords):
+                wanted.setdefault(thread_id, []).append(label)
+        if not wanted:
+            return 0
+        store.require_well_formed(snap)
+        threads = store.read_threads(snap)
+        missing = [t for t in wanted if t not in threads]
+        if missing:
+            known = ", ".join(sorted(threads)) or "none"
+            _say(
+                f"git-continuity: {', '.join(wanted[missing[0]])} claims to close {', '.join(missing)}, "
+                f"but stream '{snap.stream}' has no such thread (threads: {known}).\n"
+                "Fix the id in the message (git continuity status lists threads), or drop the closing claim."
+            )
+            return 1
+        pending = [threads[t] for t in wanted if threads[t].status != "done"]
+        if not pending:
+            return 0
+        moment = now()
+        verdicts = closure.judge(snap, pending, store.read_claims(snap).values(), at=moment, policy=rules)
+        closure.record(snap, verdicts, at=moment, close=True)
+    except UserError as error:
+        _say(f"git-continuity: cannot judge the closing claim: {error}")
+        return 1
+    failing = [v for v in verdicts if not v.ok]
+    for v in verdicts:
+        if v.ok:
+            _say(f'git-continuity: {v.thread.id} "{v.thread.title}": every check verified now; the thread is done.')
+    for v in failing:
+        labels = ", ".join(wanted[v.thread.id])
+        _say(
+            f'git-continuity: {labels} closes {v.thread.id} ("{v.thread.title}"), but {v.why_not()}:\n'
+            + "\n".join(v.lines())
+        )
+    if failing:
+        ids = ", ".join(v.thread.id for v in failing)
+        _say(f"Make the checks pass first, or leave the closing claim ({ids}) out of the {where} message.")
+        return 1
+    return 0
+
+
+# -- post-commit: the provenance note -------------------------------------------------------
+
+
+def post_commit() -> int:
+    """Note on the new commit why it exists: stream, session, objective, threads, state."""
+    stream = _stream()
+    # One call for both: where the shared git folder is, and the stream's state commit.
+    found = _git("rev-parse", "--git-common-dir", "-q", "--verify", f"refs/continuity/{stream}^{{commit}}")
+    lines = found.stdout.split()
+    if found.returncode != 0 or len(lines) < 2:
+        return 0  # no active stream
+    common, state = Path(lines[0]), lines[1]
+    head = _git("log", "-1", "--format=%H%n%B")
+    if head.returncode != 0:
+        return 0
+    commit, _, message = head.stdout.partition("\n")
+    active = _active(common, stream, state)
+    record: dict[str, Any] = {
+        "kind": "provenance",
+        "stream": stream,
+        "state": state,
+        "objective": active.get("objective"),
+        "threads": _message_threads(message),
+        "at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "host": socket.gethostname(),
+    }
+    for key, variable in (("session", "GIT_CONTINUITY_SESSION"), ("agent", "GIT_CONTINUITY_AGENT")):
+        if os.environ.get(variable):
+            record[key] = os.environ[variable]
+    add_note_lines(commit, [json.dumps(record, sort_keys=True, separators=(",", ":"))])
+    return 0
+
+
+def _active(common_dir: Path, stream: str, state: str) -> dict[str, Any]:
+    """The objective digest of the current state, from the small file every state write
+    leaves (store.remember_active); recomputed through the repository when it is stale."""
+    path = common_dir / "continuity" / "active" / f"{stream}.json"
+    try:
+        data: dict[str, Any] = json.loads(path.read_text())
+        if data.get("state") == state:
+            return data
+    except (OSError, ValueError):
+        pass
+    from git_continuity import repo as git
+    from git_continuity import store
+
+    return store.remember_active(store.snapshot(git.open_repo(), stream))
+
+
+def add_note_lines(commit: str, lines: Sequence[str]) -> None:
+    """Merge lines into commit's note, sorted and unique (the format of notes.py)."""
+    text = "\n".join(sorted(set(lines))) + "\n"
+    if _git("notes", f"--ref={NOTES_REF}", "add", "-F", "-", commit, stdin=text).returncode == 0:
+        return  # the usual case: a new commit has no note yet
+    old = _git("notes", f"--ref={NOTES_REF}", "show", commit)
+    have = set(old.stdout.splitlines()) if old.returncode == 0 else set()
+    text = "\n".join(sorted(have | set(lines))) + "\n"
+    done = _git("notes", f"--ref={NOTES_REF}", "add", "-f", "-F", "-", commit, stdin=text)
+    if done.returncode != 0:
+        _say(f"git-continuity: could not write the provenance note: {done.stderr.strip()}")
+
+
+# -- pre-push: nothing unverified claims closure on a remote --------------------------------
+
+
+def pre_push(remote: str) -> int:
+    """Block a push carrying a commit whose message closes a thread that is not verified,
+    including commits made with --no-verify (the commit-msg hook never saw them)."""
+    ranges = []
+    for line in _stdin().splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[1] != ZERO:
+            local, remote_oid = parts[1], parts[3]
+            ranges.append([local, "--not", f"--remotes={remote}"] if remote_oid == ZERO else [f"{remote_oid}..{local}"])
+    if not ranges and os.environ.get("PRE_COMMIT_TO_REF"):
+        # Through the pre-commit framework: only the first pushed ref is known.
+        to_ref, from_ref = os.environ["PRE_COMMIT_TO_REF"], os.environ.get("PRE_COMMIT_FROM_REF", "")
+        ranges.append(
+            [f"{from_ref}..{to_ref}"] if from_ref and from_ref != ZERO else [to_ref, "--not", f"--remotes={remote}"]
+        )
+    commits: list[tuple[str, str]] = []
+    for spec in ranges:
+        out = _git("log", "--format=%H%x00%B%x01", *spec)
+        for entry in out.stdout.split("\x01"):
+            oid, _, message = entry.strip("\n").partition("\x00")
+            if oid and _message_threads(message):
+                commits.append((f"commit {oid[:7]}", message))
+    if not commits:
+        return 0
+    return _judge_closing(commits, where="commit")
+
+
+# -- post-rewrite: notes and claims follow amend and rebase ---------------------------------
+
+
+def post_rewrite(kind: str) -> int:
+    pairs = [line.split()[:2] for line in _stdin().splitlines() if len(line.split()) >= 2]
+    from git_continuity import repo as git
+    from git_continuity import rewrite
+    from git_continuity.errors import UserError
+
+    try:
+        repo = git.open_repo()
+        found = [(git.Oid(a), git.Oid(b)) for a, b in pairs] or rewrite.pairs_from_history(repo, kind)
+        if found:
+            rewrite.follow(repo, _stream(), found, kind=kind)
+    except UserError as error:
+        _say(f"git-continuity: notes and claims did not follow the {kind}: {error}")
+    return 0
+
+
+# -- the state check ------------------------------------------------------------------------
+
+
+def state_check() -> int:
+    from git_continuity import repo as git
+    from git_continuity.commands import check
+    from git_continuity.errors import UserError
+
+    try:
+        return check.check(git.open_repo(), stream=_stream(), closing=False, online=False, as_json=False)
+    except UserError as error:
+        _say(f"git-continuity: {error}")
+        return 2
+
+
+USAGE = "usage: git-continuity-hook commit-msg FILE | post-commit | pre-push REMOTE [URL] | post-rewrite KIND | state"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    hook, rest = (args[0], args[1:]) if args else ("", [])
+    if hook == "commit-msg" and rest:
+        return commit_msg(rest[0])
+    if hook == "post-commit":
+        return post_commit()
+    if hook == "pre-push":
+        return pre_push(rest[0] if rest else os.environ.get("PRE_COMMIT_REMOTE_NAME", "origin"))
+    if hook == "post-rewrite":
+        return post_rewrite(rest[0] if rest else os.environ.get("PRE_COMMIT_REWRITE_COMMAND", "amend"))
+    if hook == "state":
+        return state_check()
+    _say(USAGE)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

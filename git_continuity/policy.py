@@ -1,0 +1,118 @@
+"""``.continuity.yaml``: the repository's optional policy, committed with the code.
+
+    # Words that, before a thread id in a commit message, claim the thread is finished.
+    closing_keywords: [closes, fixes, resolves]
+    # Checks every closure must also pass, whatever the thread's own checks are.
+    closing_checks: ["clean:"]
+    # How long evidence stays fresh, per handle scheme ("default" for the rest).
+    evidence_max_age: {default: 24h, cmd: 1h}
+    # How long a cmd: check may run before it counts as unknown.
+    cmd_timeout: 10m
+
+No file means the defaults below.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from git_continuity import schema
+from git_continuity.errors import UserError
+
+FILE = ".continuity.yaml"
+DURATION = re.compile(r"^(\d+)(s|m|h|d)$")
+UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+@dataclass(frozen=True)
+class Policy:
+    closing_keywords: tuple[str, ...] = (
+        "closes",
+        "close",
+        "closed",
+        "fixes",
+        "fix",
+        "fixed",
+        "resolves",
+        "resolve",
+        "resolved",
+        "done",
+    )
+    closing_checks: tuple[str, ...] = ()
+    evidence_max_age: dict[str, timedelta] = field(default_factory=lambda: {"default": timedelta(hours=24)})
+    cmd_timeout: timedelta = timedelta(minutes=10)
+    source: str = "defaults"
+
+    def max_age(self, scheme: str) -> timedelta:
+        return self.evidence_max_age.get(scheme) or self.evidence_max_age.get("default") or timedelta(hours=24)
+
+
+def duration(text: str) -> timedelta:
+    match = DURATION.match(text.strip())
+    if not match:
+        raise ValueError(text)
+    return timedelta(seconds=int(match.group(1)) * UNITS[match.group(2)])
+
+
+def load(work_dir: Path | None) -> Policy:
+    """The policy of the work tree at work_dir (defaults when there is no file or no work tree)."""
+    if work_dir is None:
+        return Policy()
+    path = work_dir / FILE
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return Policy()
+    except OSError as error:
+        raise UserError(f"{path}: cannot read: {error}") from None
+    return parse(text, str(path))
+
+
+def parse(text: str, where: str) -> Policy:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        doc = YAML().load(text)
+    except MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = f" line {mark.line + 1}" if mark is not None else ""
+        raise UserError(f"{where}{line}: not valid YAML: {error.problem}") from None
+    except YAMLError as error:
+        raise UserError(f"{where}: not valid YAML: {error}") from None
+    if doc is None:
+        return Policy(source=where)
+    if not isinstance(doc, CommentedMap):
+        raise UserError(f"{where} line 1: expected keys such as closing_keywords, closing_checks")
+    data: dict[str, Any] = {str(k): v for k, v in doc.items()}
+    found = schema.problems("policy", _plain(data))
+    if found:
+        lines = []
+        for path, message in found:
+            line = f" line {doc.lc.key(path[0])[0] + 1}" if path and path[0] in doc else ""
+            lines.append(f"{where}{line}: {schema.key_path(path)}: {message}")
+        raise UserError("\n".join(lines))
+    ages = {"default": timedelta(hours=24)}
+    for scheme, text_age in (data.get("evidence_max_age") or {}).items():
+        ages[str(scheme)] = duration(str(text_age))
+    defaults = Policy()
+    return Policy(
+        closing_keywords=tuple(str(k).lower() for k in data.get("closing_keywords") or defaults.closing_keywords),
+        closing_checks=tuple(str(c) for c in data.get("closing_checks") or ()),
+        evidence_max_age=ages,
+        cmd_timeout=duration(str(data["cmd_timeout"])) if "cmd_timeout" in data else defaults.cmd_timeout,
+        source=where,
+    )
+
+
+def _plain(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {str(k): _plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    return node

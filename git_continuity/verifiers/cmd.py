@@ -1,0 +1,84 @@
+"""The ``cmd:`` handle: a command that must exit 0, run only once approved on this machine."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+
+from git_continuity import __version__, trust
+from git_continuity import repo as git
+from git_continuity.errors import UserError
+from git_continuity.model import Observation
+from git_continuity.plugin import Handle, Repo, Scheme, VerifyContext, hookimpl
+from git_continuity.redact import redact, tail
+
+NAME = "cmd"
+SCHEMES = (
+    Scheme(
+        "cmd",
+        "the command exits 0 in the work tree (runs only once approved: git continuity trust allow)",
+        "'cmd:python -m pytest -q'",
+        False,
+    ),
+)
+
+
+@hookimpl
+def continuity_schemes() -> Sequence[Scheme]:
+    return SCHEMES
+
+
+@hookimpl
+def continuity_resolve(handle: Handle, repo: Repo) -> Handle | None:
+    if handle.scheme != "cmd":
+        return None
+    command = handle.body.strip()
+    if not command:
+        raise UserError("handle 'cmd:' names no command, e.g. 'cmd:python -m pytest -q'")
+    if "\0" in command or "\n" in command:
+        raise UserError(f"handle {handle.text!r}: a cmd: check is one line with no NUL characters")
+    return Handle("cmd", command)
+
+
+def _seen(result: str, observed: str, depends_on: Mapping[str, str] | None = None) -> Observation:
+    return Observation(result, observed, NAME, __version__, dict(depends_on or {}))  # type: ignore[arg-type]
+
+
+def run(ctx: VerifyContext, command: str) -> Observation:
+    if not trust.is_approved(ctx.repo, command):
+        return _seen("unknown", f"not approved on this machine; to run it: {trust.approve_hint(command)}")
+    if ctx.repo.work_dir is None:
+        return _seen("unknown", "a bare repository has no work tree to run it in")
+    tree = git.worktree_tree(ctx.repo)
+    on = {"worktree": tree} if tree else {}
+    where = f"on work tree {tree[:7]}" if tree else ""
+    limit = ctx.policy.cmd_timeout.total_seconds()
+    start = time.monotonic()
+    # Its own session, so a timeout can stop the command and everything it started.
+    proc = subprocess.Popen(
+        ["sh", "-c", command],
+        cwd=ctx.repo.work_dir,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        out, _ = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        shown = tail(redact(out.decode(errors="replace")))
+        return _seen("unknown", f"timed out after {limit:g}s {where}" + (f"; output:\n{shown}" if shown else ""), on)
+    took = time.monotonic() - start
+    shown = tail(redact(out.decode(errors="replace")))
+    said = f"exit {proc.returncode} in {took:.1f}s {where}" + (f"; output:\n{shown}" if shown else "")
+    return _seen("verified" if proc.returncode == 0 else "contradicted", said, on)
+
+
+@hookimpl
+def continuity_verify(handles: Sequence[Handle], context: VerifyContext) -> Mapping[Handle, Observation]:
+    return {h: run(context, h.body) for h in handles if h.scheme == "cmd"}
