@@ -261,11 +261,10 @@ def _packet_values(repo: Repo, oid: Oid | None) -> dict[str, Any]:
     }
 
 
-def _layout(repo: Repo, oid: Oid) -> bytes:
-    """The packet with its values emptied: what is left is comments and layout."""
+def _layout(repo: Repo, oid: Oid) -> list[str]:
+    """The packet's comments and key order: what is left of it once its values are merged."""
     doc, _ = packetfile.parse(git.blob(repo, oid).decode(), validate=False)
-    packetfile.set_values(doc, {"objective": None, "next_action": None, "blockers": []})
-    return packetfile.dump(doc)
+    return packetfile.comments(doc)
 
 
 def _canonical(value: Any) -> bytes:

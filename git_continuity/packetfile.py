@@ -257,3 +257,32 @@ def _update_mapping(target: CommentedMap, value: Mapping[str, Any]) -> None:
     for key, item in value.items():
         if target.get(key) != item:
             target[key] = item
+
+
+def comments(doc: CommentedMap) -> list[str]:
+    """The comment lines a person wrote, in document order, and the order of the top-level
+    keys: what a merge keeps from one side only, so it can tell whether the other changed it.
+    Where ruamel hangs a comment (on a key, or on the last entry of its value) depends on the
+    values around it, so only the sequence of lines counts, not where each is attached."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    found: list[str] = [f"key {k}" for k in doc]
+
+    def tokens(item: Any) -> None:
+        if isinstance(item, list):
+            for sub in item:
+                tokens(sub)
+        elif item is not None and hasattr(item, "value"):
+            found.extend(line.strip() for line in str(item.value).splitlines() if line.strip())
+
+    def walk(node: Any) -> None:
+        if not isinstance(node, (CommentedMap, CommentedSeq)):
+            return
+        tokens(node.ca.comment)
+        for key in list(node) if isinstance(node, CommentedMap) else range(len(node)):
+            tokens(node.ca.items.get(key))
+            walk(node[key])
+        tokens(node.ca.end)
+
+    walk(doc)
+    return found

@@ -79,6 +79,9 @@ class Pushed:
 
 # `git push --porcelain` reasons that mean "the remote has what you do not have yet".
 RETRYABLE = ("fetch first", "non-fast-forward", "stale info", "already exists")
+# A server-side compare-and-swap lost to another push landing at the same moment (its
+# receive-pack says "cannot lock ref … is at X but expected Y"): the same, one step later.
+RACED = ("failed to update ref", "failed to lock", "incorrect old value")
 
 
 def push(repo: Repo, remote: str, refspecs: list[str], timeout: float) -> Pushed:
@@ -99,7 +102,10 @@ def push(repo: Repo, remote: str, refspecs: list[str], timeout: float) -> Pushed
         dst = spec.partition(":")[2]
         if flag in " +-*=":
             accepted.append(dst)
-        elif flag == "!" and summary.startswith("[rejected]") and any(r in summary for r in RETRYABLE):
+        elif flag == "!" and (
+            (summary.startswith("[rejected]") and any(r in summary for r in RETRYABLE))
+            or (summary.startswith("[remote rejected]") and any(r in summary for r in RACED))
+        ):
             behind.append(dst)
         elif flag == "!":
             refused.append(f"{dst}: {summary}")

@@ -246,11 +246,12 @@ def publish(repo: Repo, remote: str, known: Fetched) -> list[str]:
         if not result.behind:
             return lines
         # Another clone pushed first: take its state in and try again.
-        time.sleep(random.uniform(0.0, 0.05 * attempt))
+        time.sleep(random.uniform(0.01, 0.1 * (attempt + 1)))
         known, taken = pull_from(repo, remote)
         lines += [f"  (the remote moved meanwhile) {line.strip()}" for line in taken if "up to date" not in line]
+    said = "".join(f"\n  {line}" for line in result.said)
     raise UserError(
-        f"{remote} kept moving: {MAX_TRIES} pushes were refused because other clones pushed first.\n"
+        f"{remote} kept moving: {MAX_TRIES} pushes were refused because other clones pushed first.{said}\n"
         "What was fetched is merged here; run git continuity sync again."
     )
 
