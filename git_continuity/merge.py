@@ -67,6 +67,7 @@ class Conflict:
 class Merged:
     tree: Oid
     conflicts: list[dict[str, Any]]  # the records written into the tree
+    unrelated: bool  # no common history: both clones started a state (an empty base)
 
 
 class Merger:
@@ -332,7 +333,8 @@ def conflict_path(conflict_id: str) -> str:
 def merge_commits(repo: Repo, left: Oid, right: Oid, *, depth: int = 0) -> Merged:
     """The merged tree of two state commits and the conflict records it holds."""
     between = (min(left, right), max(left, right))
-    base = _base_commit(repo, git.merge_bases(repo, left, right), depth)
+    bases = git.merge_bases(repo, left, right)
+    base = _base_commit(repo, bases, depth)
     merger = Merger(repo, left, right)
     root = merger.folder(
         "", git.commit_tree(repo, base) if base else None, git.commit_tree(repo, left), git.commit_tree(repo, right)
@@ -342,7 +344,7 @@ def merge_commits(repo: Repo, left: Oid, right: Oid, *, depth: int = 0) -> Merge
     records = [record(repo, c, between) for c in merger.conflicts]
     if records:
         root = git.write_tree(repo, root, {conflict_path(r["id"]): record_bytes(r) for r in records})
-    return Merged(root, records)
+    return Merged(root, records, not bases)
 
 
 def _base_commit(repo: Repo, bases: list[Oid], depth: int) -> Oid | None:

@@ -37,16 +37,27 @@ def shared(status: dict[str, Any]) -> dict[str, Any]:
     return strip(status)  # type: ignore[no-any-return]
 
 
+@pytest.fixture
+def ok(inproc):  # type: ignore[no-untyped-def]
+    """A command in this process (fast) that must succeed; the steps that matter most to the
+    story run as real processes with `cont`."""
+
+    def run(where: Path, *args: str) -> str:
+        done = inproc(where, *args)
+        assert done.code == 0, f"{args}: {done.out}{done.err}"
+        return done.out  # type: ignore[no-any-return]
+
+    return run
+
+
 def status_json(where: Path) -> dict[str, Any]:
     done = cont(where, "status", "--json")
     assert done.code == 0, done.err
     return json.loads(done.out)  # type: ignore[no-any-return]
 
 
-def ok(where: Path, *args: str) -> str:
-    done = cont(where, *args)
-    assert done.code == 0, f"{args}: {done.out}{done.err}"
-    return done.out
+def in_process(ok: Any, where: Path) -> dict[str, Any]:
+    return json.loads(ok(where, "status", "--json"))  # type: ignore[no-any-return]
 
 
 def short_ids(text: str) -> str:
@@ -55,7 +66,7 @@ def short_ids(text: str) -> str:
 
 @pytest.mark.parametrize("first", ["a", "b"])
 def test_state_follows_the_work_to_a_second_machine(
-    server: Server, tmp_path: Path, first: str, monkeypatch: pytest.MonkeyPatch
+    server: Server, tmp_path: Path, first: str, monkeypatch: pytest.MonkeyPatch, ok: Any
 ) -> None:
     _, url = server.bare(f"project-{first}")
     seed = tmp_path / "seed"
@@ -76,7 +87,7 @@ def test_state_follows_the_work_to_a_second_machine(
     ok(a, "journal", "add", "A: started")
     work = commit(a, "Add the sync module", {"sync.py": "# sync\n"})
     git(a, "push", "-q", "origin", "main")
-    pushed = ok(a, "push")
+    pushed = cont(a, "push").out
     assert short_ids(pushed) == "To origin:\n  main: created on origin (<c>)\n  notes: created on origin (<c>)\n"
 
     # Machine B clones: told that origin has state, never shown an empty one; one pull takes it.
@@ -88,9 +99,9 @@ def test_state_follows_the_work_to_a_second_machine(
         "origin has state for stream 'main' that this clone has never fetched.\n"
         "Take it with: git continuity pull origin\n"
     )
-    assert short_ids(ok(b, "pull")) == "From origin:\n  main: new here (<c>)\n  notes: new here (<c>)\n"
+    assert short_ids(cont(b, "pull").out) == "From origin:\n  main: new here (<c>)\n  notes: new here (<c>)\n"
     assert shared(status_json(b)) == shared(status_json(a))
-    assert status_json(b)["remotes"][0]["relation"] == "same"
+    assert in_process(ok, b)["remotes"][0]["relation"] == "same"
     # A's provenance note, on B.
     noted = git(b, "log", "-1", "--notes=continuity", "--format=%N", work)
     assert json.loads(noted.splitlines()[0])["kind"] == "provenance"
@@ -112,10 +123,11 @@ def test_state_follows_the_work_to_a_second_machine(
 
     # Both sync, in the order of the parameter; then the first once more to take in the merge.
     one, two = (a, b) if first == "a" else (b, a)
-    ok(one, "sync")
-    merged = ok(two, "sync")
-    assert "conflict to look at: git continuity conflict list" in merged
-    ok(one, "sync")
+    assert cont(one, "sync").code == 0
+    merged = cont(two, "sync")
+    assert merged.code == 0
+    assert "conflict to look at: git continuity conflict list" in merged.out
+    assert cont(one, "sync").code == 0
     assert git(a, "rev-parse", "refs/continuity/main") == git(b, "rev-parse", "refs/continuity/main")
     assert git(a, "rev-parse", "refs/notes/continuity") == git(b, "rev-parse", "refs/notes/continuity")
     final = status_json(a)
@@ -166,8 +178,8 @@ def test_state_follows_the_work_to_a_second_machine(
     ok(b, "sync")
     ok(a, "sync")
     ok(b, "sync")
-    assert status_json(a)["conflicts"] == status_json(b)["conflicts"] == []
-    assert shared(status_json(a)) == shared(status_json(b))
+    assert in_process(ok, a)["conflicts"] == in_process(ok, b)["conflicts"] == []
+    assert shared(in_process(ok, a)) == shared(in_process(ok, b))
     assert git(a, "rev-parse", "refs/continuity/main") == git(b, "rev-parse", "refs/continuity/main")
     # Branch listings never show the state.
     assert git(b, "branch", "-a") == "* main\n  remotes/origin/HEAD -> origin/main\n  remotes/origin/main"

@@ -105,62 +105,56 @@ def validate(repo: Repo, fetched: Fetched) -> None:
             )
 
 
-@dataclass(frozen=True)
-class TakenIn:
-    stream: str
-    line: str  # what happened, for the report
-    conflicts: int = 0
-
-
-def take_in(repo: Repo, stream: str, theirs: Oid, remote: str) -> TakenIn:
-    """Bring a fetched state into the local stream: create, fast-forward or merge."""
+def take_in(repo: Repo, stream: str, theirs: Oid, remote: str) -> str:
+    """Bring a fetched state into the local stream (create, fast-forward or merge); what
+    happened, for the report. Retried when a local writer moved the ref meanwhile."""
     ref = store.ref_name(stream)
     for attempt in range(store.MAX_TRIES):
-        ours = git.ref_target(repo, ref)
         try:
-            if ours is None:
-                git.create_reflog(repo, ref)
-                git.compare_and_swap(repo, ref, theirs, None, f"continuity: pull {remote}: new stream")
-                return TakenIn(stream, f"new here ({theirs[:7]})")
-            if ours == theirs:
-                return TakenIn(stream, "up to date")
-            if git.is_ancestor(repo, theirs, ours):
-                return TakenIn(stream, f"up to date ({_changes(git.ahead_behind(repo, ours, theirs)[0])} here to push)")
-            if git.is_ancestor(repo, ours, theirs):
-                git.compare_and_swap(repo, ref, theirs, ours, f"continuity: pull {remote}: fast-forward")
-                return TakenIn(stream, f"fast-forward {ours[:7]}..{theirs[:7]}")
-            merged = merge.merge_commits(repo, ours, theirs)
-            unrelated = not git.merge_bases(repo, ours, theirs)
-            _check_merged(repo, stream, merged.tree)
-            message = f"sync: merge {remote}'s state" + (" (unrelated histories: both kept)" if unrelated else "")
-            if merged.conflicts:
-                message += "\n\nConflicts kept for a look (git continuity conflict list):\n" + "\n".join(
-                    f"  {c['id']}  {render.describe_conflict(c)}" for c in merged.conflicts
-                )
-            commit = git.write_commit(repo, merged.tree, [ours, theirs], message + "\n")
-            git.compare_and_swap(repo, ref, commit, ours, f"continuity: {message.splitlines()[0]}")
+            return _take_in_once(repo, ref, git.ref_target(repo, ref), theirs, remote)
         except git.RefMoved:
             time.sleep(random.uniform(0.001, 0.01 * (attempt + 1)))
-            continue
-        line = f"merged {ours[:7]} and {theirs[:7]} into {commit[:7]}"
-        if unrelated:
-            line += " (unrelated histories: both kept)"
-        if merged.conflicts:
-            n = len(merged.conflicts)
-            line += f"; {n} conflict{'s' if n != 1 else ''} to look at: git continuity conflict list"
-        return TakenIn(stream, line, len(merged.conflicts))
     raise UserError(f"{ref} kept moving under {store.MAX_TRIES} tries; nothing was merged. Try again.")
+
+
+def _take_in_once(repo: Repo, ref: str, ours: Oid | None, theirs: Oid, remote: str) -> str:
+    if ours is None:
+        git.create_reflog(repo, ref)
+        git.compare_and_swap(repo, ref, theirs, None, f"continuity: pull {remote}: new stream")
+        return f"new here ({theirs[:7]})"
+    if ours == theirs:
+        return "up to date"
+    if git.is_ancestor(repo, theirs, ours):
+        return f"up to date ({_changes(git.ahead_behind(repo, ours, theirs)[0])} here to push)"
+    if git.is_ancestor(repo, ours, theirs):
+        git.compare_and_swap(repo, ref, theirs, ours, f"continuity: pull {remote}: fast-forward")
+        return f"fast-forward {ours[:7]}..{theirs[:7]}"
+    merged = merge.merge_commits(repo, ours, theirs)
+    _check_merged(repo, ref, merged.tree)
+    unrelated = " (unrelated histories: both kept)" if merged.unrelated else ""
+    message = f"sync: merge {remote}'s state{unrelated}"
+    if merged.conflicts:
+        message += "\n\nConflicts kept for a look (git continuity conflict list):\n" + "\n".join(
+            f"  {c['id']}  {render.describe_conflict(c)}" for c in merged.conflicts
+        )
+    commit = git.write_commit(repo, merged.tree, [ours, theirs], message + "\n")
+    git.compare_and_swap(repo, ref, commit, ours, f"continuity: {message.splitlines()[0]}")
+    line = f"merged {ours[:7]} and {theirs[:7]} into {commit[:7]}{unrelated}"
+    if merged.conflicts:
+        n = len(merged.conflicts)
+        line += f"; {n} conflict{'s' if n != 1 else ''} to look at: git continuity conflict list"
+    return line
 
 
 def _changes(n: int) -> str:
     return f"{n} change{'s' if n != 1 else ''}"
 
 
-def _check_merged(repo: Repo, stream: str, tree: Oid) -> None:
-    snap = store.Snapshot(repo, stream, None, tree)
+def _check_merged(repo: Repo, ref: str, tree: Oid) -> None:
+    snap = store.Snapshot(repo, ref.removeprefix(tracking.STATE_PREFIX), None, tree)
     problems = store.all_problems(snap)
     if problems:  # both sides were valid: this is a bug in the merge, never written
-        raise AssertionError(f"merged state of {stream} is malformed: {problems}")
+        raise AssertionError(f"the merged state for {ref} is malformed: {problems}")
 
 
 def take_in_notes(repo: Repo, theirs: Oid, remote: str) -> str:
@@ -188,9 +182,7 @@ def pull_from(repo: Repo, remote: str) -> tuple[Fetched, list[str]]:
     """Fetch, validate and take in every stream and the notes; the report lines."""
     fetched = fetch(repo, remote)
     validate(repo, fetched)
-    lines = [
-        f"  {t.stream}: {t.line}" for t in (take_in(repo, s, c, remote) for s, c in sorted(fetched.streams.items()))
-    ]
+    lines = [f"  {stream}: {take_in(repo, stream, c, remote)}" for stream, c in sorted(fetched.streams.items())]
     if fetched.notes is not None:
         lines.append(f"  {NOTES}: {take_in_notes(repo, fetched.notes, remote)}")
     lines += [f"  ignored {name}: not a stream name" for name in fetched.ignored]
