@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from git_continuity import __version__
 from git_continuity.errors import UserError
@@ -178,6 +178,10 @@ def build_parser() -> argparse.ArgumentParser:
         "open a thread; each --check becomes one of its acceptance checks",
         '  git continuity thread add "Ship the login fix" --check pushed:HEAD@origin/main '
         "--check 'cmd:python -m pytest -q'",
+    )
+    q.epilog = (q.epilog or "") + (
+        "\n\nRevisions in checks resolve to full ids now (HEAD is the commit you are on), so a check"
+        "\nabout a commit is added once that commit exists; more later: claim add … --thread ID."
     )
     q.add_argument("title")
     q.add_argument("--check", action="append", metavar="HANDLE", help="an acceptance check (repeatable)")

@@ -32,8 +32,8 @@ blockers: []
 """
 
 
-class PacketError(Exception):
-    """The packet is not valid YAML or breaks its schema; the message names file, key, line."""
+class YamlError(Exception):
+    """A YAML file is not valid YAML or breaks its schema; the message names file, key, line."""
 
 
 def _yaml() -> YAML:
@@ -47,10 +47,19 @@ def _yaml() -> YAML:
 
 
 def parse(text: str, where: str = PATH, *, validate: bool = True) -> tuple[CommentedMap, Packet]:
-    """The document (to edit and dump) and the packet it holds, or PacketError.
+    """The document (to edit and dump) and the packet it holds, or YamlError.
 
     ``validate=False`` is for content already validated once (the schema check imports
     jsonschema, too slow for every status)."""
+    doc = load_mapping(text, where, "objective, next_action, blockers")
+    found = schema.problems("packet", plain(doc)) if validate else []
+    if found:
+        raise YamlError("\n".join(f"{where}{line_of(doc, p)}: {schema.key_path(p)}: {m}" for p, m in found))
+    return doc, packet_from(doc)
+
+
+def load_mapping(text: str, where: str, keys: str) -> CommentedMap:
+    """A round-trip YAML mapping (empty for an empty file), or YamlError naming the line."""
     from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
@@ -59,17 +68,14 @@ def parse(text: str, where: str = PATH, *, validate: bool = True) -> tuple[Comme
     except MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = f" line {mark.line + 1}" if mark is not None else ""
-        raise PacketError(f"{where}{line}: not valid YAML: {error.problem}") from None
+        raise YamlError(f"{where}{line}: not valid YAML: {error.problem}") from None
     except YAMLError as error:
-        raise PacketError(f"{where}: not valid YAML: {error}") from None
+        raise YamlError(f"{where}: not valid YAML: {error}") from None
     if doc is None:
-        doc = CommentedMap()
+        return CommentedMap()
     if not isinstance(doc, CommentedMap):
-        raise PacketError(f"{where} line 1: expected a mapping of keys (objective, ...)")
-    found = schema.problems("packet", plain(doc)) if validate else []
-    if found:
-        raise PacketError("\n".join(f"{where}{_line_of(doc, p)}: {schema.key_path(p)}: {m}" for p, m in found))
-    return doc, packet_from(doc)
+        raise YamlError(f"{where} line 1: expected a mapping of keys ({keys})")
+    return doc
 
 
 def plain(node: Any) -> Any:
@@ -81,7 +87,7 @@ def plain(node: Any) -> Any:
     return node
 
 
-def _line_of(doc: CommentedMap, path: tuple[str | int, ...]) -> str:
+def line_of(doc: CommentedMap, path: tuple[str | int, ...]) -> str:
     """' line N' for the deepest part of path that the document has, '' if none."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
@@ -142,7 +148,7 @@ def _pop_following(parent: Any, key: Any) -> str | None:
     token = entry[_slot(holder)] if entry else None
     if token is None:
         return None
-    inline, _, following = token.value.partition("\n")
+    inline, _, following = str(token.value).partition("\n")
     if not following:
         return None
     if inline.strip():
@@ -206,7 +212,16 @@ def finish_blocker(doc: CommentedMap, blocker_id: str, at: str) -> None:
     blockers = doc.get("blockers") or []
     for index, item in enumerate(blockers):
         if item.get("id") == blocker_id:
-            _change(doc, "blockers", lambda: _change(blockers, index, lambda: item.__setitem__("done_at", at)))
+            _set_done(doc, blockers, index, at)
+
+
+def _set_done(doc: CommentedMap, blockers: Any, index: int, at: str) -> None:
+    # A comment between this blocker and the next stays between them, and one at the end
+    # of the file stays at the end.
+    def set_done() -> None:
+        blockers[index]["done_at"] = at
+
+    _change(doc, "blockers", lambda: _change(blockers, index, set_done))
 
 
 def set_values(doc: CommentedMap, values: Mapping[str, Any]) -> None:

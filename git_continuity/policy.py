@@ -73,30 +73,18 @@ def load(work_dir: Path | None) -> Policy:
 
 
 def parse(text: str, where: str) -> Policy:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.comments import CommentedMap
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from git_continuity import packetfile
 
     try:
-        doc = YAML().load(text)
-    except MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line = f" line {mark.line + 1}" if mark is not None else ""
-        raise UserError(f"{where}{line}: not valid YAML: {error.problem}") from None
-    except YAMLError as error:
-        raise UserError(f"{where}: not valid YAML: {error}") from None
-    if doc is None:
-        return Policy(source=where)
-    if not isinstance(doc, CommentedMap):
-        raise UserError(f"{where} line 1: expected keys such as closing_keywords, closing_checks")
-    data: dict[str, Any] = {str(k): v for k, v in doc.items()}
-    found = schema.problems("policy", _plain(data))
+        doc = packetfile.load_mapping(text, where, "closing_keywords, closing_checks, evidence_max_age, cmd_timeout")
+    except packetfile.YamlError as error:
+        raise UserError(str(error)) from None
+    data: dict[str, Any] = packetfile.plain(doc)
+    found = schema.problems("policy", data)
     if found:
-        lines = []
-        for path, message in found:
-            line = f" line {doc.lc.key(path[0])[0] + 1}" if path and path[0] in doc else ""
-            lines.append(f"{where}{line}: {schema.key_path(path)}: {message}")
-        raise UserError("\n".join(lines))
+        raise UserError("\n".join(f"{where}{packetfile.line_of(doc, p)}: {schema.key_path(p)}: {m}" for p, m in found))
+    if not data:
+        return Policy(source=where)
     ages = {"default": timedelta(hours=24)}
     for scheme, text_age in (data.get("evidence_max_age") or {}).items():
         ages[str(scheme)] = duration(str(text_age))
@@ -108,11 +96,3 @@ def parse(text: str, where: str) -> Policy:
         cmd_timeout=duration(str(data["cmd_timeout"])) if "cmd_timeout" in data else defaults.cmd_timeout,
         source=where,
     )
-
-
-def _plain(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {str(k): _plain(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_plain(v) for v in node]
-    return node

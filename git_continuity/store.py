@@ -211,7 +211,7 @@ def read_packet_doc(snap: Snapshot) -> tuple[Any, Packet] | None:
     known = oid in snap.cache
     try:
         parsed = packetfile.parse(git.blob(snap.repo, oid).decode(), validate=not known)
-    except (packetfile.PacketError, UnicodeDecodeError) as error:
+    except (packetfile.YamlError, UnicodeDecodeError) as error:
         snap.problems.append(str(error))
         return None
     snap.cache.add([oid])
@@ -239,22 +239,22 @@ def read_packet(snap: Snapshot) -> Packet | None:
     return parsed[1]
 
 
-def read_claims(snap: Snapshot) -> dict[str, Claim]:
-    claims = {}
-    for e in _files(snap, "claims"):
-        data = _entry(snap, f"{ROOT}/claims/{e.name}", e.oid, "claim")
+def _by_id(snap: Snapshot, folder: str) -> dict[str, dict[str, Any]]:
+    """The well-formed entries of a flat folder, by id (malformed ones become problems)."""
+    found = {}
+    for e in _files(snap, folder):
+        data = _entry(snap, f"{ROOT}/{folder}/{e.name}", e.oid, KINDS[folder])
         if data is not None:
-            claims[data["id"]] = Claim(**data)
-    return claims
+            found[data["id"]] = data
+    return found
+
+
+def read_claims(snap: Snapshot) -> dict[str, Claim]:
+    return {i: Claim(**data) for i, data in _by_id(snap, "claims").items()}
 
 
 def read_threads(snap: Snapshot) -> dict[str, Thread]:
-    threads = {}
-    for e in _files(snap, "threads"):
-        data = _entry(snap, f"{ROOT}/threads/{e.name}", e.oid, "thread")
-        if data is not None:
-            threads[data["id"]] = Thread(**data)
-    return threads
+    return {i: Thread(**data) for i, data in _by_id(snap, "threads").items()}
 
 
 def read_conflicts(snap: Snapshot) -> list[dict[str, Any]]:
@@ -393,7 +393,7 @@ def _validate_change(snap: Snapshot, change: Change) -> None:
         if path == packetfile.PATH:
             try:
                 packetfile.parse(data.decode(), path)
-            except packetfile.PacketError as error:
+            except packetfile.YamlError as error:
                 raise UserError(f"refusing to write an invalid packet:\n{error}") from None
         elif path != f"{ROOT}/format":
             kind = KINDS[path.split("/")[1]]

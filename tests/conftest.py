@@ -27,8 +27,17 @@ FIXED_ENV = {
     "LC_ALL": "C",
     "TZ": "UTC",
 }
-REMOVED_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CONTINUITY_STREAM", "GIT_CONTINUITY_TRACE",
-               "VISUAL", "EDITOR", "GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME")
+REMOVED_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_CONTINUITY_STREAM",
+    "GIT_CONTINUITY_TRACE",
+    "VISUAL",
+    "EDITOR",
+    "GIT_CONFIG_GLOBAL",
+    "XDG_CONFIG_HOME",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +48,7 @@ def hermetic_seal(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     (home / ".gitconfig").write_text(
         "[user]\n\tname = Ada Agent\n\temail = ada@example.com\n"
         "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
-        "[protocol \"file\"]\n\tallow = always\n"
+        '[protocol "file"]\n\tallow = always\n'
     )
     for name in REMOVED_ENV:
         monkeypatch.delenv(name, raising=False)
@@ -126,7 +135,8 @@ def untouched(repo: Path) -> tuple[str, str, str, bytes]:
     """What writing state must never change: HEAD, branches and tags, the index, the work tree."""
     index = repo / ".git" / "index"
     return (
-        git(repo, "rev-parse", "--symbolic-full-name", "HEAD", check=False) + git(repo, "rev-parse", "HEAD", check=False),
+        git(repo, "rev-parse", "--symbolic-full-name", "HEAD", check=False)
+        + git(repo, "rev-parse", "HEAD", check=False),
         git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/", "refs/tags/", "refs/remotes/"),
         git(repo, "status", "--porcelain", "--untracked-files=all", check=False),
         index.read_bytes() if index.exists() else b"",
@@ -144,3 +154,105 @@ def normalize(text: str, repo: Path | None = None) -> str:
     text = _HEX.sub("<oid>", text)
     text = re.sub(r"\b[0-9a-f]{7}\b", "<short>", text)
     return text
+
+
+def write_state(
+    repo: Path, files: dict[str, str | bytes | None], message: str = "hand edit", ref: str = "refs/continuity/main"
+) -> str:
+    """Commit files onto a state ref with git plumbing only, as a person or another tool
+    might (None removes a path). The ref moves by compare-and-swap; returns the new commit."""
+    old = git(repo, "rev-parse", "--verify", ref)
+    env = {**os.environ, "GIT_INDEX_FILE": str(repo / ".." / f"scratch-index-{os.getpid()}")}
+    Path(env["GIT_INDEX_FILE"]).unlink(missing_ok=True)
+
+    def plumb(*args: str, data: bytes | None = None) -> str:
+        done = subprocess.run(["git", *args], cwd=repo, env=env, input=data, capture_output=True)
+        assert done.returncode == 0, done.stderr.decode()
+        return done.stdout.decode().strip()
+
+    plumb("read-tree", old)
+    for path, content in files.items():
+        if content is None:
+            plumb("update-index", "--force-remove", "--", path)
+        else:
+            blob = plumb("hash-object", "-w", "--stdin", data=content.encode() if isinstance(content, str) else content)
+            plumb("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
+    tree = plumb("write-tree")
+    new = plumb("commit-tree", tree, "-p", old, "-m", message)
+    plumb("update-ref", ref, new, old)
+    Path(env["GIT_INDEX_FILE"]).unlink(missing_ok=True)
+    return new
+
+
+# -- the real pre-commit framework (test_hooks_framework.py, test_closure.py) ---------------
+
+CHECKOUT = Path(__file__).resolve().parents[1]  # the checkout under test (CI installs it non-editable)
+ALL_HOOKS = ("continuity-closure", "continuity-provenance", "continuity-push-guard", "continuity-rewrite")
+
+
+@dataclass(frozen=True)
+class HookRepo:
+    """A repository the pre-commit framework can install hooks from, holding the code under test."""
+
+    path: Path
+    rev: str
+    home: Path  # PRE_COMMIT_HOME, where the hook environment was built once for the session
+
+    def config(self, where: Path, hooks: tuple[str, ...] = ALL_HOOKS) -> Path:
+        """A .pre-commit-config.yaml (written at ``where``) using these hooks of this repository."""
+        listed = ", ".join(f"{{id: {h}}}" for h in hooks)
+        where.write_text(f"repos:\n  - repo: {self.path}\n    rev: {self.rev}\n    hooks: [{listed}]\n")
+        return where
+
+
+def _session_env(home: Path) -> dict[str, str]:
+    """The hermetic seal for session fixtures, which run before the per-test seal applies."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k not in REMOVED_ENV}
+    env.update(FIXED_ENV)
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    return env
+
+
+@pytest.fixture(scope="session")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> HookRepo:
+    """A snapshot of the checkout (tracked and untracked files, not ignored ones) committed in a
+    repository of its own, so that the framework installs the code under test, uncommitted
+    changes included; the hook environment is built here once (pip installs the project)."""
+    import shutil
+
+    base = tmp_path_factory.mktemp("pre-commit")
+    home = base / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = Ada Agent\n\temail = ada@example.com\n")
+    env = {**_session_env(home), "PRE_COMMIT_HOME": str(base / "cache")}
+
+    def run(cwd: Path, *args: str) -> str:
+        done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, f"{' '.join(args)} failed ({done.returncode}):\n{done.stdout}{done.stderr}"
+        return done.stdout
+
+    snapshot = base / "hook-repo"
+    listed = run(CHECKOUT, "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    for name in filter(None, listed.split("\0")):
+        source = CHECKOUT / name
+        if source.is_file():  # a tracked file deleted in the work tree is not part of the snapshot
+            (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, snapshot / name)
+    assert (snapshot / ".pre-commit-hooks.yaml").is_file(), f"{CHECKOUT} is not the project checkout"
+    run(snapshot, "git", "init", "-q", "-b", "main")
+    run(snapshot, "git", "add", "-A")
+    run(snapshot, "git", "commit", "-q", "-m", "snapshot of the checkout under test")
+    found = HookRepo(snapshot, run(snapshot, "git", "rev-parse", "HEAD").strip(), base / "cache")
+
+    warm = base / "warm"
+    run(base, "git", "init", "-q", str(warm))
+    found.config(warm / ".pre-commit-config.yaml", (*ALL_HOOKS, "continuity-state"))
+    run(warm, sys.executable, "-m", "pre_commit", "install-hooks")
+    return found
+
+
+@pytest.fixture
+def precommit(hook_repo: HookRepo, monkeypatch: pytest.MonkeyPatch) -> HookRepo:
+    """The session's hook repository, with PRE_COMMIT_HOME pointing at its built environment."""
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(hook_repo.home))
+    return hook_repo

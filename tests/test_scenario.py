@@ -7,10 +7,12 @@ import json
 import re
 from pathlib import Path
 
-from conftest import cont, commit, git, untouched
+from conftest import commit, cont, git, untouched
 
 
-def test_a_new_session_sees_the_rejected_push_as_contradicted(remote_and_clone: tuple[Path, Path], tmp_path: Path) -> None:
+def test_a_new_session_sees_the_rejected_push_as_contradicted(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path
+) -> None:
     bare, work = remote_and_clone
 
     # Session 1.
@@ -52,7 +54,9 @@ def test_a_new_session_sees_the_rejected_push_as_contradicted(remote_and_clone: 
     text = re.sub(r"\b([cb])-[2-9a-hjkmnp-z]{6}\b", r"\1-ID", text)
     text = re.sub(r"refs/continuity/main at [0-9a-f]{7}, changed [^)]*", "refs/continuity/main at REF", text)
     text = re.sub(r"\(fetched [^)]*\)", "(fetched AGO)", text)
-    assert text == f"""\
+    assert (
+        text
+        == f"""\
 stream main  (refs/continuity/main at REF)
 
 Objective  Fix the login loop and ship 1.2
@@ -80,6 +84,7 @@ Journal (2: git continuity journal)
   TIME  reproduced the loop with an expired cookie
   TIME  fix written; pushing
 """
+    )
 
     # The same, machine-readable.
     data = json.loads(cont(work, "status", "--json").out)
@@ -95,7 +100,10 @@ Journal (2: git continuity journal)
     ]
     assert data["claims"][0]["observed"].startswith(f"origin/main is at {theirs[:7]} (fetched ")
     assert data["claims"][0]["observed"].endswith(f"), which does not contain {fix[:7]}")
-    assert [e["text"] for e in data["journal"]] == ["reproduced the loop with an expired cookie", "fix written; pushing"]
+    assert [e["text"] for e in data["journal"]] == [
+        "reproduced the loop with an expired cookie",
+        "fix written; pushing",
+    ]
     assert data["counts"] == {"verified": 1, "contradicted": 2, "unknown": 0, "unchecked": 0, "stale": 0, "prose": 1}
     assert data["problems"] == [] and data["warnings"] == []
 

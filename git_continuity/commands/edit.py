@@ -43,7 +43,7 @@ def edit(repo: Repo, *, stream: str) -> int:
         return 0
     try:
         _, edited = packetfile.parse(text, str(kept))
-    except packetfile.PacketError as error:
+    except packetfile.YamlError as error:
         raise UserError(
             f"{error}\nNothing was written. Your edit is kept in {kept}; run git continuity edit again to fix it."
         ) from None
@@ -51,7 +51,7 @@ def edit(repo: Repo, *, stream: str) -> int:
     if original_oid:
         try:  # validated: a packet broken by hand is what edit repairs, so it may not parse
             _, before = packetfile.parse(original)
-        except packetfile.PacketError:
+        except packetfile.YamlError:
             before = None
     moment, by = now(), git.identity(repo)
 

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from git_continuity import notes, render, repo as git
+from git_continuity import notes, render
+from git_continuity import repo as git
 from git_continuity.repo import Repo
 
 
@@ -42,7 +43,8 @@ def show(repo: Repo, *, rev: str, as_json: bool) -> int:
     print(f"commit {commit}  {summary}")
     if not records:
         print(
-            f"  no continuity notes ({notes.NOTES_REF}); commits get one while a stream is active and the hooks are installed"
+            f"  no continuity notes ({notes.NOTES_REF}); "
+            "commits get one while a stream is active and the hooks are installed"
         )
     for record in records:
         print(f"  {str(record.get('kind')).ljust(10)}  {_describe(record)}")

@@ -98,11 +98,12 @@ def close(repo: Repo, *, stream: str, thread_id: str, online: bool) -> int:
     closure.record(snap, [verdict], at=moment, close=True)
     if verdict.ok:
         print(f'Thread {thread_id} "{thread.title}" is done: every check verified now; the evidence is recorded.')
-        print("\n".join(verdict.lines()))
-        return 0
-    print(f'Thread {thread_id} "{thread.title}" cannot close: {verdict.why_not()}.')
-    print("\n".join(verdict.lines()))
-    return 1
+    else:
+        print(f'Thread {thread_id} "{thread.title}" cannot close: {verdict.why_not()}.')
+    lines = verdict.lines()
+    if lines:  # a thread with no checks has none to list (no stray blank line)
+        print("\n".join(lines))
+    return 0 if verdict.ok else 1
 
 
 STATUSES = [s for s in THREAD_STATUSES if s != "done"]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from git_continuity import render, repo as git, trust
+from git_continuity import render, trust
+from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import now, stamp
 from git_continuity.repo import Repo
@@ -40,7 +41,8 @@ def list_trusted(repo: Repo, *, as_json: bool) -> int:
         )
     elif not entries:
         print(
-            "No command is approved on this machine. cmd: checks stay unknown until: git continuity trust allow 'COMMAND'"
+            "No command is approved on this machine. "
+            "cmd: checks stay unknown until: git continuity trust allow 'COMMAND'"
         )
     else:
         for e in entries:

@@ -47,6 +47,25 @@ def _seen(result: str, observed: str, depends_on: Mapping[str, str] | None = Non
     return Observation(result, observed, NAME, __version__, dict(depends_on or {}))  # type: ignore[arg-type]
 
 
+# What git exports to its hooks to point at this repository's internals. A command run from
+# a hook (a test suite that makes its own repositories, say) must not inherit them, or its
+# git calls act on the wrong index or repository (pre-commit's git.no_git_env for the same).
+HOOK_GIT_VARIABLES = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_PREFIX",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_QUARANTINE_PATH",
+)
+
+
+def _clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in HOOK_GIT_VARIABLES}
+
+
 def run(ctx: VerifyContext, command: str) -> Observation:
     if not trust.is_approved(ctx.repo, command):
         return _seen("unknown", f"not approved on this machine; to run it: {trust.approve_hint(command)}")
@@ -61,6 +80,7 @@ def run(ctx: VerifyContext, command: str) -> Observation:
     proc = subprocess.Popen(
         ["sh", "-c", command],
         cwd=ctx.repo.work_dir,
+        env=_clean_env(),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

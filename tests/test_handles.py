@@ -1,0 +1,510 @@
+"""Every built-in handle scheme, verified and contradicted against real repositories.
+
+Observed strings are asserted exactly: they are what a new session reads instead of prose.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from conftest import Ran, commit, git
+
+Run = Callable[..., Ran]
+
+
+def ok(run: Run, where: Path, *args: str) -> Ran:
+    ran = run(where, *args)
+    assert (ran.code, ran.err) == (0, ""), ran
+    return ran
+
+
+def add(run: Run, where: Path, text: str, handle: str) -> None:
+    ok(run, where, "claim", "add", text, "--check", handle)
+
+
+def claims(run: Run, where: Path, *extra: str) -> dict[str, tuple[str | None, str | None, str, str]]:
+    """Each claim's (handle, written, state, observed) by its text, from claim list --json."""
+    ran = run(where, "claim", "list", "--json", *extra)
+    assert ran.code == 0, ran
+    return {c["text"]: (c["handle"], c["written"], c["state"], c["observed"]) for c in json.loads(ran.out)["claims"]}
+
+
+def verified_online(run: Run, where: Path) -> tuple[int, dict[str, tuple[str, str]]]:
+    ran = run(where, "verify", "--online", "--json")
+    assert ran.err == "", ran
+    return ran.code, {c["text"]: (c["state"], c["observed"]) for c in json.loads(ran.out)["claims"]}
+
+
+@pytest.fixture
+def started(repo: Path, inproc: Run) -> Path:
+    ok(inproc, repo, "init")
+    return repo
+
+
+# -- commit: --------------------------------------------------------------------------------
+
+
+def test_commit(started: Path, inproc: Run) -> None:
+    head = git(started, "rev-parse", "HEAD")
+    # A commit no ref holds: it exists until git prunes it.
+    loose = git(started, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "never on a branch")
+    add(inproc, started, "HEAD exists", "commit:HEAD")
+    add(inproc, started, "the loose commit exists", f"commit:{loose[:10]}")
+    assert claims(inproc, started) == {
+        "HEAD exists": (f"commit:{head}", "commit:HEAD", "verified", f"commit {head[:7]} exists here"),
+        "the loose commit exists": (
+            f"commit:{loose}",
+            f"commit:{loose[:10]}",
+            "verified",
+            f"commit {loose[:7]} exists here",
+        ),
+    }
+    git(started, "prune", "--expire=now")
+    assert claims(inproc, started)["the loose commit exists"][2:] == (
+        "contradicted",
+        f"commit {loose[:7]} does not exist in this clone",
+    )
+
+
+def test_a_tag_name_resolves_to_the_commit_it_names(started: Path, inproc: Run) -> None:
+    head = git(started, "rev-parse", "HEAD")
+    git(started, "tag", "-a", "v1", "-m", "release 1")
+    add(inproc, started, "v1 is a commit", "commit:v1")
+    assert claims(inproc, started)["v1 is a commit"] == (
+        f"commit:{head}",
+        "commit:v1",
+        "verified",
+        f"commit {head[:7]} exists here",
+    )
+
+
+def test_head_does_not_drift(started: Path, inproc: Run) -> None:
+    first = git(started, "rev-parse", "HEAD")
+    add(inproc, started, "the fix is committed", "commit:HEAD")
+    add(inproc, started, "main is at the fix", "ref:main=HEAD")
+    add(inproc, started, "the fix is on main", "reachable:HEAD@main")
+    add(inproc, started, "README is in the fix", "file:README@HEAD")
+    add(inproc, started, "v1 is the fix", "tag:v1=HEAD")
+    second = commit(started, "later", {"later.txt": "x\n"})
+    git(started, "tag", "v1")  # at the later commit
+    assert claims(inproc, started) == {
+        "the fix is committed": (f"commit:{first}", "commit:HEAD", "verified", f"commit {first[:7]} exists here"),
+        "main is at the fix": (
+            f"ref:refs/heads/main={first}",
+            "ref:main=HEAD",
+            "contradicted",
+            f"refs/heads/main is at {second[:7]}, not {first[:7]}",
+        ),
+        "the fix is on main": (
+            f"reachable:{first}@refs/heads/main",
+            "reachable:HEAD@main",
+            "verified",
+            f"refs/heads/main is at {second[:7]}, which contains {first[:7]}",
+        ),
+        "README is in the fix": (
+            f"file:README@{first}",
+            "file:README@HEAD",
+            "verified",
+            f"README exists in {first[:7]}",
+        ),
+        "v1 is the fix": (
+            f"tag:v1={first}",
+            "tag:v1=HEAD",
+            "contradicted",
+            f"tag v1 points at {second[:7]}, not {first[:7]}",
+        ),
+    }
+    # The stored claim files name the ids, not HEAD.
+    for name in git(started, "ls-tree", "--name-only", "refs/continuity/main:.continuity/claims").splitlines():
+        data = json.loads(git(started, "show", f"refs/continuity/main:.continuity/claims/{name}"))
+        assert "HEAD" not in data["handle"] and first in data["handle"]
+
+
+# -- ref: -----------------------------------------------------------------------------------
+
+
+def test_ref(started: Path, inproc: Run) -> None:
+    head = git(started, "rev-parse", "HEAD")
+    git(started, "branch", "feature")
+    git(started, "tag", "-a", "v1", "-m", "release 1")
+    add(inproc, started, "main is here", "ref:main=HEAD")
+    add(inproc, started, "feature is here", "ref:refs/heads/feature=main")
+    add(inproc, started, "the annotated tag is here", "ref:v1=HEAD")
+    add(inproc, started, "a ref made later is here", "ref:refs/heads/later=HEAD")
+    assert claims(inproc, started) == {
+        "main is here": (
+            f"ref:refs/heads/main={head}",
+            "ref:main=HEAD",
+            "verified",
+            f"refs/heads/main is at {head[:7]}",
+        ),
+        "feature is here": (
+            f"ref:refs/heads/feature={head}",
+            "ref:refs/heads/feature=main",
+            "verified",
+            f"refs/heads/feature is at {head[:7]}",
+        ),
+        "the annotated tag is here": (
+            f"ref:refs/tags/v1={head}",
+            "ref:v1=HEAD",
+            "verified",
+            f"refs/tags/v1 is at {head[:7]}",
+        ),
+        "a ref made later is here": (
+            f"ref:refs/heads/later={head}",
+            "ref:refs/heads/later=HEAD",
+            "contradicted",
+            "refs/heads/later does not exist here",
+        ),
+    }
+    moved = commit(started, "moved on")
+    git(started, "branch", "later")
+    git(started, "branch", "-D", "feature")
+    found = claims(inproc, started)
+    assert found["main is here"][2:] == ("contradicted", f"refs/heads/main is at {moved[:7]}, not {head[:7]}")
+    assert found["feature is here"][2:] == ("contradicted", "refs/heads/feature does not exist here")
+    assert found["a ref made later is here"][2:] == (
+        "contradicted",
+        f"refs/heads/later is at {moved[:7]}, not {head[:7]}",
+    )
+
+
+# -- reachable: -----------------------------------------------------------------------------
+
+
+def test_reachable(started: Path, inproc: Run) -> None:
+    first = git(started, "rev-parse", "HEAD")
+    git(started, "checkout", "-q", "-b", "side")
+    side = commit(started, "side work")
+    git(started, "checkout", "-q", "main")
+    second = commit(started, "main work")
+    add(inproc, started, "the first commit is on main", f"reachable:{first}@main")
+    add(inproc, started, "main's tip is on main", "reachable:main@refs/heads/main")
+    add(inproc, started, "the side work is on main", "reachable:side@main")
+    add(inproc, started, "the side work is on side", "reachable:side@side")
+    assert claims(inproc, started) == {
+        "the first commit is on main": (
+            f"reachable:{first}@refs/heads/main",
+            f"reachable:{first}@main",
+            "verified",
+            f"refs/heads/main is at {second[:7]}, which contains {first[:7]}",
+        ),
+        "main's tip is on main": (
+            f"reachable:{second}@refs/heads/main",
+            "reachable:main@refs/heads/main",
+            "verified",
+            f"refs/heads/main is at {second[:7]}, which contains {second[:7]}",
+        ),
+        "the side work is on main": (
+            f"reachable:{side}@refs/heads/main",
+            "reachable:side@main",
+            "contradicted",
+            f"refs/heads/main is at {second[:7]}, which does not contain {side[:7]}",
+        ),
+        "the side work is on side": (
+            f"reachable:{side}@refs/heads/side",
+            "reachable:side@side",
+            "verified",
+            f"refs/heads/side is at {side[:7]}, which contains {side[:7]}",
+        ),
+    }
+    git(started, "merge", "-q", "--no-edit", "side")
+    merged = git(started, "rev-parse", "HEAD")
+    git(started, "branch", "-q", "-D", "side")
+    found = claims(inproc, started)
+    assert found["the side work is on main"][2:] == (
+        "verified",
+        f"refs/heads/main is at {merged[:7]}, which contains {side[:7]}",
+    )
+    assert found["the side work is on side"][2:] == ("contradicted", "refs/heads/side does not exist here")
+
+
+# -- pushed: offline, from the remote-tracking ref ------------------------------------------
+
+
+def fetch_at(work: Path, when: datetime, *args: str) -> None:
+    """git fetch, with the reflog entry (what "fetched ... ago" reads) stamped at ``when``."""
+    env = {**os.environ, "GIT_COMMITTER_DATE": f"{int(when.timestamp())} +0000"}
+    import subprocess
+
+    done = subprocess.run(["git", "fetch", "-q", *args], cwd=work, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_pushed_offline(remote_and_clone: tuple[Path, Path], tmp_path: Path, inproc: Run) -> None:
+    bare, work = remote_and_clone
+    ok(inproc, work, "init")
+    base = git(work, "rev-parse", "HEAD")
+    # A teammate pushes; we fetch it three hours ago (as the reflog says).
+    mate = tmp_path / "mate"
+    git(tmp_path, "clone", "-q", str(bare), str(mate))
+    theirs = commit(mate, "theirs")
+    git(mate, "push", "-q", "origin", "main")
+    fetch_at(work, datetime.now(timezone.utc) - timedelta(hours=3, minutes=2), "origin")
+    ours = commit(work, "ours, not pushed")
+    add(inproc, work, "the base is pushed", "pushed:HEAD~1@origin/main")
+    add(inproc, work, "their commit is pushed", f"pushed:{theirs}@origin/main")
+    add(inproc, work, "our commit is pushed", "pushed:HEAD@origin/main")
+    where = f"origin/main is at {theirs[:7]} (fetched 3 hours ago)"
+    assert claims(inproc, work) == {
+        "the base is pushed": (
+            f"pushed:{base}@origin/main",
+            "pushed:HEAD~1@origin/main",
+            "verified",
+            f"{where}, which contains {base[:7]}",
+        ),
+        "their commit is pushed": (
+            f"pushed:{theirs}@origin/main",
+            None,
+            "verified",
+            f"{where}, which contains {theirs[:7]}",
+        ),
+        "our commit is pushed": (
+            f"pushed:{ours}@origin/main",
+            "pushed:HEAD@origin/main",
+            "contradicted",
+            f"{where}, which does not contain {ours[:7]}",
+        ),
+    }
+    # Offline means offline: a push the tracking ref has not seen changes nothing until a fetch.
+    git(work, "merge", "-q", "--no-edit", "origin/main")
+    merged = git(work, "rev-parse", "HEAD")
+    git(work, "push", "-q", str(bare), "HEAD:main")
+    assert claims(inproc, work)["our commit is pushed"][2] == "contradicted"
+    fetch_at(work, datetime.now(timezone.utc) - timedelta(minutes=5), "origin")
+    assert claims(inproc, work)["our commit is pushed"][2:] == (
+        "verified",
+        f"origin/main is at {merged[:7]} (fetched 5 minutes ago), which contains {ours[:7]}",
+    )
+
+
+def test_pushed_right_after_a_clone(remote_and_clone: tuple[Path, Path], inproc: Run) -> None:
+    _, work = remote_and_clone
+    ok(inproc, work, "init")
+    head = git(work, "rev-parse", "HEAD")
+    add(inproc, work, "the clone's commit is pushed", "pushed:HEAD@origin/main")
+    # git clone leaves the remote-tracking ref's reflog empty: the fetch time is not known.
+    assert claims(inproc, work)["the clone's commit is pushed"][2:] == (
+        "verified",
+        f"origin/main is at {head[:7]} (fetch time unknown), which contains {head[:7]}",
+    )
+
+
+def test_pushed_to_a_branch_never_fetched_is_unknown(remote_and_clone: tuple[Path, Path], inproc: Run) -> None:
+    bare, work = remote_and_clone
+    ok(inproc, work, "init")
+    git(work, "remote", "add", "upstream", str(bare))
+    add(inproc, work, "pushed upstream", "pushed:HEAD@upstream/main")
+    add(inproc, work, "pushed to a new branch", "pushed:HEAD@origin/topic")
+    found = claims(inproc, work)
+    assert found["pushed upstream"][2:] == (
+        "unknown",
+        "upstream/main has never been fetched here: git fetch upstream, or verify --online",
+    )
+    assert found["pushed to a new branch"][2:] == (
+        "unknown",
+        "origin/topic has never been fetched here: git fetch origin, or verify --online",
+    )
+    git(work, "remote", "remove", "upstream")
+    assert claims(inproc, work)["pushed upstream"][2:] == ("unknown", "upstream is not a configured remote here")
+
+
+def test_pushed_to_a_remote_whose_name_has_a_slash(remote_and_clone: tuple[Path, Path], inproc: Run) -> None:
+    bare, work = remote_and_clone
+    ok(inproc, work, "init")
+    git(work, "remote", "add", "team/origin", str(bare))
+    git(work, "fetch", "-q", "team/origin")
+    head = git(work, "rev-parse", "HEAD")
+    add(inproc, work, "pushed to the team", "pushed:HEAD@team/origin/main")
+    handle, _, state, observed = claims(inproc, work)["pushed to the team"]
+    assert (handle, state) == (f"pushed:{head}@team/origin/main", "verified")
+    assert observed.startswith("team/origin/main is at ") and observed.endswith(f", which contains {head[:7]}")
+
+
+# -- pushed: online, asking the remote itself -----------------------------------------------
+
+
+def test_pushed_online(remote_and_clone: tuple[Path, Path], tmp_path: Path, inproc: Run) -> None:
+    bare, work = remote_and_clone
+    ok(inproc, work, "init")
+    ours = commit(work, "ours")
+    git(work, "remote", "add", "gone", str(tmp_path / "nothere.git"))
+    add(inproc, work, "ours is pushed", "pushed:HEAD@origin/main")
+    add(inproc, work, "ours is on a branch the remote lacks", "pushed:HEAD@origin/topic")
+    add(inproc, work, "ours is on a remote that is gone", "pushed:HEAD@gone/main")
+    base = git(work, "rev-parse", "origin/main")
+
+    code, found = verified_online(inproc, work)
+    assert code == 1
+    assert found == {
+        "ours is pushed": (
+            "contradicted",
+            f"origin/main is at {base[:7]} (asked just now), which does not contain {ours[:7]}",
+        ),
+        "ours is on a branch the remote lacks": ("contradicted", "origin has no branch topic (asked just now)"),
+        "ours is on a remote that is gone": (
+            "unknown",
+            f"could not ask gone: fatal: '{tmp_path / 'nothere.git'}' does not appear to be a git repository",
+        ),
+    }
+
+    # A real push; the remote-tracking ref is not what is asked.
+    git(work, "push", "-q", str(bare), "HEAD:main", "HEAD:topic")
+    assert git(work, "rev-parse", "origin/main") == base
+    code, found = verified_online(inproc, work)
+    assert found["ours is pushed"] == (
+        "verified",
+        f"origin/main is at {ours[:7]} (asked just now), which contains {ours[:7]}",
+    )
+    assert found["ours is on a branch the remote lacks"] == (
+        "verified",
+        f"origin/topic is at {ours[:7]} (asked just now), which contains {ours[:7]}",
+    )
+
+    # The remote moved on to a commit this clone has never seen.
+    mate = tmp_path / "mate"
+    git(tmp_path, "clone", "-q", str(bare), str(mate))
+    theirs = commit(mate, "theirs")
+    git(mate, "push", "-q", "origin", "main")
+    code, found = verified_online(inproc, work)
+    assert found["ours is pushed"] == (
+        "unknown",
+        f"origin/main is at {theirs[:7]} (asked just now), a commit this clone lacks: git fetch origin",
+    )
+    git(work, "fetch", "-q", "origin")
+    code, found = verified_online(inproc, work)
+    assert found["ours is pushed"] == (
+        "verified",
+        f"origin/main is at {theirs[:7]} (asked just now), which contains {ours[:7]}",
+    )
+
+    # The evidence of the last online check is recorded, one file per claim per verify.
+    evidence = git(work, "ls-tree", "-r", "--name-only", "refs/continuity/main:.continuity/evidence").splitlines()
+    assert len(evidence) == 4 * 3
+
+
+# -- tag: -----------------------------------------------------------------------------------
+
+
+def test_tag(started: Path, inproc: Run) -> None:
+    first = git(started, "rev-parse", "HEAD")
+    git(started, "tag", "light")
+    git(started, "tag", "-a", "annotated", "-m", "release")
+    add(inproc, started, "the lightweight tag exists", "tag:light")
+    add(inproc, started, "the annotated tag exists", "tag:annotated")
+    add(inproc, started, "the lightweight tag is here", "tag:light=HEAD")
+    add(inproc, started, "the annotated tag is here", "tag:annotated=main")
+    add(inproc, started, "v2 is tagged", "tag:v2")
+    assert claims(inproc, started) == {
+        "the lightweight tag exists": ("tag:light", None, "verified", f"tag light points at {first[:7]}"),
+        "the annotated tag exists": ("tag:annotated", None, "verified", f"tag annotated points at {first[:7]}"),
+        "the lightweight tag is here": (
+            f"tag:light={first}",
+            "tag:light=HEAD",
+            "verified",
+            f"tag light points at {first[:7]}",
+        ),
+        "the annotated tag is here": (
+            f"tag:annotated={first}",
+            "tag:annotated=main",
+            "verified",
+            f"tag annotated points at {first[:7]}",
+        ),
+        "v2 is tagged": ("tag:v2", None, "contradicted", "tag v2 does not exist here"),
+    }
+    second = commit(started, "second")
+    git(started, "tag", "-f", "-a", "annotated", "-m", "moved")
+    git(started, "tag", "v2")
+    git(started, "tag", "-d", "light")
+    assert claims(inproc, started) == {
+        "the lightweight tag exists": ("tag:light", None, "contradicted", "tag light does not exist here"),
+        "the annotated tag exists": ("tag:annotated", None, "verified", f"tag annotated points at {second[:7]}"),
+        "the lightweight tag is here": (
+            f"tag:light={first}",
+            "tag:light=HEAD",
+            "contradicted",
+            "tag light does not exist here",
+        ),
+        "the annotated tag is here": (
+            f"tag:annotated={first}",
+            "tag:annotated=main",
+            "contradicted",
+            f"tag annotated points at {second[:7]}, not {first[:7]}",
+        ),
+        "v2 is tagged": ("tag:v2", None, "verified", f"tag v2 points at {second[:7]}"),
+    }
+
+
+# -- file: ----------------------------------------------------------------------------------
+
+
+def test_file(started: Path, inproc: Run) -> None:
+    first = commit(started, "config", {"conf/app.toml": "[app]\n"})
+    add(inproc, started, "README is here", "file:README")
+    add(inproc, started, "the config folder is here", "file:./conf/../conf")
+    add(inproc, started, "the config was committed", "file:conf/app.toml@HEAD")
+    add(inproc, started, "the notes are here", "file:NOTES")
+    add(inproc, started, "the notes were in the first commit", "file:NOTES@HEAD~1")
+    assert claims(inproc, started) == {
+        "README is here": ("file:README", None, "verified", f"README exists in HEAD ({first[:7]})"),
+        "the config folder is here": (
+            "file:conf",
+            "file:./conf/../conf",
+            "verified",
+            f"conf exists in HEAD ({first[:7]})",
+        ),
+        "the config was committed": (
+            f"file:conf/app.toml@{first}",
+            "file:conf/app.toml@HEAD",
+            "verified",
+            f"conf/app.toml exists in {first[:7]}",
+        ),
+        "the notes are here": ("file:NOTES", None, "contradicted", f"NOTES is not in HEAD ({first[:7]})"),
+        "the notes were in the first commit": (
+            f"file:NOTES@{git(started, 'rev-parse', 'HEAD~1')}",
+            "file:NOTES@HEAD~1",
+            "contradicted",
+            f"NOTES is not in {git(started, 'rev-parse', '--short=7', 'HEAD~1')}",
+        ),
+    }
+    git(started, "rm", "-q", "-r", "conf")
+    (started / "NOTES").write_text("notes\n")  # in the work tree only: not in HEAD's tree
+    second = commit(started, "config removed")
+    found = claims(inproc, started)
+    assert found["the config folder is here"][2:] == ("contradicted", f"conf is not in HEAD ({second[:7]})")
+    assert found["the config was committed"][2:] == ("verified", f"conf/app.toml exists in {first[:7]}")
+    assert found["the notes are here"][2:] == ("contradicted", f"NOTES is not in HEAD ({second[:7]})")
+
+
+# -- clean: ---------------------------------------------------------------------------------
+
+
+def test_clean(started: Path, inproc: Run) -> None:
+    (started / ".gitignore").write_text("*.log\n")
+    commit(started, "ignore logs", {".gitignore": "*.log\n"})
+    add(inproc, started, "the work tree is clean", "clean:")
+
+    def state() -> tuple[str, str]:
+        handle, written, *rest = claims(inproc, started)["the work tree is clean"]
+        assert (handle, written) == ("clean:", None)
+        return rest[0], rest[1]
+
+    (started / "build.log").write_text("ignored\n")
+    assert state() == ("verified", "the work tree has no uncommitted changes")
+    (started / "new.txt").write_text("untracked\n")
+    assert state() == ("contradicted", "1 uncommitted change: new.txt")
+    (started / "new.txt").unlink()
+    (started / "README").write_text("staged\n")
+    git(started, "add", "README")
+    assert state() == ("contradicted", "1 uncommitted change: README")
+    git(started, "commit", "-q", "-m", "staged change committed")
+    assert state() == ("verified", "the work tree has no uncommitted changes")
+    (started / "README").write_text("edited, not staged\n")
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (started / name).write_text("x\n")
+    assert state() == ("contradicted", "4 uncommitted changes: README, a.txt, b.txt and 1 more")
