@@ -342,3 +342,41 @@ def test_init_in_a_clone_takes_the_remote_state_in(remote_and_clone: tuple[Path,
         "not yet taken in here.\n"
         "Take it with: git continuity pull origin\n",
     )
+
+
+def test_conflicts_are_listed_and_dismissed_once_looked_at(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path, inproc
+) -> None:  # type: ignore[no-untyped-def]
+    bare, work = remote_and_clone
+    mate = clones(tmp_path, str(bare), "mate")[0]
+    assert inproc(work, "init").code == 0
+    assert inproc(work, "push").code == 0
+    assert inproc(mate, "pull").code == 0
+    assert inproc(work, "next", "announce the release").code == 0
+    assert inproc(mate, "next", "write the release notes").code == 0
+    assert inproc(work, "push").code == 0
+    assert inproc(mate, "sync").code == 0
+    listed = json.loads(inproc(mate, "conflict", "list", "--json").out)
+    (record,) = listed["conflicts"]
+    assert listed == {"stream": "main", "conflicts": [record], "problems": []}
+    assert json.loads(inproc(mate, "status", "--json").out)["conflicts"] == [record]
+    assert (record["key"], record["what"]) == ("next_action", "edited on both sides")
+    assert {record["kept"], record["lost"]} == {"announce the release", "write the release notes"}
+    kept, lost = record["kept_from"], record["lost_from"]
+    assert inproc(mate, "conflict", "list").out == (
+        f"  {record['id']}  the next action: edited on both sides\n"
+        f'            kept   "{record["kept"]}"  ({kept["at"][:10]} {kept["at"][11:19]}, {kept["commit"][:7]})\n'
+        f'            other  "{record["lost"]}"  ({lost["at"][:10]} {lost["at"][11:19]}, {lost["commit"][:7]})\n'
+    )
+    assert f"Next       {record['kept']}\n" in inproc(mate, "status").out
+
+    before = state_refs(mate)
+    unknown = inproc(mate, "conflict", "dismiss", "x-2222zz")
+    assert (unknown.code, unknown.err) == (
+        2,
+        f"git-continuity: error: no conflict x-2222zz in stream 'main' (conflicts: {record['id']})\n",
+    )
+    assert state_refs(mate) == before
+    assert inproc(mate, "conflict", "dismiss", record["id"]).out == f"Dismissed {record['id']}.\n"
+    assert inproc(mate, "conflict", "list").out == "No conflicts.\n"
+    assert "Conflicts" not in inproc(mate, "status").out

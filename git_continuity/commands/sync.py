@@ -83,6 +83,9 @@ def validate(repo: Repo, fetched: Fetched) -> None:
     is merged then, and the local state stays as it was."""
     found = []
     for stream, commit in sorted(fetched.streams.items()):
+        if not git.has_commit(repo, commit):
+            found.append(f"{fetched.remote}'s {stream} ({commit[:7]}): refs/continuity/{stream} is not a commit")
+            continue
         snap = store.Snapshot(repo, stream, commit, git.commit_tree(repo, commit))
         problems = store.all_problems(snap)
         found += [f"{fetched.remote}'s {stream} ({commit[:7]}): {p}" for p in problems]
