@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import itertools
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -256,8 +257,14 @@ def test_random_interleavings_converge_and_lose_nothing(
                     step(world, ("edit", i, 0))
                     step(world, ("next", i))
         else:
-            for i in range(CLONES):
-                quietly(init.init, world.repo(i), stream=STREAM, local=True)
+            # Unrelated histories: each init is its own root commit (same second, other author).
+            author = os.environ["GIT_AUTHOR_NAME"]
+            try:
+                for i in range(CLONES):
+                    os.environ["GIT_AUTHOR_NAME"] = f"clone {i}"
+                    quietly(init.init, world.repo(i), stream=STREAM, local=True)
+            finally:
+                os.environ["GIT_AUTHOR_NAME"] = author
         for operations in phases:
             for op in operations:
                 step(world, op)
