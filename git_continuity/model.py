@@ -22,7 +22,15 @@ STATES: tuple[State, ...] = ("verified", "contradicted", "unknown", "unchecked",
 # million) values, so two clones adding entries at the same moment do not collide in practice;
 # a writer also re-draws an id already taken in the state it writes to.
 ID_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"
-ID_PREFIXES = {"claim": "c", "blocker": "b", "journal": "j", "evidence": "e", "objective": "o", "thread": "t"}
+ID_PREFIXES = {
+    "claim": "c",
+    "blocker": "b",
+    "journal": "j",
+    "evidence": "e",
+    "objective": "o",
+    "thread": "t",
+    "conflict": "x",
+}
 ThreadStatus = Literal["open", "watching", "blocked", "waiting", "done"]
 THREAD_STATUSES: tuple[ThreadStatus, ...] = ("open", "watching", "blocked", "waiting", "done")
 ID_RE = re.compile(r"^[a-z]-[2-9a-hjkmnp-z]{6}$")

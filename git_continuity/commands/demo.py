@@ -77,6 +77,7 @@ def tour(t: Tour) -> None:
     """The chapters, in order; each builds on the repositories the one before left."""
     truth(t)
     closure(t)
+    travel(t)
     forges(t)
     t.say("Next steps in your own repository: git continuity init, then git continuity -h.")
 
@@ -219,13 +220,50 @@ def closure(t: Tour) -> None:
     t.run("work", "git", "continuity", "show", "HEAD")
 
 
+def travel(t: Tour) -> None:
+    """The state follows the work to another clone, and changes made on both sides at once sync."""
+    t.say(
+        "Session 4, on the teammate's machine. The agent publishes its branch and its state. A plain\n"
+        "clone does not carry the state; status says where it is instead of showing an empty state as\n"
+        "the truth, and one pull takes it in, with the commits' provenance notes:"
+    )
+    t.run("work", "git", "push", "-q", "origin", "main")
+    t.run("work", "git", "continuity", "push")
+    t.run("mate", "git", "pull", "-q", "origin", "main", show=False)
+    t.run("mate", "git", "continuity", "status", expect=2)
+    t.run("mate", "git", "continuity", "pull")
+    t.run("mate", "git", "log", "--notes=continuity", "-1", "--format=%h %s%n%N")
+
+    t.say("Both now work at once, neither seeing the other: each sets the next action and writes the journal:")
+    t.run("work", "git", "continuity", "next", "announce v1.2 on the mailing list")
+    t.run("work", "git", "continuity", "journal", "add", "v1.2 is out")
+    t.run("mate", "git", "continuity", "next", "write the release notes for v1.2")
+    t.run("mate", "git", "continuity", "journal", "add", "drafting the release notes")
+
+    t.say(
+        "Both sync. The merge is field by field: both journal entries are kept; the next action, changed\n"
+        "on both sides, keeps the later change and records the other value as a conflict to look at:"
+    )
+    t.run("work", "git", "continuity", "sync")
+    t.run("mate", "git", "continuity", "sync")
+    t.run("work", "git", "continuity", "pull")
+    listed = t.run("work", "git", "continuity", "conflict", "list")
+    t.run("work", "git", "continuity", "journal", "-n", "2")
+
+    t.say("Once looked at, the conflict is dismissed; the dismissal syncs like any change:")
+    t.run("work", "git", "continuity", "conflict", "dismiss", listed.split()[0])
+    t.run("work", "git", "continuity", "sync")
+    t.run("mate", "git", "continuity", "pull")
+    t.run("mate", "git", "continuity", "log", "-n", "4")
+
+
 def forges(t: Tour) -> None:
     """CI and PR truth: a recorded CI result that travels with the commit, and a "PR open"
     claim that turns contradicted once the PR is merged."""
     from git_continuity.commands.demo_forge import StandIn
 
     t.say(
-        "Session 4: CI and PR truth. The agent runs the tests through git continuity, which records\n"
+        "Session 5: CI and PR truth. The agent runs the tests through git continuity, which records\n"
         "the result on the commit's note (it travels to every clone with refs/notes/continuity):"
     )
     t.run("work", "git", "continuity", "ci", "run", "--name", "tests", "--", "python3", "-m", "unittest", "-q")
