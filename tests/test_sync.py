@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -105,11 +106,13 @@ def test_an_unreachable_remote_is_a_clear_error_and_nothing_changes(tmp_path: Pa
 
 def test_a_remote_git_daemon_that_is_down(tmp_path: Path, repo: Path, inproc) -> None:  # type: ignore[no-untyped-def]
     assert inproc(repo, "init", "--local").code == 0
-    (tmp_path / "gone").mkdir()
-    with git_daemon(tmp_path / "gone", tmp_path / "home") as running:
-        url = running.url
-    git(repo, "remote", "add", "origin", f"{url}x.git")
-    failed = inproc(repo, "sync")
+    # A port held bound but never listening refuses every connection, and no other process
+    # (a daemon of a test running beside this one) can take it over meanwhile.
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        url = f"git://127.0.0.1:{held.getsockname()[1]}/"
+        git(repo, "remote", "add", "origin", f"{url}x.git")
+        failed = inproc(repo, "sync")
     assert failed.code == 2
     assert failed.err.startswith(f"git-continuity: error: cannot reach origin ({url}x.git):\n  fatal: unable to")
 
