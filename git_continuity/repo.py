@@ -156,6 +156,19 @@ def ref_updated_at(repo: Repo, refname: str) -> datetime | None:
     return None
 
 
+def cloned_at(repo: Repo) -> datetime | None:
+    """When this repository was cloned, from the first entry of HEAD's reflog ("clone: from
+    …"). git clone leaves remote-tracking refs without a reflog of their own, so this is how
+    old they are until the first fetch."""
+    try:
+        entries = list(repo.git.references["HEAD"].log())
+    except (KeyError, pygit2.GitError):
+        return None
+    if entries and (entries[-1].message or "").startswith("clone:"):
+        return datetime.fromtimestamp(entries[-1].committer.time, timezone.utc)
+    return None
+
+
 def compare_and_swap(repo: Repo, refname: str, new: Oid, old: Oid | None, reason: str) -> None:
     """Point ``refname`` at ``new`` only if it is still at ``old`` (None: must not exist).
 
@@ -293,10 +306,23 @@ def remote_names(repo: Repo) -> list[str]:
     return repo._remotes
 
 
-def uncommitted_paths(repo: Repo) -> list[str]:
-    """Paths with staged, unstaged or untracked (not ignored) changes, like git status."""
+STAGED = (
+    pygit2.GIT_STATUS_INDEX_NEW
+    | pygit2.GIT_STATUS_INDEX_MODIFIED
+    | pygit2.GIT_STATUS_INDEX_DELETED
+    | pygit2.GIT_STATUS_INDEX_RENAMED
+    | pygit2.GIT_STATUS_INDEX_TYPECHANGE
+)
+
+
+def uncommitted_paths(repo: Repo, *, staged_count: bool = True) -> list[str]:
+    """Paths with staged, unstaged or untracked (not ignored) changes, like git status.
+
+    ``staged_count=False`` while a commit is being made from the index: what is staged is
+    what that commit holds, so only changes beyond it count."""
     flags = repo.git.status(untracked_files="normal", ignored=False)
-    return sorted(path for path, flag in flags.items() if flag != pygit2.GIT_STATUS_CURRENT)
+    ignore = pygit2.GIT_STATUS_CURRENT if staged_count else STAGED
+    return sorted(path for path, flag in flags.items() if flag & ~ignore)
 
 
 def changed_tracked_paths(repo: Repo) -> list[str]:
