@@ -226,13 +226,13 @@ def objective_items(o: Objective | None, change: ObjectiveChange | None) -> list
 def work_tree_items(tree: Mapping[str, Any] | None) -> list[Item]:
     if tree is None:
         return [Item(["- bare repository: no work tree"], None)]
-    branch = ref_label(tree["branch"]) if tree["branch"] else None
-    where = f"on branch {branch}" if branch else "detached HEAD"
+    where = f"on branch {tree['branch']}" if tree["branch"] else "detached HEAD"
     head = f' at {short(tree["head"])} "{tree["head_summary"]}"' if tree["head"] else " (no commits yet)"
     lines = [f"- {where}{head}"]
     counts = [f"{tree[k]} {k}" for k in ("conflicted", "staged", "unstaged", "untracked") if tree[k]]
     if counts:
-        more = tree["touched"] - len(tree["paths"])
+        # Handoffs written before "touched" was recorded count the paths they list.
+        more = tree.get("touched", len(tree["paths"])) - len(tree["paths"])
         paths = ", ".join(tree["paths"]) + (f", … {more} more" if more > 0 else "")
         lines.append(f"- uncommitted: {', '.join(counts)}: {paths}")
     else:

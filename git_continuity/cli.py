@@ -77,12 +77,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="<command>")
 
-    _command(
+    p = _command(
         sub,
         "init",
-        "start keeping state for a stream on refs/continuity/<stream>",
-        "  git continuity init\n  git continuity --stream agent-b init",
+        "start keeping state for a stream on refs/continuity/<stream> (or take the remote's in)",
+        "  git continuity init\n  git continuity init --fetch-refspecs   # a plain git fetch brings the state too\n"
+        "  git continuity --stream agent-b init --local",
     )
+    refspecs = p.add_mutually_exclusive_group()
+    refspecs.add_argument(
+        "--fetch-refspecs",
+        action="store_true",
+        default=None,
+        help="add +refs/continuity/*:refs/continuity-remotes/<remote>/* to the remote's fetch refspecs",
+    )
+    refspecs.add_argument(
+        "--no-fetch-refspecs", dest="fetch_refspecs", action="store_false", help="do not add them, nor offer to"
+    )
+    p.add_argument("--remote", help="the remote to look at (default: the branch's upstream remote, else origin)")
+    p.add_argument("--local", action="store_true", help="do not ask the remote whether it already has state")
 
     p = _command(
         sub,
@@ -372,6 +385,38 @@ def build_parser() -> argparse.ArgumentParser:
         "  GIT_EDITOR=nano git continuity edit",
     )
 
+    for name, summary, example in (
+        (
+            "pull",
+            "fetch every stream's state and the commit notes from a remote and merge them in",
+            "  git continuity pull\n  git continuity pull upstream",
+        ),
+        (
+            "push",
+            "publish every stream's state and the commit notes (merging first if the remote moved)",
+            "  git continuity push",
+        ),
+        ("sync", "pull, then push: both sides end with the same state", "  git continuity sync"),
+    ):
+        p = _command(sub, name, summary, example)
+        p.add_argument(
+            "remote", nargs="?", metavar="REMOTE", help="default: the current branch's upstream remote, else origin"
+        )
+
+    p = _command(
+        sub,
+        "conflict",
+        "values a merge of two clones' state did not keep: list them, dismiss them once looked at",
+        "  git continuity conflict list\n  git continuity conflict dismiss x-k7m2qx",
+    )
+    xsub = p.add_subparsers(dest="action", metavar="<action>", required=True)
+    q = _command(xsub, "list", "every conflict with the value kept and the other one", "  git continuity conflict list")
+    _json_flag(q)
+    q = _command(
+        xsub, "dismiss", "delete conflict records once looked at", "  git continuity conflict dismiss x-k7m2qx"
+    )
+    q.add_argument("ids", nargs="+", metavar="ID")
+
     p = _command(
         sub, "plugins", "list verifier plugins, their versions and handle schemes", "  git continuity plugins --json"
     )
@@ -405,7 +450,18 @@ def _run(args: argparse.Namespace) -> int:
     if command == "init":
         from git_continuity.commands import init
 
-        return init.init(repo, stream=stream)
+        return init.init(repo, stream=stream, fetch_refspecs=args.fetch_refspecs, remote=args.remote, local=args.local)
+    if command in ("pull", "push", "sync"):
+        from git_continuity.commands import sync
+
+        run = {"pull": sync.pull, "push": sync.push, "sync": sync.sync}[command]
+        return run(repo, remote=args.remote)
+    if command == "conflict":
+        from git_continuity.commands import conflict
+
+        if args.action == "list":
+            return conflict.list_conflicts(repo, stream=stream, as_json=args.json)
+        return conflict.dismiss(repo, stream=stream, ids=args.ids)
     if command == "status":
         from git_continuity.commands import status
 

@@ -80,6 +80,7 @@ def judge(
     at: datetime,
     policy: Policy,
     online: bool = False,
+    committing: bool = False,
 ) -> list[Verdict]:
     """Dereference every check of these threads now (reusing fresh verified evidence of
     costly checks, e.g. a test command already run on this very tree)."""
@@ -88,7 +89,16 @@ def judge(
     every = [c for cs in own.values() for c in cs] + extra
     assessed = {
         a.claim.id: a
-        for a in verify.assess(snap, every, at=at, policy=policy, dereference_all=True, online=online, reuse_fresh=True)
+        for a in verify.assess(
+            snap,
+            every,
+            at=at,
+            policy=policy,
+            dereference_all=True,
+            online=online,
+            reuse_fresh=True,
+            committing=committing,
+        )
     }
     return [
         Verdict(

@@ -61,10 +61,10 @@ def commit_msg(message_file: str) -> int:
     message = Path(message_file).read_text(errors="replace")
     if not _message_threads(message):
         return 0  # closes nothing: no repository access at all
-    return _judge_closing([("this commit", message)], where="commit")
+    return _judge_closing([("this commit", message)], where="commit", committing=True)
 
 
-def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str) -> int:
+def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str, committing: bool = False) -> int:
     """The heavy path: threads named with a closing keyword must verify now (or be done)."""
     from git_continuity import closure, policy, store
     from git_continuity import repo as git
@@ -98,7 +98,9 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str) -> int:
         if not pending:
             return 0
         moment = now()
-        verdicts = closure.judge(snap, pending, store.read_claims(snap).values(), at=moment, policy=rules)
+        verdicts = closure.judge(
+            snap, pending, store.read_claims(snap).values(), at=moment, policy=rules, committing=committing
+        )
         closure.record(snap, verdicts, at=moment, close=True)
     except UserError as error:
         _say(f"git-continuity: cannot judge the closing claim: {error}")

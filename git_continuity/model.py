@@ -31,6 +31,7 @@ ID_PREFIXES = {
     "thread": "t",
     "session": "s",
     "handoff": "h",
+    "conflict": "x",
 }
 ThreadStatus = Literal["open", "watching", "blocked", "waiting", "done"]
 THREAD_STATUSES: tuple[ThreadStatus, ...] = ("open", "watching", "blocked", "waiting", "done")

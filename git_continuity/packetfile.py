@@ -155,7 +155,7 @@ def _pop_following(parent: Any, key: Any) -> str | None:
         token.value = inline + "\n"
     else:
         entry[_slot(holder)] = None
-    return following
+    return str(following)
 
 
 def _put_following(parent: Any, key: Any, following: str) -> None:
@@ -222,3 +222,82 @@ def _set_done(doc: CommentedMap, blockers: Any, index: int, at: str) -> None:
         blockers[index]["done_at"] = at
 
     _change(doc, "blockers", lambda: _change(blockers, index, set_done))
+
+
+def set_values(doc: CommentedMap, values: Mapping[str, Any]) -> None:
+    """Put merged values (objective, next_action, blockers as a list) into a document,
+    changing only what differs so comments stay where they are: mappings are updated in
+    place, blockers kept in place by id, new ones appended."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    objective = values["objective"]
+    if plain(doc.get("objective")) != objective:
+
+        def set_objective() -> None:
+            current = doc.get("objective")
+            if isinstance(current, CommentedMap) and objective is not None:
+                _update_mapping(current, objective)
+            else:
+                doc["objective"] = CommentedMap(objective) if objective is not None else None
+
+        _change(doc, "objective", set_objective)
+    if doc.get("next_action") != values["next_action"]:
+        _change(doc, "next_action", lambda: doc.__setitem__("next_action", values["next_action"]))
+    wanted = list(values["blockers"])
+    if plain(doc.get("blockers") or []) == wanted:
+        return
+
+    def set_blockers() -> None:
+        items = doc.get("blockers")
+        if not isinstance(items, CommentedSeq):
+            doc["blockers"] = CommentedSeq(CommentedMap(b) for b in wanted)
+            return
+        by_id = {b["id"]: b for b in wanted}
+        for index in reversed(range(len(items))):
+            if items[index].get("id") not in by_id:
+                del items[index]
+        present = {item.get("id") for item in items}
+        for item in items:
+            _update_mapping(item, by_id[item.get("id")])
+        for blocker in wanted:
+            if blocker["id"] not in present:
+                items.append(CommentedMap(blocker))
+
+    _change(doc, "blockers", set_blockers)
+
+
+def _update_mapping(target: CommentedMap, value: Mapping[str, Any]) -> None:
+    for key in [k for k in target if k not in value]:
+        del target[key]
+    for key, item in value.items():
+        if target.get(key) != item:
+            target[key] = item
+
+
+def comments(doc: CommentedMap) -> list[str]:
+    """The comment lines a person wrote, in document order, and the order of the top-level
+    keys: what a merge keeps from one side only, so it can tell whether the other changed it.
+    Where ruamel hangs a comment (on a key, or on the last entry of its value) depends on the
+    values around it, so only the sequence of lines counts, not where each is attached."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    found: list[str] = [f"key {k}" for k in doc]
+
+    def tokens(item: Any) -> None:
+        if isinstance(item, list):
+            for sub in item:
+                tokens(sub)
+        elif item is not None and hasattr(item, "value"):
+            found.extend(line.strip() for line in str(item.value).splitlines() if line.strip())
+
+    def walk(node: Any) -> None:
+        if not isinstance(node, (CommentedMap, CommentedSeq)):
+            return
+        tokens(node.ca.comment)
+        for key in list(node) if isinstance(node, CommentedMap) else range(len(node)):
+            tokens(node.ca.items.get(key))
+            walk(node[key])
+        tokens(node.ca.end)
+
+    walk(doc)
+    return found

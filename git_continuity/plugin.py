@@ -61,6 +61,8 @@ class VerifyContext:
     online: bool = False  # ask remotes and services themselves, not local copies
     timeout: float = 10.0  # seconds, per network request
     policy: Policy = field(default_factory=Policy)  # the repository's .continuity.yaml
+    # A commit is being made from the index (the commit-msg hook): staged changes are part of it.
+    committing: bool = False
     notes: list[str] = field(default_factory=list)  # warnings for the user, e.g. a stale fetch
     progress: Progress | None = None  # set by `verify` on a terminal
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)

@@ -6,7 +6,7 @@ import json
 import re
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +21,7 @@ from git_continuity.model import (
     parse_stamp,
     shown,
 )
+from git_continuity.tracking import Standing
 from git_continuity.verify import Assessed
 
 
@@ -138,8 +139,13 @@ def status_text(
     warnings: Sequence[str],
     problems: Sequence[str],
     at: datetime,
+    standings: Sequence[Standing] = (),
+    conflicts: Sequence[Mapping[str, Any]] = (),
 ) -> str:
-    out = [f"stream {stream}  ({ref_line})", ""]
+    out = [f"stream {stream}  ({ref_line})"]
+    for index, s in enumerate(standings):
+        out.append(("Sync       " if index == 0 else " " * 11) + standing_text(s))
+    out.append("")
     objective = packet.objective if packet else None
     if packet is None:
         out.append("Objective  (unreadable: see problems below)")
@@ -156,6 +162,9 @@ def status_text(
         blockers = packet.open_blockers()
         out += ["", f"Blockers ({len(blockers)} open)"]
         out += [f"  {b.id}  {b.text}" for b in blockers] or ["  none"]
+    if conflicts:
+        out += ["", f"Conflicts ({len(conflicts)} to look at; git continuity conflict dismiss ID once looked at)"]
+        out += conflict_lines(conflicts)
     active = [(t, c) for t, c in threads if t.status != "done"]
     if threads:
         out += ["", f"Threads ({len(active)} not done, {len(threads) - len(active)} done)"]
@@ -184,3 +193,70 @@ def status_text(
         out += ["", "Problems (this state is malformed; nothing will be written on top of it)"]
         out += [_indent(p, "  ") for p in problems]
     return "\n".join(out) + "\n"
+
+
+def describe_conflict(record: Mapping[str, Any]) -> str:
+    """One line naming what a conflict is about and what happened."""
+    path = str(record["path"]).removeprefix(".continuity/")
+    key = record.get("key")
+    if key:
+        named = {"objective": "the objective", "next_action": "the next action", "layout": "packet.yaml"}
+        what = named.get(str(key), f"blocker {str(key).removeprefix('blockers/')}")
+    else:
+        folder, _, name = path.rpartition("/")
+        kinds = {"claims": "claim", "threads": "thread", "conflicts": "conflict record"}
+        what = f"{kinds[folder]} {name.removesuffix('.json')}" if folder in kinds else path
+    return f"{what}: {record['what']}"
+
+
+def _value(value: Any, width: int = 70) -> str:
+    text = "(deleted)" if value is None else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def conflict_lines(conflicts: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each conflict: what it is about, the value kept and the other one, and where each
+    came from (the commit that introduced it and when)."""
+    lines = []
+    for c in conflicts:
+        kept, lost = c["kept"], c["lost"]
+        lines.append(f"  {c['id']}  {describe_conflict(c)}")
+        if c.get("key") == "layout":
+            kept_text, lost_text = "this side's text", "the other side's text (conflict list --json has it)"
+        elif isinstance(kept, dict) and isinstance(lost, dict):
+            keys = [k for k in sorted(set(kept) | set(lost)) if kept.get(k) != lost.get(k)]
+            kept_text = ", ".join(f"{k} {_value(kept.get(k), 50)}" for k in keys)
+            lost_text = ", ".join(f"{k} {_value(lost.get(k), 50)}" for k in keys)
+        else:
+            kept_text, lost_text = _value(kept), _value(lost)
+        for label, text, origin in (("kept ", kept_text, c["kept_from"]), ("other", lost_text, c["lost_from"])):
+            lines.append(f"            {label}  {text}  ({shown(origin['at'])}, {origin['commit'][:7]})")
+    return lines
+
+
+def standing_text(s: Standing) -> str:
+    """How the local state stands against a remote's, as of the last fetch (no network)."""
+
+    def n(count: int) -> str:
+        return f"{count} change{'s' if count != 1 else ''}"
+
+    if s.relation == "same":
+        return f"{s.remote}: in step (as of the last fetch)"
+    if s.relation == "ahead":
+        return f"{s.remote}: {n(s.ahead)} here not on {s.remote} yet (as of the last fetch): git continuity push"
+    if s.relation == "behind":
+        return f"{s.remote}: {n(s.behind)} on {s.remote} not here yet (as of the last fetch): git continuity pull"
+    return (
+        f"{s.remote}: diverged, {n(s.ahead)} here and {n(s.behind)} there (as of the last fetch): git continuity sync"
+    )
+
+
+def standing_json(s: Standing) -> dict[str, Any]:
+    return {
+        "remote": s.remote,
+        "tracking_ref": s.tracking_ref,
+        "commit": s.commit,
+        "relation": s.relation,
+        "ahead": s.ahead,
+        "behind": s.behind,
+    }

@@ -162,6 +162,19 @@ def ref_updated_at(repo: Repo, refname: str) -> datetime | None:
     return None
 
 
+def cloned_at(repo: Repo) -> datetime | None:
+    """When this repository was cloned, from the first entry of HEAD's reflog ("clone: from
+    …"). git clone leaves remote-tracking refs without a reflog of their own, so this is how
+    old they are until the first fetch."""
+    try:
+        entries = list(repo.git.references["HEAD"].log())
+    except (KeyError, pygit2.GitError):
+        return None
+    if entries and (entries[-1].message or "").startswith("clone:"):
+        return datetime.fromtimestamp(entries[-1].committer.time, timezone.utc)
+    return None
+
+
 def compare_and_swap(repo: Repo, refname: str, new: Oid, old: Oid | None, reason: str) -> None:
     """Point ``refname`` at ``new`` only if it is still at ``old`` (None: must not exist).
 
@@ -299,10 +312,23 @@ def remote_names(repo: Repo) -> list[str]:
     return repo._remotes
 
 
-def uncommitted_paths(repo: Repo) -> list[str]:
-    """Paths with staged, unstaged or untracked (not ignored) changes, like git status."""
+STAGED = (
+    pygit2.GIT_STATUS_INDEX_NEW
+    | pygit2.GIT_STATUS_INDEX_MODIFIED
+    | pygit2.GIT_STATUS_INDEX_DELETED
+    | pygit2.GIT_STATUS_INDEX_RENAMED
+    | pygit2.GIT_STATUS_INDEX_TYPECHANGE
+)
+
+
+def uncommitted_paths(repo: Repo, *, staged_count: bool = True) -> list[str]:
+    """Paths with staged, unstaged or untracked (not ignored) changes, like git status.
+
+    ``staged_count=False`` while a commit is being made from the index: what is staged is
+    what that commit holds, so only changes beyond it count."""
     flags = repo.git.status(untracked_files="normal", ignored=False)
-    return sorted(path for path, flag in flags.items() if flag != pygit2.GIT_STATUS_CURRENT)
+    ignore = pygit2.GIT_STATUS_CURRENT if staged_count else STAGED
+    return sorted(path for path, flag in flags.items() if flag & ~ignore)
 
 
 def changed_tracked_paths(repo: Repo) -> list[str]:
@@ -473,6 +499,147 @@ def noted_commits(repo: Repo, notes_ref: str) -> list[Oid]:
         return []
 
 
+# -- sync: tracking refs, config, history shape, tree building ------------------------------
+
+
+def set_ref(repo: Repo, refname: str, target: Oid, reason: str) -> None:
+    """Point a ref at target whatever it was (tracking refs mirror a remote; nothing of the
+    user's is ever moved this way)."""
+    repo.git.create_reference_direct(refname, pygit2.Oid(hex=target), True, message=reason)
+
+
+def delete_ref(repo: Repo, refname: str) -> None:
+    if repo.git.references.get(refname) is not None:
+        repo.git.references.delete(refname)
+
+
+def is_ancestor(repo: Repo, ancestor: Oid, tip: Oid) -> bool:
+    """Whether ancestor is tip or one of its ancestors (descendant_of is false for a == b)."""
+    return ancestor == tip or bool(repo.git.descendant_of(pygit2.Oid(hex=tip), pygit2.Oid(hex=ancestor)))
+
+
+def ahead_behind(repo: Repo, local: Oid, upstream: Oid) -> tuple[int, int]:
+    ahead, behind = repo.git.ahead_behind(pygit2.Oid(hex=local), pygit2.Oid(hex=upstream))
+    return int(ahead), int(behind)
+
+
+def merge_bases(repo: Repo, a: Oid, b: Oid) -> list[Oid]:
+    """Every best common ancestor of a and b, sorted (empty for unrelated histories).
+
+    libgit2 gives one; after criss-cross merges (two clones merging each other's state at
+    once) there are several, and a three-way merge against only one of them resurrects
+    what the other side deleted. The others are common ancestors not below the first one
+    that no other such ancestor descends from; all of them lie in the commits since it.
+    """
+    found = repo.git.merge_base(pygit2.Oid(hex=a), pygit2.Oid(hex=b))
+    if found is None:
+        return []
+    first = Oid(str(found))
+
+    def since(tip: Oid) -> dict[Oid, tuple[Oid, ...]]:
+        walker = repo.git.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.NONE)
+        walker.hide(pygit2.Oid(hex=first))
+        return {Oid(str(c.id)): tuple(Oid(str(p)) for p in c.parent_ids) for c in walker}
+
+    on_a, on_b = since(a), since(b)
+    common = {oid: parents for oid, parents in on_a.items() if oid in on_b}
+    below = {p for parents in common.values() for p in parents if p in common}
+    return sorted({first, *(oid for oid in common if oid not in below)})
+
+
+def commit_time(repo: Repo, oid: Oid) -> int:
+    """The committer time of a commit, in seconds since the epoch."""
+    return int(repo.git[oid].peel(pygit2.Commit).commit_time)
+
+
+def commit_parents(repo: Repo, oid: Oid) -> tuple[Oid, ...]:
+    return tuple(Oid(str(p)) for p in repo.git[oid].peel(pygit2.Commit).parent_ids)
+
+
+def commit_tree(repo: Repo, oid: Oid) -> Oid:
+    return Oid(str(repo.git[oid].peel(pygit2.Commit).tree_id))
+
+
+def write_commit_at(repo: Repo, tree: Oid, parents: list[Oid], message: str, when: int) -> Oid:
+    """A commit with a fixed time and a fixed author: the virtual base of a merge, which
+    must come out the same on every machine that computes it."""
+    sig = pygit2.Signature("git-continuity", "merge@git-continuity.invalid", when, 0)
+    oid = repo.git.create_commit(None, sig, sig, message, pygit2.Oid(hex=tree), [pygit2.Oid(hex=p) for p in parents])
+    return Oid(str(oid))
+
+
+def write_folder(repo: Repo, entries: list[TreeEntry]) -> Oid:
+    """A tree holding exactly these entries (files and folders already written)."""
+    builder = repo.git.TreeBuilder()
+    for e in entries:
+        mode = pygit2.GIT_FILEMODE_TREE if e.is_tree else pygit2.GIT_FILEMODE_BLOB
+        builder.insert(e.name, pygit2.Oid(hex=e.oid), mode)
+    return Oid(str(builder.write()))
+
+
+def config_values(repo: Repo, key: str) -> list[str]:
+    """Every value of a (multi-valued) config key, as git reads it."""
+    try:
+        return [str(v) for v in repo.git.config.get_multivar(key) if v is not None]
+    except (KeyError, pygit2.GitError):
+        return []
+
+
+def add_local_config(repo: Repo, key: str, value: str) -> None:
+    """Append a value to a multi-valued key in the repository's own config file
+    (``git config --add``), never in the user's global one."""
+    config = pygit2.Config(str(repo.common_dir / "config"))
+    config.set_multivar(key, "^$", value)
+
+
+def current_branch(repo: Repo) -> str | None:
+    """The short name of the checked-out branch, or None (detached, bare)."""
+    try:
+        head = repo.git.references.get("HEAD")
+        target = head.target if head is not None else None
+    except (KeyError, pygit2.GitError):
+        return None
+    if isinstance(target, str) and target.startswith("refs/heads/"):
+        return target.removeprefix("refs/heads/")
+    return None
+
+
+def remote_url(repo: Repo, remote: str) -> str | None:
+    try:
+        url = repo.git.remotes[remote].url
+    except (KeyError, pygit2.GitError):
+        return None
+    return str(url) if url else None
+
+
+# -- notes trees ----------------------------------------------------------------------------
+
+
+def notes_map(repo: Repo, notes_commit: Oid) -> dict[Oid, Oid]:
+    """Annotated object -> note blob, for a notes commit in either layout (git fans notes out
+    into ``ab/cdef…`` folders, libgit2 writes them flat)."""
+    found: dict[Oid, Oid] = {}
+
+    def walk(tree: pygit2.Tree, prefix: str) -> None:
+        for e in tree:
+            name = prefix + (e.name or "")
+            if e.filemode == pygit2.GIT_FILEMODE_TREE:
+                walk(repo.git[e.id].peel(pygit2.Tree), name)
+            elif len(name) == 40:
+                found[Oid(name)] = Oid(str(e.id))
+
+    walk(repo.git[notes_commit].peel(pygit2.Tree), "")
+    return found
+
+
+def write_notes_tree(repo: Repo, notes: Mapping[Oid, Oid]) -> Oid:
+    """A flat notes tree (the layout libgit2 writes; git reads it and fans out as it adds)."""
+    builder = repo.git.TreeBuilder()
+    for annotated, note in sorted(notes.items()):
+        builder.insert(annotated, pygit2.Oid(hex=note), pygit2.GIT_FILEMODE_BLOB)
+    return Oid(str(builder.write()))
+
+
 # -- the work tree --------------------------------------------------------------------------
 
 
@@ -519,18 +686,6 @@ def only_in(repo: Repo, tip: Oid, hidden: Oid, limit: int = 1000) -> list[Commit
 
 
 # -- the work tree and refs, for handoffs and briefs ----------------------------------------
-
-
-def current_branch(repo: Repo) -> str | None:
-    """The branch HEAD is on (``refs/heads/…``, also when it has no commit yet); None when
-    HEAD is detached."""
-    if repo.git.head_is_detached:
-        return None
-    try:
-        target = repo.git.references["HEAD"].target
-    except (KeyError, pygit2.GitError):
-        return None
-    return target if isinstance(target, str) else None
 
 
 def ref_tips(repo: Repo, prefixes: Sequence[str], limit: int) -> dict[str, Oid]:

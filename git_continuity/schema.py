@@ -41,9 +41,17 @@ def digest() -> str:
 
 @functools.cache
 def _validator(name: str) -> Any:
+    """One validator per schema, built once: building it costs more than most validations.
+    Schemas refer to each other by ``$id`` (status embeds conflict records)."""
     import jsonschema
+    from referencing import Registry, Resource
 
-    return jsonschema.Draft202012Validator(load(name))
+    resources = [
+        (schema["$id"], Resource.from_contents(schema))
+        for schema in (load(p.name.removesuffix(".schema.json")) for p in sorted(_schema_dir().glob("*.schema.json")))
+        if "$id" in schema
+    ]
+    return jsonschema.Draft202012Validator(load(name), registry=Registry().with_resources(resources))
 
 
 def problems(name: str, data: Any) -> list[tuple[tuple[str | int, ...], str]]:

@@ -11,6 +11,7 @@ the same file and merge without conflicts; busy folders are sharded):
     .continuity/journal/<day>/<time>-<id>.json  one journal entry
     .continuity/evidence/<claim>/<time>-<id>.json  one dereference of a claim's handle
     .continuity/handoffs/<day>/<time>-<id>.json one handoff: the state a session left for the next
+    .continuity/conflicts/<id>.json             one value a merge did not keep (merge.py)
 
 Writing never touches HEAD, the index, the work tree or a branch: trees are built with
 TreeBuilder and the ref moves by compare-and-swap, retried when another writer won. Each
@@ -57,6 +58,7 @@ KINDS = {
     "journal": "journal-entry",
     "evidence": "evidence",
     "handoffs": "handoff",
+    "conflicts": "conflict",
 }
 
 
@@ -98,12 +100,18 @@ def require_state(snap: Snapshot) -> None:
     """Refuse to go on when the stream has no state here, saying how to start."""
     if snap.commit is not None:
         return
+    from git_continuity import tracking
+
+    missing = f"no continuity state for stream '{snap.stream}' here ({snap.ref} does not exist)."
+    # Never let a clone that lacks the state ref look like it has an empty state: say when
+    # a remote has it (git-bug #1301, tbd #135 in FIELD-NOTES).
+    on_remote, said = tracking.remote_state_hint(snap.repo, snap.stream)
+    if on_remote:
+        raise UserError(f"{missing}\n{said}")
     others = [r.removeprefix("refs/continuity/") for r in git.list_refs(snap.repo, "refs/continuity/")]
     hint = f"\nStreams here: {', '.join(others)} (choose one with --stream NAME)." if others else ""
-    raise UserError(
-        f"no continuity state for stream '{snap.stream}' here ({snap.ref} does not exist).\n"
-        f"Start one with: git continuity init{hint}"
-    )
+    extra = f"\n{said}" if said else ""
+    raise UserError(f"{missing}\nStart one with: git continuity init{hint}{extra}")
 
 
 class ValidityCache:
@@ -254,6 +262,16 @@ def read_threads(snap: Snapshot) -> dict[str, Thread]:
     return {i: Thread(**data) for i, data in _by_id(snap, "threads").items()}
 
 
+def read_conflicts(snap: Snapshot) -> list[dict[str, Any]]:
+    """Conflict records a merge left (merge.py), the newest first."""
+    found = []
+    for e in _files(snap, "conflicts"):
+        data = _entry(snap, f"{ROOT}/conflicts/{e.name}", e.oid, "conflict")
+        if data is not None:
+            found.append(data)
+    return sorted(found, key=lambda c: (max(c["kept_from"]["at"], c["lost_from"]["at"]), c["id"]), reverse=True)
+
+
 def thread_path(thread_id: str) -> str:
     return f"{ROOT}/threads/{thread_id}.json"
 
@@ -357,7 +375,7 @@ def all_problems(snap: Snapshot) -> list[str]:
         elif top.name == "format":
             if git.blob(snap.repo, top.oid).decode(errors="replace").strip() != FORMAT:
                 found.append(f"{ROOT}/format: written by a newer git-continuity (format is not {FORMAT}); upgrade")
-        elif top.name in ("claims", "threads", "objective"):
+        elif top.name in ("claims", "threads", "objective", "conflicts"):
             for e in git.tree_entries(snap.repo, top.oid) or []:
                 _entry(snap, f"{ROOT}/{top.name}/{e.name}", e.oid, KINDS[top.name])
         elif top.name in ("journal", "evidence", "handoffs"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import dataclass
 
 from git_continuity.repo import Repo
 
@@ -13,18 +14,7 @@ class TransportError(Exception):
 
 
 def _git(repo: Repo, args: list[str], timeout: float) -> str:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}  # never hang on a password prompt
-    try:
-        done = subprocess.run(
-            ["git", f"--git-dir={repo.common_dir}", *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=env,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
-        raise TransportError(f"git {args[0]} timed out after {timeout:g}s") from None
+    done = _run(repo, args, timeout)
     if done.returncode != 0:
         # git's first fatal:/error: line says what went wrong; its last line is often
         # advice ("and the repository exists.").
@@ -44,13 +34,85 @@ def remote_ref(repo: Repo, remote: str, refname: str, timeout: float) -> str | N
     return None
 
 
-def remote_refs(repo: Repo, remote: str, pattern: str, timeout: float) -> dict[str, str]:
-    """The remote's refs matching a pattern (``refs/continuity/*``), by name: what a clone
-    that never fetched them can be told it is missing."""
-    out = _git(repo, ["ls-remote", "--", remote, pattern], timeout)
+def _run(repo: Repo, args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}  # never hang on a password prompt
+    try:
+        return subprocess.run(
+            ["git", f"--git-dir={repo.common_dir}", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        raise TransportError(f"git {args[0]} timed out after {timeout:g}s") from None
+
+
+def list_refs(repo: Repo, remote: str, patterns: list[str], timeout: float) -> dict[str, str]:
+    """The remote's refs matching the patterns, name -> object id, asked right now."""
+    out = _git(repo, ["ls-remote", "--", remote, *patterns], timeout)
     found = {}
     for line in out.splitlines():
         oid, _, name = line.partition("\t")
-        if name:
+        if name and not name.endswith("^{}"):
             found[name] = oid
     return found
+
+
+def fetch(repo: Repo, remote: str, refspecs: list[str], timeout: float) -> None:
+    """Fetch exactly these refspecs (no tags, FETCH_HEAD left alone: a state fetch must not
+    change what a later ``git merge FETCH_HEAD`` of the user's would take)."""
+    if refspecs:
+        _git(repo, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, *refspecs], timeout)
+
+
+@dataclass(frozen=True)
+class Pushed:
+    """What the remote said of each ref of a push."""
+
+    accepted: list[str]  # remote ref names now updated
+    behind: list[str]  # refused because the remote moved: fetch, merge, retry
+    refused: list[str]  # refused for another reason: each line says what the server said
+    said: list[str]  # the server's own words (``remote:`` lines), for the refusal message
+
+
+# `git push --porcelain` reasons that mean "the remote has what you do not have yet".
+RETRYABLE = ("fetch first", "non-fast-forward", "stale info", "already exists")
+# A server-side compare-and-swap lost to another push landing at the same moment (its
+# receive-pack says "cannot lock ref … is at X but expected Y"): the same, one step later.
+RACED = ("failed to update ref", "failed to lock", "incorrect old value")
+
+
+def push(repo: Repo, remote: str, refspecs: list[str], timeout: float) -> Pushed:
+    """Push without force: a ref the remote moved meanwhile is refused and named in ``behind``.
+
+    ``--no-verify``: the user's pre-push hook guards their branches (tests, linters) and must
+    not run, nor block, when only state refs move.
+    """
+    done = _run(repo, ["push", "--porcelain", "--no-verify", remote, *refspecs], timeout)
+    accepted: list[str] = []
+    behind: list[str] = []
+    refused: list[str] = []
+    for line in done.stdout.splitlines():
+        flag, _, rest = line.partition("\t")
+        spec, _, summary = rest.partition("\t")
+        if not spec or len(flag) != 1:
+            continue
+        dst = spec.partition(":")[2]
+        if flag in " +-*=":
+            accepted.append(dst)
+        elif flag == "!" and (
+            (summary.startswith("[rejected]") and any(r in summary for r in RETRYABLE))
+            or (summary.startswith("[remote rejected]") and any(r in summary for r in RACED))
+        ):
+            behind.append(dst)
+        elif flag == "!":
+            refused.append(f"{dst}: {summary}")
+    said = [line for line in done.stderr.splitlines() if line.startswith("remote:") and line[7:].strip()]
+    if done.returncode != 0 and not (behind or refused):
+        # No per-ref verdict: the push never got that far (unreachable, no permission).
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        first = next((x for x in lines if x.startswith(("fatal:", "error:"))), lines[-1] if lines else None)
+        raise TransportError("\n".join([*said, first or f"git push exited {done.returncode}"]))
+    return Pushed(accepted, behind, refused, said)

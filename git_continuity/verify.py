@@ -176,6 +176,7 @@ def assess(
     reuse_fresh: bool = False,
     timeout: float | None = None,
     progress: Progress | None = None,
+    committing: bool = False,
 ) -> list[Assessed]:
     """Every claim's state now.
 
@@ -211,7 +212,7 @@ def assess(
                 settled[claim.id] = derived
                 continue
         wanted.add(handle)
-    context = VerifyContext(snap.repo, at, online=online, policy=policy, progress=progress)
+    context = VerifyContext(snap.repo, at, online=online, policy=policy, progress=progress, committing=committing)
     if timeout is not None:
         context.timeout = timeout
     observed = dereference(wanted, context) if wanted else {}

@@ -157,7 +157,7 @@ def test_the_demo_shows_a_pr_open_claim_turning_contradicted_once_merged() -> No
 
     done = subprocess.run([sys.executable, "-m", "git_continuity", "demo"], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
-    chapter = done.stdout[done.stdout.index("Session 6: CI and PR truth") :]
+    chapter = done.stdout[done.stdout.index("Session 7: CI and PR truth") :]
     chapter = re.sub(r"c-[2-9a-hjkmnp-z]{6}", "c-ID", chapter)
     chapter = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", chapter)
     chapter = re.sub(r"\b[0-9a-f]{40}\b", "<oid>", chapter)

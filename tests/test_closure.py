@@ -116,7 +116,8 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
             f"                not approved on this machine; to run it: {APPROVE}\n",
             pushed_id: f"  contradicted  {pushed_id}  pushed:HEAD@origin/main\n"
             f"                pushed:{fix[:12]}…@origin/main\n"
-            f"                origin/main is at {base[:7]} (fetch time unknown), which does not contain {fix[:7]}\n",
+            f"                origin/main is at {base[:7]} (as cloned just now, not fetched since), "
+            f"which does not contain {fix[:7]}\n",
         }
     )
     explanation = (
@@ -183,7 +184,8 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
             "written": "pushed:HEAD@origin/main",
             "thread": tid,
             "state": "contradicted",
-            "observed": f"origin/main is at {base[:7]} (fetch time unknown), which does not contain {fix[:7]}",
+            "observed": f"origin/main is at {base[:7]} (as cloned just now, not fetched since), "
+            f"which does not contain {fix[:7]}",
             "checked_at": "TIME",
             "added_at": "TIME",
             "added_by": "Ada Agent <ada@example.com>",

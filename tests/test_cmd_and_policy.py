@@ -377,11 +377,6 @@ def test_closing_checks_from_the_policy_must_pass_too(gc: Cli, started: Path) ->
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="clean: counts the changes staged for the very commit being made as uncommitted, so with "
-    "closing_checks: ['clean:'] a closing commit can never carry a change (only an empty one closes)",
-)
 def test_a_closing_commit_that_carries_its_change_passes_a_clean_policy(gc: Cli, started: Path) -> None:
     commit(started, "Policy", {".continuity.yaml": "closing_checks: ['clean:']\n"})
     gc.ok(started, "hooks", "install")

@@ -288,10 +288,10 @@ def test_pushed_right_after_a_clone(remote_and_clone: tuple[Path, Path], inproc:
     ok(inproc, work, "init")
     head = git(work, "rev-parse", "HEAD")
     add(inproc, work, "the clone's commit is pushed", "pushed:HEAD@origin/main")
-    # git clone leaves the remote-tracking ref's reflog empty: the fetch time is not known.
+    # git clone leaves the remote-tracking ref's reflog empty: its age is the clone's.
     assert claims(inproc, work)["the clone's commit is pushed"][2:] == (
         "verified",
-        f"origin/main is at {head[:7]} (fetch time unknown), which contains {head[:7]}",
+        f"origin/main is at {head[:7]} (as cloned just now, not fetched since), which contains {head[:7]}",
     )
 
 

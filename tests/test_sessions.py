@@ -39,7 +39,7 @@ def ok(cwd: Path, *args: str, host: str = "laptop", **env: str) -> Ran:
 def steady(text: str) -> str:
     """What depends on the clock: times and how long ago."""
     text = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", "TIME UTC", text)
-    text = re.sub(r"(changed|started) (just now|\d+ \w+ ago)", r"\1 AGO", text)
+    text = re.sub(r"(changed|started|as cloned) (just now|\d+ \w+ ago)", r"\1 AGO", text)
     return text
 
 
@@ -170,7 +170,7 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
             }
         ],
         "work_tree": {
-            "branch": "refs/heads/main",
+            "branch": "main",
             "head": fix,
             "head_summary": "Fix the login loop",
             "staged": 0,
@@ -232,7 +232,7 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
     # The fix is pushed after the handoff, and one more note is written on the laptop.
     git(laptop, "push", "-q", "origin", "main")
     later = made(ok(laptop, "journal", "add", "pushed the fix after the handoff").out, "j")
-    git(laptop, "push", "-q", "origin", "refs/continuity/*:refs/continuity/*")
+    ok(laptop, "push")
     state = git(laptop, "rev-parse", "refs/continuity/main")
 
     # -- session 2, on the desktop: a clone that never fetched the state --------------------
@@ -244,13 +244,19 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
         "# git-continuity brief: stream main\n"
         "No continuity state for stream 'main' in this clone: refs/continuity/main does not exist here. "
         "Nothing below is known; do not take this for an empty state.\n"
-        f"origin has it (refs/continuity/main at {state[:7]}); this clone never fetched it "
-        "(a plain clone does not fetch refs/continuity/*).\n"
-        "Fetch it, then run git continuity orient again: git fetch origin 'refs/continuity/*:refs/continuity/*'\n"
+        "origin has state for stream 'main' that this clone has never fetched.\n"
+        "Take it with: git continuity pull origin\n"
     )
     assert not (desktop / ".git" / "continuity" / "session.json").exists()  # no session on nothing
+    doc = json.loads(run(desktop, "orient", "--json", host="desktop").out)
+    assert doc["state"] is None and doc["session"] is None
+    assert doc["fetch"] == {
+        "message": blind.out.split("\n", 1)[1].rstrip("\n"),
+        "on_remote": True,
+        "commands": ["git continuity pull origin"],
+    }
 
-    git(desktop, "fetch", "-q", "origin", "refs/continuity/*:refs/continuity/*")
+    ok(desktop, "pull", host="desktop")
     brief = ok(desktop, "orient", host="desktop")
     second = json.loads((desktop / ".git" / "continuity" / "session.json").read_text())["id"]
     assert second != session
@@ -265,7 +271,7 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
         "\n"
         "## Verified now\n"
         f'- {pushed} "the fix is pushed" (pushed:{fix[:12]}…@origin/main): '
-        f"origin/main is at {fix[:7]} (fetch time unknown), which contains {fix[:7]}\n"
+        f"origin/main is at {fix[:7]} (as cloned AGO, not fetched since), which contains {fix[:7]}\n"
         "\n"
         "## Objective\n"
         "Fix the login loop and ship 1.2\n"
@@ -291,7 +297,7 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
         "\n"
         "### Claims whose state changed\n"
         f'- {pushed} "the fix is pushed": contradicted → verified: '
-        f"origin/main is at {fix[:7]} (fetch time unknown), which contains {fix[:7]}\n"
+        f"origin/main is at {fix[:7]} (as cloned AGO, not fetched since), which contains {fix[:7]}\n"
         "\n"
         "### Refs that moved\n"
         f"- spike: not here now (it was at {spike[:7]}, a commit not in this clone)\n"
@@ -320,13 +326,13 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
         "session": session,
         "agent": None,
     }
-    assert doc["since"]["claims"] == [
+    assert [{**c, "observed": steady(c["observed"])} for c in doc["since"]["claims"]] == [
         {
             "id": pushed,
             "text": "the fix is pushed",
             "was": "contradicted",
             "now": "verified",
-            "observed": f"origin/main is at {fix[:7]} (fetch time unknown), which contains {fix[:7]}",
+            "observed": f"origin/main is at {fix[:7]} (as cloned AGO, not fetched since), which contains {fix[:7]}",
         }
     ]
     assert [(r["ref"], r["was"], r["now"], r["missing"]) for r in doc["since"]["refs"]] == [
@@ -351,7 +357,22 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
         f"TIME UTC  {later}  {ME} on laptop\n"
         "  pushed the fix after the handoff\n\n"
     )
-    log = [line.split("  ", 2)[2] for line in ok(desktop, "log", "-n", "3", host="desktop").out.splitlines()]
+    # State written here and not pushed yet: the brief says so on top, with what to run.
+    ok(desktop, "journal", "add", "picked it up on the desktop", host="desktop")
+    assert ok(desktop, "orient", host="desktop").out.splitlines()[3] == (
+        "Sync: origin: 1 change here not on origin yet (as of the last fetch): git continuity push"
+    )
+    assert json.loads(ok(desktop, "orient", "--json", host="desktop").out)["remotes"] == [
+        {
+            "remote": "origin",
+            "tracking_ref": "refs/continuity-remotes/origin/main",
+            "commit": state,
+            "relation": "ahead",
+            "ahead": 1,
+            "behind": 0,
+        }
+    ]
+    log = [line.split("  ", 2)[2] for line in ok(desktop, "log", "-n", "4", host="desktop").out.splitlines()[1:]]
     assert log == [
         f"Ada Agent on laptop  journal add {later}: pushed the fix after the handoff",
         f"Ada Agent on laptop (session {session})  handoff {handoff}: session {session}",
@@ -396,20 +417,17 @@ def test_orient_where_no_remote_has_state(remote_and_clone: tuple[Path, Path], t
         "# git-continuity brief: stream main\n"
         "No continuity state for stream 'main' in this clone: refs/continuity/main does not exist here. "
         "Nothing below is known; do not take this for an empty state.\n"
-        "No remote has it either (asked: origin).\n"
-        "If this work keeps state on a remote, fetch it with: git fetch origin 'refs/continuity/*:refs/continuity/*' "
-        "(see what a remote has: git ls-remote origin 'refs/continuity/*').\n"
         "To start keeping state here: git continuity init\n"
     )
     doc = json.loads(run(work, "orient", "--json").out)
     assert doc["state"] is None and doc["session"] is None
-    assert doc["fetch"]["remotes"] == [{"name": "origin", "commit": None, "streams": [], "error": None}]
-    assert doc["fetch"]["commands"] == ["git fetch origin 'refs/continuity/*:refs/continuity/*'"]
+    assert doc["fetch"]["on_remote"] is False
+    assert doc["fetch"]["commands"] == ["git continuity init"]
 
     git(work, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
     told = run(work, "orient")
     assert told.code == 1
-    assert told.out.splitlines()[2].startswith("Could not ask origin: fatal: '")
+    assert told.out.splitlines()[2].startswith("(Could not ask origin whether it has state: fatal: '")
 
     alone = tmp_path / "alone"
     git(tmp_path, "init", "-q", str(alone))
@@ -539,7 +557,7 @@ def test_handoff_json_is_the_packet_as_stored_and_works_without_a_branch(tmp_pat
     assert doc["handoff"] == json.loads(git(empty, "show", f"refs/continuity/main:{doc['path']}"))
     assert doc["handoff"]["baseline"] == {"kind": "none"}
     assert doc["handoff"]["work_tree"] == {
-        "branch": "refs/heads/main",
+        "branch": "main",
         "head": None,
         "head_summary": None,
         "staged": 0,
@@ -677,7 +695,7 @@ def test_each_linked_worktree_has_its_own_session(repo: Path, tmp_path: Path) ->
 def test_the_demo_hands_off_and_orients_on_a_second_clone(tmp_path: Path) -> None:
     done = subprocess.run(["git", "continuity", "demo"], cwd=tmp_path, capture_output=True, text=True)
     assert (done.returncode, done.stderr) == (0, "")
-    chapter = done.stdout[done.stdout.index("\nSession 4 starts") : done.stdout.index("\nSession 6:")]
+    chapter = done.stdout[done.stdout.index("\nSession 5 starts") : done.stdout.index("\nSession 7:")]
     steps = [line[2:] for line in chapter.splitlines() if re.match(r"^  \w+\$ ", line)]
     assert [re.sub(r'"cwd": "[^"]*"', '"cwd": "…"', s) for s in steps] == [
         "work$ git continuity objective set 'Ship 1.3: stay signed in' --why '1.2 is out; users ask'",
@@ -688,9 +706,9 @@ def test_the_demo_hands_off_and_orients_on_a_second_clone(tmp_path: Path) -> Non
         "work$ git commit -q -am 'Remember the user for 30 days'",
         "work$ git continuity thread add 'Release 1.3' --check tag:v1.3",
         "work$ git continuity handoff --note 'forget() is a stub; the cookie must be HttpOnly'",
-        "work$ git push -q origin 'refs/continuity/*:refs/continuity/*'",
+        "work$ git continuity push",
         "laptop$ git continuity orient",
-        "laptop$ git fetch -q origin 'refs/continuity/*:refs/continuity/*'",
+        "laptop$ git continuity pull",
         "laptop$ git continuity orient",
         'laptop$ sh -c \'echo \'"\'"\'{"session_id": "demo", "cwd": "…", "stop_hook_active": false}\'"\'"\' '
         "| git-continuity-hook agent claude stop'",
@@ -700,7 +718,7 @@ def test_the_demo_hands_off_and_orients_on_a_second_clone(tmp_path: Path) -> Non
     shown = steady(chapter)
     for said in (
         "    Left out to stay under 600 tokens (1 token ≈ 3 bytes): 1 of 1 unconfirmed claims, "
-        "the changes since the last session, 2 of 2 journal entries. See: git continuity claim list; "
+        "the changes since the last session, 4 of 4 journal entries. See: git continuity claim list; "
         "git continuity journal.\n",
         "    - branch remember-me: new at ",
         "    No continuity state for stream 'main' in this clone: refs/continuity/main does not exist here.",

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from git_continuity.errors import UserError
 
+HOSTS = {"work": "desk", "mate": "mate-pc", "laptop": "laptop"}
+
 
 class Tour:
     """Runs each step for real, prints it as a user would type it, and stops the tour when a
@@ -34,8 +36,6 @@ class Tour:
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_EDITOR": "true",
-            # The demo's machines have names of their own; this one is the agent's desk.
-            "GIT_CONTINUITY_HOST": "desk",
             # git-continuity-hook of the same installation, as an agent's hook would find it.
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         }
@@ -60,13 +60,14 @@ class Tour:
     def say(self, text: str) -> None:
         print(f"\n{text}", flush=True)
 
-    def run(self, where: str, *args: str, expect: int = 0, show: bool = True, host: str | None = None) -> str:
+    def run(self, where: str, *args: str, expect: int = 0, show: bool = True) -> str:
         argv = list(args)
         if argv[:2] == ["git", "continuity"]:
             # The same installation that runs this demo, whatever is first on PATH.
             argv = [sys.executable, "-m", "git_continuity", *argv[2:]]
         cwd = self.root / where
-        env = {**self.env, "GIT_CONTINUITY_HOST": host} if host else self.env
+        # Each clone stands for a machine of its own, named so in what it writes.
+        env = {**self.env, "GIT_CONTINUITY_HOST": HOSTS.get(where, "desk")}
         done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
         output = (done.stdout + done.stderr).rstrip()
         if show:
@@ -98,6 +99,7 @@ def tour(t: Tour) -> None:
     """The chapters, in order; each builds on the repositories the one before left."""
     truth(t)
     closure(t)
+    travel(t)
     sessions(t)
     forges(t)
     t.say("Next steps in your own repository: git continuity init, then git continuity -h.")
@@ -241,10 +243,47 @@ def closure(t: Tour) -> None:
     t.run("work", "git", "continuity", "show", "HEAD")
 
 
+def travel(t: Tour) -> None:
+    """The state follows the work to another clone, and changes made on both sides at once sync."""
+    t.say(
+        "Session 4, on the teammate's machine. The agent publishes its branch and its state. A plain\n"
+        "clone does not carry the state; status says where it is instead of showing an empty state as\n"
+        "the truth, and one pull takes it in, with the commits' provenance notes:"
+    )
+    t.run("work", "git", "push", "-q", "origin", "main")
+    t.run("work", "git", "continuity", "push")
+    t.run("mate", "git", "pull", "-q", "origin", "main", show=False)
+    t.run("mate", "git", "continuity", "status", expect=2)
+    t.run("mate", "git", "continuity", "pull")
+    t.run("mate", "git", "log", "--notes=continuity", "-1", "--format=%h %s%n%N")
+
+    t.say("Both now work at once, neither seeing the other: each sets the next action and writes the journal:")
+    t.run("work", "git", "continuity", "next", "announce v1.2 on the mailing list")
+    t.run("work", "git", "continuity", "journal", "add", "v1.2 is out")
+    t.run("mate", "git", "continuity", "next", "write the release notes for v1.2")
+    t.run("mate", "git", "continuity", "journal", "add", "drafting the release notes")
+
+    t.say(
+        "Both sync. The merge is field by field: both journal entries are kept; the next action, changed\n"
+        "on both sides, keeps the later change and records the other value as a conflict to look at:"
+    )
+    t.run("work", "git", "continuity", "sync")
+    t.run("mate", "git", "continuity", "sync")
+    t.run("work", "git", "continuity", "pull")
+    listed = t.run("work", "git", "continuity", "conflict", "list")
+    t.run("work", "git", "continuity", "journal", "-n", "2")
+
+    t.say("Once looked at, the conflict is dismissed; the dismissal syncs like any change:")
+    t.run("work", "git", "continuity", "conflict", "dismiss", listed.split()[0])
+    t.run("work", "git", "continuity", "sync")
+    t.run("mate", "git", "continuity", "pull")
+    t.run("mate", "git", "continuity", "log", "-n", "4")
+
+
 def sessions(t: Tour) -> None:
     """A session hands off; the next, on another machine's clone, orients on what is true now."""
     t.say(
-        "Session 4 starts as every session should, with orient: every claim re-derived, what must not be\n"
+        "Session 5 starts as every session should, with orient: every claim re-derived, what must not be\n"
         "acted on first (session 1's 'the fix is pushed' named a commit the rebase replaced), then the\n"
         "objective, threads, the work tree and what changed. It also starts a session, whose id every\n"
         "entry written from now on carries:"
@@ -279,34 +318,34 @@ def sessions(t: Tour) -> None:
     )
     t.run("work", "git", "continuity", "handoff", "--note", "forget() is a stub; the cookie must be HttpOnly")
     t.run("work", "git", "push", "-q", "origin", "main", "remember-me", show=False)
-    t.run("work", "git", "push", "-q", "origin", "refs/continuity/*:refs/continuity/*")
+    t.run("work", "git", "continuity", "push")
     t.run("work", "git", "stash", "-q", show=False)  # the desk's half-done change, parked
 
     t.say(
-        "Session 5, on a laptop: a fresh clone. A plain clone does not fetch refs/continuity/*, and orient\n"
+        "Session 6, on a laptop: a fresh clone. A plain clone does not fetch refs/continuity/*, and orient\n"
         "says so (exit 1) rather than show an empty state as if it were the truth:"
     )
     t.run(".", "git", "clone", "-q", "origin.git", "laptop", show=False)
-    t.run("laptop", "git", "continuity", "orient", expect=1, host="laptop")
-    t.run("laptop", "git", "fetch", "-q", "origin", "refs/continuity/*:refs/continuity/*")
+    t.run("laptop", "git", "continuity", "orient", expect=1)
+    t.run("laptop", "git", "continuity", "pull")
 
     t.say(
         "With the state fetched, the brief: what must not be acted on, the open thread, and since the\n"
         "handoff, what moved (this clone has no local remember-me branch; origin has it):"
     )
     t.run("laptop", "git", "switch", "-q", "remember-me", show=False)
-    t.run("laptop", "git", "continuity", "orient", host="laptop")
+    t.run("laptop", "git", "continuity", "orient")
 
     t.say(
         "When the agent on the laptop tries to stop with the release open, Claude Code runs the Stop hook\n"
         "from the committed settings, and the answer tells it why it may not stop yet:"
     )
     stop = json.dumps({"session_id": "demo", "cwd": str(t.root / "laptop"), "stop_hook_active": False})
-    t.run("laptop", "sh", "-c", f"echo {shlex.quote(stop)} | git-continuity-hook agent claude stop", host="laptop")
+    t.run("laptop", "sh", "-c", f"echo {shlex.quote(stop)} | git-continuity-hook agent claude stop")
 
     t.say("Who did what, where, in which session: the journal and the state's log say it on any clone:")
-    t.run("laptop", "git", "continuity", "journal", "-n", "2", host="laptop")
-    t.run("laptop", "git", "continuity", "log", "-n", "4", host="laptop")
+    t.run("laptop", "git", "continuity", "journal", "-n", "2")
+    t.run("laptop", "git", "continuity", "log", "-n", "4")
 
 
 def forges(t: Tour) -> None:
@@ -315,7 +354,7 @@ def forges(t: Tour) -> None:
     from git_continuity.commands.demo_forge import StandIn
 
     t.say(
-        "Session 6: CI and PR truth. The agent runs the tests through git continuity, which records\n"
+        "Session 7: CI and PR truth. The agent runs the tests through git continuity, which records\n"
         "the result on the commit's note (it travels to every clone with refs/notes/continuity):"
     )
     t.run("work", "git", "continuity", "ci", "run", "--name", "tests", "--", "python3", "-m", "unittest", "-q")

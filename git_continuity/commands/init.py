@@ -1,16 +1,29 @@
 from __future__ import annotations
 
-from git_continuity import packetfile, store
+from git_continuity import packetfile, store, tracking, transport
 from git_continuity import repo as git
 from git_continuity.repo import Repo
 
 
-def init(repo: Repo, *, stream: str) -> int:
-    """Create the state ref for a stream; safe to run again."""
+def init(
+    repo: Repo,
+    *,
+    stream: str,
+    fetch_refspecs: bool | None = None,
+    remote: str | None = None,
+    local: bool = False,
+) -> int:
+    """Create the state ref for a stream, or take the remote's in when it already has one
+    (two clones that both start one would make unrelated histories); safe to run again."""
     ref = store.ref_name(stream)
+    name = tracking.pick_remote(repo, remote) if remote is not None else tracking.default_remote(repo)
     existing = store.snapshot(repo, stream)
     if existing.commit is not None:
         print(f"Stream '{stream}' already has state: {ref} at {existing.commit[:7]}. Nothing to do.")
+        _offer_refspecs(repo, name, fetch_refspecs)
+        return 0
+    if name is not None and not local and _take_remote_state(repo, name, stream):
+        _offer_refspecs(repo, name, fetch_refspecs)
         return 0
     git.create_reflog(repo, ref)
 
@@ -31,4 +44,49 @@ def init(repo: Repo, *, stream: str) -> int:
         '  git continuity claim add "the fix is pushed" --check pushed:HEAD@origin/main\n'
         "  git continuity status"
     )
+    _offer_refspecs(repo, name, fetch_refspecs)
     return 0
+
+
+def _take_remote_state(repo: Repo, remote: str, stream: str) -> bool:
+    """Pull instead of starting when the remote has this stream; True if it did."""
+    from git_continuity.commands import sync
+
+    try:
+        found = transport.list_refs(repo, remote, [f"{tracking.STATE_PREFIX}{stream}"], tracking.HINT_TIMEOUT)
+    except transport.TransportError as error:
+        print(
+            f"Could not ask {remote} whether it already has state ({error});\n"
+            "starting here. If it has, git continuity sync merges both histories, losing nothing.\n"
+        )
+        return False
+    if f"{tracking.STATE_PREFIX}{stream}" not in found:
+        return False
+    _, lines = sync.pull_from(repo, remote)
+    print(
+        f"{remote} already has state for stream '{stream}': took it in instead of starting an unrelated history.\n"
+        f"From {remote}:\n" + "\n".join(lines) + "\n\nNext:\n  git continuity status"
+    )
+    return True
+
+
+def _offer_refspecs(repo: Repo, remote: str | None, wanted: bool | None) -> None:
+    """Offer, never ask: agents run without a terminal, so the offer is a flag to pass and
+    the command it stands for, printed."""
+    if remote is None or wanted is False:
+        return
+    spec = tracking.fetch_refspec(remote)
+    if wanted:
+        added = tracking.add_fetch_refspec(repo, remote)
+        print(
+            ("\nAdded" if added else "\nAlready there:") + f" {spec} in remote.{remote}.fetch.\n"
+            f"A plain git fetch now brings {remote}'s state into {tracking.TRACKING_PREFIX}{remote}/, and status\n"
+            f"says how it stands. No push refspec: git push still pushes your branch; git continuity push\n"
+            "publishes the state (and sync does both ways)."
+        )
+    elif not tracking.has_fetch_refspec(repo, remote):
+        print(
+            f"\nA plain git fetch does not bring the state. To make it, run:\n"
+            f"  git continuity init --fetch-refspecs\n"
+            f"(the same as: git config --add remote.{remote}.fetch '{spec}')"
+        )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from git_continuity import brief, budget, policy, render, session, store, transport, verify
+from git_continuity import brief, budget, policy, render, session, store, tracking, verify
 from git_continuity import repo as git
 from git_continuity.budget import Item, Section
 from git_continuity.errors import UserError
@@ -17,7 +17,6 @@ from git_continuity.repo import Repo
 from git_continuity.verify import Assessed
 
 JOURNAL_SHOWN = 5
-ASK_REMOTE_TIMEOUT = 5.0  # seconds: only asked when this clone has no state at all
 
 
 @dataclass(frozen=True)
@@ -95,6 +94,9 @@ def make(
         f"Claims derived now, not read from storage: {_tally(assessed)}.",
         _session_line(started, moment),
     ]
+    # Another clone's state fetched but not taken in: this brief may be behind it.
+    standings = tracking.standings(repo, stream, snap.commit)
+    header += [f"Sync: {render.standing_text(s)}" for s in standings if s.relation != "same"]
     header += [f"Warning: {w}" for w in warnings]
     header += [f"Problem: {p}" for p in problems]
     sections = [
@@ -173,6 +175,7 @@ def make(
         "state": {"ref": snap.ref, "commit": snap.commit, "updated_at": stamp(updated)},
         "fetch": None,
         "session": started,
+        "remotes": [render.standing_json(s) for s in standings],
         "warnings": warnings,
         "problems": problems,
         "counts": render.counts(assessed),
@@ -384,62 +387,30 @@ def _budget_json(fitted: budget.Fitted) -> dict[str, Any]:
     }
 
 
-def fetch_commands(remote: str) -> list[str]:
-    return [f"git fetch {remote} 'refs/continuity/*:refs/continuity/*'"]
-
-
 def _not_here(repo: Repo, stream: str, max_tokens: int | None) -> Oriented:
-    """No state ref here: say so, whether a remote has one, and how to fetch it. Never an
+    """No state ref here: say so, whether a remote has it, and how to take it in. Never an
     empty brief, which a session would take for an empty state."""
-    ref = store.ref_name(stream)
     lines = [
         f"# git-continuity brief: stream {stream}",
-        f"No continuity state for stream '{stream}' in this clone: {ref} does not exist here. "
+        f"No continuity state for stream '{stream}' in this clone: {store.ref_name(stream)} does not exist here. "
         "Nothing below is known; do not take this for an empty state.",
     ]
-    remotes: list[dict[str, Any]] = []
-    for name in git.remote_names(repo):
-        try:
-            found = transport.remote_refs(repo, name, "refs/continuity/*", ASK_REMOTE_TIMEOUT)
-            remotes.append({"name": name, "commit": found.get(ref), "streams": sorted(found), "error": None})
-        except transport.TransportError as error:
-            remotes.append({"name": name, "commit": None, "streams": [], "error": str(error)})
-    having = [r for r in remotes if r["commit"]]
-    commands: list[str] = []
-    if having:
-        r = having[0]
-        commands = fetch_commands(r["name"])
-        lines.append(
-            f"{r['name']} has it ({ref} at {r['commit'][:7]}); this clone never fetched it "
-            "(a plain clone does not fetch refs/continuity/*)."
-        )
-        lines.append(f"Fetch it, then run git continuity orient again: {commands[0]}")
-    else:
-        for r in remotes:
-            if r["error"]:
-                lines.append(f"Could not ask {r['name']}: {r['error']}")
-            elif r["streams"]:
-                streams = ", ".join(s.removeprefix("refs/continuity/") for s in r["streams"])
-                lines.append(f"{r['name']} has other streams: {streams} (choose one with --stream NAME)")
-        asked = [r for r in remotes if not r["error"]]
-        if remotes:
-            commands = fetch_commands(remotes[0]["name"])
-            if asked and not any(r["streams"] for r in asked):
-                lines.append(f"No remote has it either (asked: {', '.join(r['name'] for r in asked)}).")
-            lines.append(
-                f"If this work keeps state on a remote, fetch it with: {commands[0]} "
-                f"(see what a remote has: git ls-remote {remotes[0]['name']} 'refs/continuity/*')."
-            )
+    # The same question and words as every command in a clone without the state (sync's).
+    on_remote, said = tracking.remote_state_hint(repo, stream)
+    lines += said.splitlines() if said else []
+    if not on_remote:
         local = [r.removeprefix("refs/continuity/") for r in git.list_refs(repo, "refs/continuity/")]
         if local:
             lines.append(f"Streams in this clone: {', '.join(local)} (choose one with --stream NAME).")
         lines.append("To start keeping state here: git continuity init")
+    commands = [line.split(": ", 1)[1] for line in lines if line.startswith(("Take it with: ", "To start"))]
     fitted = budget.fit([Section("header", "", budget.TRUTH, [Item(lines, None)])], max_tokens)
     document: dict[str, Any] = {
         "stream": stream,
         "state": None,
-        "fetch": {"message": " ".join(lines[1:]), "remotes": remotes, "commands": commands},
+        "fetch": {"message": "\n".join(lines[1:]), "on_remote": on_remote, "commands": commands},
         "session": None,
+        "remotes": [],
         "warnings": [],
         "problems": [],
         "counts": dict.fromkeys(("verified", "contradicted", "unknown", "unchecked", "stale", "prose"), 0),

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from git_continuity import policy, render, store, verify
+from git_continuity import policy, render, store, tracking, verify
 from git_continuity import repo as git
 from git_continuity.model import ago, now, stamp
 from git_continuity.repo import Repo
@@ -28,6 +28,8 @@ def status(repo: Repo, *, stream: str, as_json: bool) -> int:
     # Every malformed file, not only those read above: one that blocks every write (an
     # old journal entry, an objective change) must show here too. Cheap once the tree is
     # known good (store.ValidityCache).
+    conflicts = store.read_conflicts(snap)
+    standings = tracking.standings(repo, stream, snap.commit)
     read = list(snap.problems)
     problems = list(dict.fromkeys(read + store.all_problems(snap)))
     snap.cache.save()
@@ -49,6 +51,8 @@ def status(repo: Repo, *, stream: str, as_json: bool) -> int:
                 "journal": [render.journal_json(e) for e in journal],
                 "journal_total": journal_total,
                 "counts": render.counts(assessed),
+                "conflicts": conflicts,
+                "remotes": [render.standing_json(s) for s in standings],
                 "warnings": warnings,
                 "problems": problems,
             },
@@ -67,6 +71,8 @@ def status(repo: Repo, *, stream: str, as_json: bool) -> int:
                 warnings=warnings,
                 problems=problems,
                 at=moment,
+                standings=standings,
+                conflicts=conflicts,
             ),
             end="",
         )

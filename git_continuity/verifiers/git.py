@@ -183,7 +183,11 @@ def _pushed(ctx: VerifyContext, body: str) -> Observation:
             f"{remote}/{branch} has never been fetched here: git fetch {remote}, or verify --online",
         )
     fetched = git.ref_updated_at(ctx.repo, tracking)
-    age = f"fetched {ago(fetched, ctx.now)}" if fetched else "fetch time unknown"
+    cloned = None if fetched else git.cloned_at(ctx.repo)
+    if fetched:
+        age = f"fetched {ago(fetched, ctx.now)}"
+    else:
+        age = f"as cloned {ago(cloned, ctx.now)}, not fetched since" if cloned else "fetch time unknown"
     contained = _contains(ctx, target, rev)
     where = f"{remote}/{branch} is at {short(target)} ({age})"
     if contained is None:
@@ -240,7 +244,7 @@ def _file(ctx: VerifyContext, body: str) -> Observation:
 def _clean(ctx: VerifyContext, body: str) -> Observation:
     if ctx.repo.work_dir is None:
         return _seen("unknown", "a bare repository has no work tree")
-    paths = git.uncommitted_paths(ctx.repo)
+    paths = git.uncommitted_paths(ctx.repo, staged_count=not ctx.committing)
     if not paths:
         return _seen("verified", "the work tree has no uncommitted changes")
     shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")

@@ -1,0 +1,167 @@
+"""Remotes as the state sees them: which remote, where its state is kept here, how far apart.
+
+A remote's state is fetched into tracking refs outside ``refs/heads`` and ``refs/remotes``,
+so ``git branch -a`` stays as it was:
+
+    refs/continuity-remotes/<remote>/<stream>   the remote's refs/continuity/<stream>
+    refs/notes/continuity-remotes/<remote>      the remote's refs/notes/continuity
+
+Everything here reads local refs and config only, except ``remote_state_hint``, which asks
+the remote once, on the error path of a clone that has no state at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from git_continuity import repo as git
+from git_continuity import transport
+from git_continuity.errors import UserError
+from git_continuity.repo import Oid, Repo
+
+STATE_PREFIX = "refs/continuity/"
+NOTES_REF = "refs/notes/continuity"
+TRACKING_PREFIX = "refs/continuity-remotes/"
+NOTES_TRACKING_PREFIX = "refs/notes/continuity-remotes/"
+HINT_TIMEOUT = 10.0  # seconds: the no-state error path asks the remote, briefly
+
+Relation = Literal["same", "ahead", "behind", "diverged"]
+
+
+def tracking_ref(remote: str, stream: str) -> str:
+    return f"{TRACKING_PREFIX}{remote}/{stream}"
+
+
+def notes_tracking_ref(remote: str) -> str:
+    return f"{NOTES_TRACKING_PREFIX}{remote}"
+
+
+def fetch_refspec(remote: str) -> str:
+    """What ``init --fetch-refspecs`` adds to ``remote.<name>.fetch``.
+
+    Streams only: a glob refspec is harmless when the remote has no state, whereas a
+    configured exact refspec for refs/notes/continuity makes every plain ``git fetch`` fail
+    ("couldn't find remote ref") until the remote has notes. Notes move with pull/sync.
+    """
+    return f"+{STATE_PREFIX}*:{TRACKING_PREFIX}{remote}/*"
+
+
+def has_fetch_refspec(repo: Repo, remote: str) -> bool:
+    return fetch_refspec(remote) in git.config_values(repo, f"remote.{remote}.fetch")
+
+
+def add_fetch_refspec(repo: Repo, remote: str) -> bool:
+    """Add the state's fetch refspec to the remote (never a push refspec: with one, a plain
+    ``git push`` pushes only that and no longer the user's branch). False if already there."""
+    if has_fetch_refspec(repo, remote):
+        return False
+    git.add_local_config(repo, f"remote.{remote}.fetch", fetch_refspec(remote))
+    return True
+
+
+def default_remote(repo: Repo) -> str | None:
+    """The current branch's upstream remote, else ``origin``, else the only remote."""
+    names = git.remote_names(repo)
+    branch = git.current_branch(repo)
+    if branch:
+        upstream = git.config_values(repo, f"branch.{branch}.remote")
+        if upstream and upstream[-1] in names:
+            return upstream[-1]
+    if "origin" in names:
+        return "origin"
+    return names[0] if len(names) == 1 else None
+
+
+def pick_remote(repo: Repo, given: str | None) -> str:
+    """The remote to sync with: the one named, or the default; a UserError saying how to
+    add one otherwise."""
+    names = git.remote_names(repo)
+    if given is not None:
+        if given in names:
+            return given
+        known = ", ".join(names) or "none"
+        raise UserError(
+            f"no remote named {given!r} here (remotes: {known}).\n"
+            f"Add it with: git remote add {given if not given.startswith('-') else 'NAME'} URL"
+        )
+    found = default_remote(repo)
+    if found is None:
+        if not names:
+            raise UserError("this repository has no remote to sync with.\nAdd one with: git remote add origin URL")
+        raise UserError(
+            f"no remote named origin and the current branch has no upstream; name one of: {', '.join(names)}\n"
+            f"e.g. git continuity sync {names[0]}"
+        )
+    return found
+
+
+def tracked_streams(repo: Repo, remote: str) -> dict[str, Oid]:
+    """stream -> commit of the remote's state as last fetched here."""
+    prefix = f"{TRACKING_PREFIX}{remote}/"
+    found = {}
+    for name in git.list_refs(repo, prefix):
+        stream = name[len(prefix) :]
+        target = git.ref_target(repo, name)
+        if "/" not in stream and target is not None:  # a deeper name belongs to remote "<remote>/x"
+            found[stream] = target
+    return found
+
+
+@dataclass(frozen=True)
+class Standing:
+    """How the local state of a stream stands against one remote's, as of the last fetch."""
+
+    remote: str
+    tracking_ref: str
+    commit: Oid
+    relation: Relation
+    ahead: int  # state commits here that the remote lacks
+    behind: int  # state commits there that are not here
+
+
+def standings(repo: Repo, stream: str, local: Oid) -> list[Standing]:
+    """One per remote whose state of this stream was fetched here; no network."""
+    found = []
+    for remote in git.remote_names(repo):
+        ref = tracking_ref(remote, stream)
+        theirs = git.ref_target(repo, ref)
+        if theirs is None:
+            continue
+        ahead, behind = (0, 0) if theirs == local else git.ahead_behind(repo, local, theirs)
+        relation: Relation = (
+            "same" if theirs == local else "ahead" if not behind else "behind" if not ahead else "diverged"
+        )
+        found.append(Standing(remote, ref, theirs, relation, ahead, behind))
+    return found
+
+
+def remote_state_hint(repo: Repo, stream: str) -> tuple[bool, str | None]:
+    """For a clone with no state of this stream: whether a remote has it (and what to say).
+
+    Fetched tracking refs answer first; otherwise the default remote is asked once (this is
+    the error path: without it, a fresh clone would look like it has no state at all).
+    """
+    for remote in git.remote_names(repo):
+        if git.ref_target(repo, tracking_ref(remote, stream)) is not None:
+            return True, (
+                f"{remote} has state for stream '{stream}' (fetched into {tracking_ref(remote, stream)}), "
+                f"not yet taken in here.\nTake it with: git continuity pull {remote}"
+            )
+    default = default_remote(repo)
+    if default is None:
+        return False, None
+    remote = default
+    try:
+        refs = transport.list_refs(repo, remote, [f"{STATE_PREFIX}*"], HINT_TIMEOUT)
+    except transport.TransportError as error:
+        return False, f"(Could not ask {remote} whether it has state: {error})"
+    streams = sorted(name[len(STATE_PREFIX) :] for name in refs)
+    if stream in streams:
+        return True, (
+            f"{remote} has state for stream '{stream}' that this clone has never fetched.\n"
+            f"Take it with: git continuity pull {remote}"
+        )
+    if streams:
+        return False, f"{remote} has state for other streams: {', '.join(streams)} (git continuity pull {remote})"
+    return False, None
