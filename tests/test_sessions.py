@@ -717,9 +717,6 @@ def test_the_demo_hands_off_and_orients_on_a_second_clone(tmp_path: Path) -> Non
     ]
     shown = steady(chapter)
     for said in (
-        "    Left out to stay under 600 tokens (1 token ≈ 3 bytes): 1 of 1 unconfirmed claims, "
-        "the changes since the last session, 4 of 4 journal entries. See: git continuity claim list; "
-        "git continuity journal.\n",
         "    - branch remember-me: new at ",
         "    No continuity state for stream 'main' in this clone: refs/continuity/main does not exist here.",
         "    Session s-",
@@ -727,6 +724,8 @@ def test_the_demo_hands_off_and_orients_on_a_second_clone(tmp_path: Path) -> Non
         '    {"decision": "block", "reason": "git-continuity: you may not stop yet',
     ):
         assert said in shown, said
+    # How much of the brief fits in 600 tokens depends on what the earlier chapters left.
+    assert re.search(r"\n    Left out to stay under 600 tokens \(1 token ≈ 3 bytes\): [^\n]*See: [^\n]*\n", shown)
     assert re.search(
         rf"\n    ## Since the last session: handoff h-{ID}, TIME UTC by Demo Agent on desk \(session s-{ID}\)\n", shown
     )
