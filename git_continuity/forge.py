@@ -230,3 +230,24 @@ def minute(stamp: str | None) -> str:
     except ValueError:
         return stamp
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+
+
+def pull_request(api: Api, number: str, pr: dict[str, Any]) -> tuple[str, str]:
+    """A pull request as GitHub and Gitea/Forgejo describe it (the same fields): its state
+    (open, merged or closed) and a sentence saying what was observed."""
+    state = pr.get("state")
+    if pr.get("merged") is True or pr.get("merged_at"):
+        by = (pr.get("merged_by") or {}).get("login")
+        sha = pr.get("merge_commit_sha")
+        return "merged", (
+            f"PR #{number} was merged at {minute(pr.get('merged_at'))}"
+            + (f" by {by}" if by else "")
+            + (f" (merge commit {short(sha)})" if sha else "")
+        )
+    if state == "closed":
+        return "closed", f"PR #{number} was closed at {minute(pr.get('closed_at'))} without merging"
+    if state == "open":
+        head = (pr.get("head") or {}).get("sha")
+        draft = " (draft)" if pr.get("draft") else ""
+        return "open", f"PR #{number} is open{draft}" + (f", head {short(head)}" if head else "")
+    raise Undecided(f"{api.name} gave PR #{number} a state this verifier does not know: {state!r}")

@@ -312,25 +312,6 @@ def remote_names(repo: Repo) -> list[str]:
     return repo._remotes
 
 
-STAGED = (
-    pygit2.GIT_STATUS_INDEX_NEW
-    | pygit2.GIT_STATUS_INDEX_MODIFIED
-    | pygit2.GIT_STATUS_INDEX_DELETED
-    | pygit2.GIT_STATUS_INDEX_RENAMED
-    | pygit2.GIT_STATUS_INDEX_TYPECHANGE
-)
-
-
-def uncommitted_paths(repo: Repo, *, staged_count: bool = True) -> list[str]:
-    """Paths with staged, unstaged or untracked (not ignored) changes, like git status.
-
-    ``staged_count=False`` while a commit is being made from the index: what is staged is
-    what that commit holds, so only changes beyond it count."""
-    flags = repo.git.status(untracked_files="normal", ignored=False)
-    ignore = pygit2.GIT_STATUS_CURRENT if staged_count else STAGED
-    return sorted(path for path, flag in flags.items() if flag & ~ignore)
-
-
 def changed_tracked_paths(repo: Repo) -> list[str]:
     """Tracked paths with staged or unstaged changes (untracked files left out)."""
     flags = repo.git.status(untracked_files="no", ignored=False)

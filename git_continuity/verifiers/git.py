@@ -244,7 +244,11 @@ def _file(ctx: VerifyContext, body: str) -> Observation:
 def _clean(ctx: VerifyContext, body: str) -> Observation:
     if ctx.repo.work_dir is None:
         return _seen("unknown", "a bare repository has no work tree")
-    paths = git.uncommitted_paths(ctx.repo, staged_count=not ctx.committing)
+    found = git.changes(ctx.repo)
+    assert found is not None  # a work tree exists
+    # While a commit is being made (commit-msg), what is staged is what it holds.
+    staged = [] if ctx.committing else found.staged
+    paths = sorted({*staged, *found.unstaged, *found.untracked, *found.conflicted})
     if not paths:
         return _seen("verified", "the work tree has no uncommitted changes")
     shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")

@@ -165,22 +165,7 @@ def _auth(token: str | None) -> dict[str, str]:
 
 def _pr(ctx: VerifyContext, api: forge.Api, path: str, number: str, expected: str) -> Observation:
     pr = forge.fetch_object(ctx, api, f"{api.base}/repos/{path}/pulls/{number}")
-    if pr.get("merged") is True:
-        by = (pr.get("merged_by") or {}).get("login")
-        sha = pr.get("merge_commit_sha")
-        now = (
-            f"PR #{number} was merged at {forge.minute(pr.get('merged_at'))}"
-            + (f" by {by}" if by else "")
-            + (f" (merge commit {forge.short(sha)})" if sha else "")
-        )
-        actual = "merged"
-    elif pr.get("state") == "closed":
-        now, actual = f"PR #{number} was closed at {forge.minute(pr.get('closed_at'))} without merging", "closed"
-    elif pr.get("state") == "open":
-        head = (pr.get("head") or {}).get("sha")
-        now, actual = f"PR #{number} is open" + (f", head {forge.short(head)}" if head else ""), "open"
-    else:
-        raise forge.Undecided(f"{api.name} gave PR #{number} a state this verifier does not know: {pr.get('state')!r}")
+    actual, now = forge.pull_request(api, number, pr)
     return _seen("verified" if not expected or expected == actual else "contradicted", now)
 
 

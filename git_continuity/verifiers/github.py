@@ -107,27 +107,8 @@ def _pr(ctx: VerifyContext, api: forge.Api, body: str) -> Observation:
     rest, _, expected = body.removeprefix("pr/").partition("=")
     path, _, number = rest.rpartition("#")
     pr = forge.fetch_object(ctx, api, f"{api.base}/repos/{path}/pulls/{number}")
-    state, merged = pr.get("state"), pr.get("merged") is True or bool(pr.get("merged_at"))
-    if merged:
-        by = (pr.get("merged_by") or {}).get("login")
-        sha = pr.get("merge_commit_sha")
-        now = (
-            f"PR #{number} was merged at {forge.minute(pr.get('merged_at'))}"
-            + (f" by {by}" if by else "")
-            + (f" (merge commit {forge.short(sha)})" if sha else "")
-        )
-        actual = "merged"
-    elif state == "closed":
-        now, actual = f"PR #{number} was closed at {forge.minute(pr.get('closed_at'))} without merging", "closed"
-    elif state == "open":
-        head = (pr.get("head") or {}).get("sha")
-        draft = " (draft)" if pr.get("draft") else ""
-        now, actual = f"PR #{number} is open{draft}" + (f", head {forge.short(head)}" if head else ""), "open"
-    else:
-        raise forge.Undecided(f"GitHub gave PR #{number} a state this verifier does not know: {state!r}")
-    if not expected or expected == actual:
-        return _seen("verified", now)
-    return _seen("contradicted", now)
+    actual, now = forge.pull_request(api, number, pr)
+    return _seen("verified" if not expected or expected == actual else "contradicted", now)
 
 
 def _checks(ctx: VerifyContext, api: forge.Api, body: str) -> Observation:
