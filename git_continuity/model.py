@@ -253,6 +253,8 @@ def derive_state(
         return Derived("prose", "no handle: shown, never trusted", None)
     if live is not None:
         return Derived(live.result, live.observed, stamp(at))
+    if evidence is not None and evidence.handle != claim.handle:
+        evidence = None  # recorded for another handle (the claim was edited since): says nothing
     if evidence is None:
         return Derived("unchecked", "never dereferenced: run git continuity verify", None)
     checked = parse_stamp(evidence.checked_at)
@@ -260,13 +262,13 @@ def derive_state(
     if changed:
         return Derived(
             "stale",
-            f"was {evidence.result} ({evidence.observed}); since then {', '.join(changed)} moved",
+            f"{', '.join(changed)} moved since it was {evidence.result} {ago(checked, at)}: {evidence.observed}",
             evidence.checked_at,
         )
     if at - checked > max_age:
         return Derived(
             "stale",
-            f"was {evidence.result} {ago(checked, at)} ({evidence.observed}); too old to trust",
+            f"too old to trust: it was {evidence.result} {ago(checked, at)}: {evidence.observed}",
             evidence.checked_at,
         )
     return Derived(evidence.result, evidence.observed, evidence.checked_at)

@@ -204,11 +204,11 @@ def test_evidence_of_a_command_turns_stale_when_the_files_change(gc: Cli, starte
     readme = started / "README"
     readme.write_text("hello, changed\n")
     claim = gc.claims(started)["the readme is there"]
-    assert (claim["state"], took(claim["observed"].removeprefix("was verified ("))) == (
+    assert (claim["state"], took(claim["observed"].removeprefix("worktree moved since it was verified just now: "))) == (
         "stale",
-        f"exit 0 in Ts on work tree {here}); since then worktree moved",
+        f"exit 0 in Ts on work tree {here}",
     )
-    assert claim["observed"].startswith("was verified (exit 0 in ")
+    assert claim["observed"].startswith("worktree moved since it was verified just now: exit 0 in ")
     (started / "NEW").write_text("untracked files count too\n")
     readme.write_text("hello\n")
     assert gc.claims(started)["the readme is there"]["state"] == "stale"

@@ -104,7 +104,8 @@ def test_evidence_turns_stale_when_what_it_depended_on_moved() -> None:
     got = derive(claim(), ev=evidence(), moved={TRACKING: NEW_TIP})
     assert got == Derived(
         "stale",
-        "was verified (origin/main is at aaaaaaa, which contains ccccccc); since then refs/remotes/origin/main moved",
+        "refs/remotes/origin/main moved since it was verified 1 hour ago: "
+        "origin/main is at aaaaaaa, which contains ccccccc",
         "2026-11-30T09:00:00.000Z",
     )
 
@@ -113,15 +114,15 @@ def test_evidence_turns_stale_when_what_it_depended_on_is_gone() -> None:
     got = derive(claim(), ev=evidence("contradicted"), moved={TRACKING: None})
     assert got.state == "stale"
     assert got.observed == (
-        "was contradicted (origin/main is at aaaaaaa, which contains ccccccc); "
-        "since then refs/remotes/origin/main moved"
+        "refs/remotes/origin/main moved since it was contradicted 1 hour ago: "
+        "origin/main is at aaaaaaa, which contains ccccccc"
     )
 
 
 def test_only_the_dependencies_that_moved_are_named() -> None:
     ev = evidence(depends_on={TRACKING: OLD_TIP, "refs/tags/v1": OLD_TIP, "refs/heads/x": OLD_TIP})
     got = derive(claim(), ev=ev, moved={TRACKING: OLD_TIP, "refs/tags/v1": NEW_TIP, "refs/heads/x": None})
-    assert got.observed.endswith("; since then refs/tags/v1, refs/heads/x moved")
+    assert got.observed.startswith("refs/tags/v1, refs/heads/x moved since it was verified")
 
 
 def test_a_dependency_that_was_not_looked_up_does_not_make_evidence_stale() -> None:
@@ -134,7 +135,7 @@ def test_evidence_older_than_the_maximum_age_is_stale() -> None:
     ev = evidence(checked=AT - timedelta(days=2, minutes=5))
     assert derive(claim(), ev=ev, moved={TRACKING: OLD_TIP}) == Derived(
         "stale",
-        "was verified 2 days ago (origin/main is at aaaaaaa, which contains ccccccc); too old to trust",
+        "too old to trust: it was verified 2 days ago: origin/main is at aaaaaaa, which contains ccccccc",
         "2026-11-28T09:55:00.000Z",
     )
 
@@ -146,7 +147,7 @@ def test_evidence_exactly_at_the_maximum_age_still_counts() -> None:
 
 def test_a_moved_dependency_is_reported_before_age() -> None:
     ev = evidence(checked=AT - timedelta(days=3))
-    assert derive(claim(), ev=ev, moved={TRACKING: NEW_TIP}).observed.endswith("refs/remotes/origin/main moved")
+    assert derive(claim(), ev=ev, moved={TRACKING: NEW_TIP}).observed.startswith("refs/remotes/origin/main moved since")
 
 
 # -- ids ------------------------------------------------------------------------------------
