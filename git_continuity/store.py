@@ -91,9 +91,16 @@ class Snapshot:
 
 
 def snapshot(repo: Repo, stream: str) -> Snapshot:
-    commit = git.ref_target(repo, ref_name(stream))
-    tree = git.commit_info(repo, commit).tree if commit else None
-    return Snapshot(repo, stream, commit, tree)
+    ref = ref_name(stream)
+    target = git.ref_target(repo, ref)
+    if target is not None and git.peel_to_commit(repo, target) != target:
+        raise UserError(
+            f"{ref} points at {target[:7]}, which is not a commit; nothing was read or written.\n"
+            f"Put it back on an earlier state: git reflog {ref} lists them, then "
+            f"git update-ref {ref} <commit> {target}"
+        )
+    tree = git.commit_info(repo, target).tree if target else None
+    return Snapshot(repo, stream, target, tree)
 
 
 def require_state(snap: Snapshot) -> None:
@@ -460,7 +467,8 @@ def require_well_formed(snap: Snapshot, *, replacing: str | None = None) -> None
         raise UserError(
             f"the state on {snap.ref} is malformed; nothing was written:\n  "
             + "\n  ".join(problems)
-            + "\nFix it with git continuity edit (the packet), or see git continuity log."
+            + "\nThe packet is repaired with git continuity edit. Any other file: put the state back on the"
+            f"\nlast good change (git continuity log lists them): git update-ref {snap.ref} <commit>"
         )
 
 

@@ -14,7 +14,10 @@ from git_continuity import verify
 
 Run = Callable[..., Ran]
 PACKET = ".continuity/packet.yaml"
-MALFORMED_TAIL = "Fix it with git continuity edit (the packet), or see git continuity log.\n"
+MALFORMED_TAIL = (
+    "The packet is repaired with git continuity edit. Any other file: put the state back on the\n"
+    "last good change (git continuity log lists them): git update-ref refs/continuity/main <commit>\n"
+)
 NO_STATE = (
     "git-continuity: error: no continuity state for stream 'main' here (refs/continuity/main does not exist).\n"
     "Start one with: git continuity init\n"

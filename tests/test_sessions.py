@@ -542,7 +542,8 @@ def test_malformed_state_is_named_in_the_brief_and_blocks_a_handoff(repo: Path) 
     assert refused.err == (
         "git-continuity: error: the state on refs/continuity/main is malformed; nothing was written:\n"
         f"  {path} line {line}: next_action: 7 is not of type 'string', 'null'\n"
-        "Fix it with git continuity edit (the packet), or see git continuity log.\n"
+        "The packet is repaired with git continuity edit. Any other file: put the state back on the\n"
+        "last good change (git continuity log lists them): git update-ref refs/continuity/main <commit>\n"
     )
     assert git(repo, "rev-parse", "refs/continuity/main") == before
 
