@@ -173,7 +173,7 @@ def status_text(
             out.append(
                 f"  {thread.status.ljust(8)}  {thread.id}  {thread.title}  ({good} of {len(checks)} checks verified)"
             )
-            if thread.status != "done":
+            if thread.status != "done" or good < len(checks):
                 out += ["    " + line for line in claim_lines(checks)]
     loose = [a for a in assessed if a.claim.thread is None]
     tally = counts(assessed)

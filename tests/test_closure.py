@@ -327,7 +327,7 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
     again = cont(work, "thread", "close", tid)
     assert (again.code, again.out) == (0, f"Thread {tid} is already done (closed {thread['closed_at']}).\n")
     gate = cont(work, "check", "--closing")
-    assert (gate.code, gate.out) == (0, "No open threads: nothing claims to be finished.\n")
+    assert (gate.code, gate.out) == (0, "No open threads: none waits to be closed.\n")
     made = run(work, "git", "commit", "--allow-empty", "-m", f"Tidy up; closes {tid}")
     assert (made.code, made.err) == (0, "")
 
@@ -397,7 +397,7 @@ def test_parked_threads_do_not_hold_the_gate(repo: Path) -> None:
     parked = cont(repo, "thread", "set", tid, "waiting")
     assert (parked.code, parked.out) == (0, f"Thread {tid} is waiting.\n")
     gate = cont(repo, "check", "--closing")
-    assert (gate.code, gate.out, gate.err) == (0, "No open threads: nothing claims to be finished.\n", "")
+    assert (gate.code, gate.out, gate.err) == (0, "No open threads: none waits to be closed.\n", "")
     document = json.loads(cont(repo, "check", "--closing", "--json").out)
     assert (document["ok"], document["threads"], document["closed"]) == (True, [], [])
     assert json.loads(cont(repo, "status", "--json").out)["threads"][0]["status"] == "waiting"
@@ -418,3 +418,26 @@ def test_done_is_never_typed_in(repo: Path) -> None:
     )
     assert git(repo, "rev-parse", "refs/continuity/main") == before
     assert json.loads(cont(repo, "status", "--json").out)["threads"][0]["status"] == "open"
+
+
+def test_a_done_thread_that_stops_holding_is_called_out_and_a_new_check_reopens_it(repo: Path, inproc) -> None:  # type: ignore[no-untyped-def]
+    assert inproc(repo, "init").code == 0
+    git(repo, "tag", "v1")
+    added = inproc(repo, "thread", "add", "Release v1", "--check", "tag:v1")
+    tid = added.out.split()[1]
+    assert inproc(repo, "thread", "close", tid).code == 0
+
+    git(repo, "tag", "-d", "v1")
+    status = json.loads(inproc(repo, "status", "--json").out)
+    (check_id,) = [c["id"] for c in status["threads"][0]["checks"]]
+    assert status["warnings"][1:] == [
+        f"{tid} is done, but 1 of its 1 checks do not verify now ({check_id}): git continuity check says which"
+    ]
+    assert inproc(repo, "check").code == 1
+
+    git(repo, "tag", "v1")
+    more = inproc(repo, "claim", "add", "v2 is tagged too", "--check", "tag:v2", "--thread", tid)
+    assert more.code == 0
+    assert f"  thread {tid} was done; with a new check it is open again until every check verifies\n" in more.out
+    (thread,) = json.loads(inproc(repo, "status", "--json").out)["threads"]
+    assert (thread["status"], thread["closed_at"]) == ("open", None)

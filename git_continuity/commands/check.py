@@ -125,7 +125,7 @@ def _summary(
             return f"{len(failing)} done thread{'s no longer hold' if len(failing) != 1 else ' no longer holds'}."
         return "The state is well-formed; every done thread still holds."
     if not verdicts:
-        return "No open threads: nothing claims to be finished."
+        return "No open threads: none waits to be closed."
     if failing:
         ids = ", ".join(v.thread.id for v in failing)
         return f"Not done: {len(failing)} open thread{'s' if len(failing) != 1 else ''} ({ids}) not verified now."

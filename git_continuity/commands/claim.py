@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 from git_continuity import notes, policy, render, session, store, verify
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, new_id, now, stamp
@@ -21,6 +23,7 @@ def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | 
     moment = now()
     who = session.who(repo)
     made: list[Claim] = []
+    reopened: list[str] = []
 
     def make(snap: store.Snapshot) -> store.Change:
         taken = store.claim_ids(snap)
@@ -37,14 +40,21 @@ def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | 
         )
         made[:] = [claim]
         body = f"\n\nhandle: {handle}" if handle else "\n\nprose: no handle"
-        return store.Change(
-            f"claim add {claim.id}: {text}{body}", {store.claim_path(claim.id): store.entry_bytes(claim)}
-        )
+        files: dict[str, bytes | None] = {store.claim_path(claim.id): store.entry_bytes(claim)}
+        owner = store.read_threads(snap).get(thread) if thread else None
+        if owner is not None and owner.status == "done":
+            # A new acceptance check was not part of what closed it: the thread is open again.
+            files[store.thread_path(owner.id)] = store.entry_bytes(replace(owner, status="open", closed_at=None))
+            body += f"\n\nreopens {owner.id}: a done thread got a new check"
+            reopened[:] = [owner.id]
+        return store.Change(f"claim add {claim.id}: {text}{body}", files)
 
     snap = store.update(repo, stream, make)
     claim = made[0]
     notes.claim_named(repo, stream, claim)
     print(f"Recorded claim {claim.id}: {text}")
+    if reopened:
+        print(f"  thread {reopened[0]} was done; with a new check it is open again until every check verifies")
     if claim.handle is None:
         print("  prose: no handle, so it is shown but never trusted (add one with --check HANDLE)")
         return 0

@@ -25,6 +25,13 @@ def status(repo: Repo, *, stream: str, as_json: bool) -> int:
     warnings = []
     if packet is not None and packet.objective is None:
         warnings.append("no objective: a new session cannot tell what this work is for (git continuity objective set)")
+    for t in threads:
+        failing = [a for a in checks[t.id] if a.derived.state not in ("verified", "prose")]
+        if t.status == "done" and failing:
+            warnings.append(
+                f"{t.id} is done, but {len(failing)} of its {len(checks[t.id])} checks do not verify now "
+                f"({', '.join(a.claim.id for a in failing)}): git continuity check says which"
+            )
     # Every malformed file, not only those read above: one that blocks every write (an
     # old journal entry, an objective change) must show here too. Cheap once the tree is
     # known good (store.ValidityCache).
