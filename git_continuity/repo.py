@@ -710,9 +710,16 @@ UNSTAGED = (
 
 
 def changes(repo: Repo) -> Changes | None:
-    """The work tree's uncommitted changes; None in a bare repository."""
+    """The work tree's uncommitted changes; None in a bare repository.
+
+    While git makes a commit from a temporary index (``commit -a``, ``commit <paths>``) it
+    names that index in GIT_INDEX_FILE for its hooks; libgit2 reads only the repository's
+    own index, so then git itself is asked."""
     if repo.work_dir is None:
         return None
+    temporary = os.environ.get("GIT_INDEX_FILE")
+    if temporary and Path(repo.git.path, "index").resolve() != (repo.work_dir / temporary).resolve():
+        return _changes_by_git(repo.work_dir)
     staged, unstaged, untracked, conflicted = [], [], [], []
     for name, flag in sorted(repo.git.status(untracked_files="normal", ignored=False).items()):
         if flag & pygit2.GIT_STATUS_CONFLICTED:
@@ -725,6 +732,36 @@ def changes(repo: Repo) -> Changes | None:
         if flag & pygit2.GIT_STATUS_WT_NEW:
             untracked.append(name)
     return Changes(staged, unstaged, untracked, conflicted)
+
+
+def _changes_by_git(work_dir: Path) -> Changes:
+    import subprocess
+
+    out = subprocess.run(
+        ["git", "status", "--porcelain=v1", "-z", "--untracked-files=normal"],
+        cwd=work_dir,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    staged, unstaged, untracked, conflicted = [], [], [], []
+    entries = iter(out.split("\0"))
+    for entry in entries:
+        if len(entry) < 4:
+            continue
+        x, y, name = entry[0], entry[1], entry[3:]
+        if x in "RC":
+            next(entries, None)  # a rename's source path follows
+        if "U" in (x, y) or (x, y) in (("A", "A"), ("D", "D")):
+            conflicted.append(name)
+        elif (x, y) == ("?", "?"):
+            untracked.append(name)
+        else:
+            if x != " ":
+                staged.append(name)
+            if y != " ":
+                unstaged.append(name)
+    return Changes(sorted(staged), sorted(unstaged), sorted(untracked), sorted(conflicted))
 
 
 def stashes(repo: Repo) -> list[tuple[Oid, str]]:

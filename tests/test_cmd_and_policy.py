@@ -204,7 +204,10 @@ def test_evidence_of_a_command_turns_stale_when_the_files_change(gc: Cli, starte
     readme = started / "README"
     readme.write_text("hello, changed\n")
     claim = gc.claims(started)["the readme is there"]
-    assert (claim["state"], took(claim["observed"].removeprefix("worktree moved since it was verified just now: "))) == (
+    assert (
+        claim["state"],
+        took(claim["observed"].removeprefix("worktree moved since it was verified just now: ")),
+    ) == (
         "stale",
         f"exit 0 in Ts on work tree {here}",
     )
@@ -389,6 +392,22 @@ def test_a_closing_commit_that_carries_its_change_passes_a_clean_policy(gc: Cli,
         0,
         f'git-continuity: {tid} "Tag it": every check verified now; the thread is done.\n',
     )
+
+
+@pytest.mark.parametrize("how", [["-a"], ["--", "CHANGES"]], ids=["commit -a", "commit <paths>"])
+def test_a_closing_commit_from_a_temporary_index_passes_a_clean_policy(gc: Cli, started: Path, how: list[str]) -> None:
+    # git commits these from a temporary index, named to the hooks in GIT_INDEX_FILE.
+    commit(started, "Policy", {".continuity.yaml": "closing_checks: ['clean:']\n", "CHANGES": "0.9\n"})
+    gc.ok(started, "hooks", "install")
+    git(started, "tag", "v1")
+    tid = gc.thread(started, "Tag it", "tag:v1")
+    (started / "CHANGES").write_text("1.0: tagged\n")
+    made = run(started, "git", "commit", "-m", f"Changelog; closes {tid}", *how)
+    assert (made.code, made.err) == (
+        0,
+        f'git-continuity: {tid} "Tag it": every check verified now; the thread is done.\n',
+    )
+    assert git(started, "status", "--porcelain") == ""
 
 
 def test_a_message_naming_a_thread_that_does_not_exist(gc: Cli, started: Path) -> None:
