@@ -441,3 +441,16 @@ def test_a_done_thread_that_stops_holding_is_called_out_and_a_new_check_reopens_
     assert f"  thread {tid} was done; with a new check it is open again until every check verifies\n" in more.out
     (thread,) = json.loads(inproc(repo, "status", "--json").out)["threads"]
     assert (thread["status"], thread["closed_at"]) == ("open", None)
+
+
+def test_a_check_that_already_holds_when_the_thread_opens_is_called_out(remote_and_clone, inproc) -> None:  # type: ignore[no-untyped-def]
+    _, work = remote_and_clone
+    assert inproc(work, "init").code == 0
+    head = git(work, "rev-parse", "HEAD")  # already on origin/main: "pushed" guards nothing
+    added = inproc(work, "thread", "add", "Ship the fix", "--check", "pushed:HEAD@origin/main")
+    assert added.code == 0
+    assert added.out.endswith(
+        f"  warning: pushed:{head}@origin/main already verifies now (origin/main is at {head[:7]} "
+        f"(as cloned just now, not fetched since), which contains {head[:7]}), so it guards nothing yet;\n"
+        "  name what the work will produce (a tag to come, or add the check once the fix is committed)\n"
+    )

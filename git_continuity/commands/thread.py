@@ -47,7 +47,7 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str]) -> int:
         listed = "".join(f"\n{h}" for _, h in handles)
         return store.Change(f"thread add {thread.id}: {title}\n\nchecks:{listed or ' none'}", files)
 
-    store.update(repo, stream, make)
+    snap = store.update(repo, stream, make)
     thread = made[0]
     for claim in made_claims:
         notes.claim_named(repo, stream, claim)
@@ -63,6 +63,19 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str]) -> int:
 
             if not trust.is_approved(repo, handle[4:]):
                 print(f"  {handle} runs only once approved on this machine: {trust.approve_hint(handle[4:])}")
+    # Revisions resolved just now: a check that already holds guards nothing (pushed:HEAD
+    # when HEAD is already pushed). Say so, so the thread is not closed on work not done.
+    live = [c for c in made_claims if verify.is_live(c)]
+    holding = [
+        a
+        for a in verify.assess(snap, live, at=now(), policy=policy.load(repo.work_dir))
+        if a.derived.state == "verified"
+    ]
+    for a in holding:
+        print(
+            f"  warning: {a.claim.handle} already verifies now ({a.derived.observed}), so it guards nothing"
+            " yet;\n  name what the work will produce (a tag to come, or add the check once the fix is committed)"
+        )
     return 0
 
 
