@@ -165,6 +165,14 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("text")
     q.add_argument("--check", metavar="HANDLE", help="how to re-derive it, e.g. pushed:HEAD@origin/main")
     q.add_argument("--thread", metavar="ID", help="make it one of this thread's acceptance checks")
+    q = _command(
+        csub,
+        "retract",
+        "withdraw a claim that no longer matters; the journal keeps what it said and why",
+        '  git continuity claim retract c-k7m2qx --why "superseded by the rebased fix (c-5qh5qd)"',
+    )
+    q.add_argument("id")
+    q.add_argument("--why", required=True, help="why it is withdrawn (kept in the journal)")
     q = _command(csub, "list", "every claim with its state now", "  git continuity claim list --json")
     q.add_argument(
         "--state",
@@ -487,6 +495,8 @@ def _run(args: argparse.Namespace) -> int:
 
         if action == "add":
             return claim.add(repo, stream=stream, text=args.text, check=args.check, thread=args.thread)
+        if action == "retract":
+            return claim.retract(repo, stream=stream, claim_id=args.id, why=args.why)
         return claim.list_claims(repo, stream=stream, as_json=args.json, states=args.state)
     if command == "thread":
         from git_continuity.commands import thread

@@ -594,3 +594,26 @@ def test_every_subcommand_has_help_with_an_example(path: tuple[str, ...], capsys
     # At least one example runs this very command.
     example = out.split("\nexample:\n", 1)[1].split("\n\n", 1)[0]
     assert f"git continuity {path[0]}" in example, example
+
+
+def test_claim_retract_removes_the_claim_and_the_journal_keeps_why(repo: Path, inproc) -> None:  # type: ignore[no-untyped-def]
+    assert inproc(repo, "init").code == 0
+    added = inproc(repo, "claim", "add", "v9 is tagged", "--check", "tag:v9")
+    cid = added.out.split()[2].rstrip(":")
+    done = inproc(repo, "claim", "retract", cid, "--why", "no v9 after all")
+    assert (done.code, done.out) == (0, f"Claim {cid} retracted; the journal keeps what it said and why.\n")
+    status = json.loads(inproc(repo, "status", "--json").out)
+    assert status["claims"] == []
+    assert status["journal"][-1]["text"] == (
+        f'retracted claim {cid} "v9 is tagged" (tag:v9), contradicted when withdrawn: no v9 after all'
+    )
+    again = inproc(repo, "claim", "retract", cid, "--why", "twice")
+    assert (again.code, again.err) == (
+        2,
+        f"git-continuity: error: no claim '{cid}' in stream 'main' (git continuity claim list shows the ids)\n",
+    )
+    empty = inproc(repo, "claim", "retract", cid, "--why", " ")
+    assert (empty.code, empty.err) == (
+        2,
+        "git-continuity: error: claim retract needs a non-empty --why: the journal keeps it\n",
+    )

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 from git_continuity import notes, policy, render, session, store, verify
 from git_continuity.errors import UserError
-from git_continuity.model import Claim, new_id, now, stamp
+from git_continuity.model import Claim, JournalEntry, new_id, now, stamp
 from git_continuity.repo import Repo
 
 
@@ -61,6 +61,34 @@ def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | 
     print(f"  handle  {claim.handle}" + (f"  (as written: {claim.written})" if claim.written else ""))
     (assessed,) = verify.assess(snap, [claim], at=now(), policy=policy.load(repo.work_dir))
     print(f"  now     {assessed.derived.state}: {assessed.derived.observed}")
+    return 0
+
+
+def retract(repo: Repo, *, stream: str, claim_id: str, why: str) -> int:
+    """Remove a claim from the state (a deletion, which syncs as one), with a journal entry
+    saying what it claimed, its state when withdrawn, and why."""
+    why = why.strip()
+    if not why:
+        raise UserError("claim retract needs a non-empty --why: the journal keeps it")
+    moment = now()
+    who = session.who(repo)
+
+    def make(snap: store.Snapshot) -> store.Change:
+        claims = store.read_claims(snap)
+        if claim_id not in claims:
+            raise UserError(f"no claim {claim_id!r} in stream '{stream}' (git continuity claim list shows the ids)")
+        claim = claims[claim_id]
+        (assessed,) = verify.assess(snap, [claim], at=moment, policy=policy.load(repo.work_dir))
+        said = f" ({claim.handle})" if claim.handle else " (prose)"
+        text = f'retracted claim {claim.id} "{claim.text}"{said}, {assessed.derived.state} when withdrawn: {why}'
+        entry = JournalEntry(new_id("journal"), text, stamp(moment), who.by, who.host, **who.stamp())
+        return store.Change(
+            f"claim retract {claim.id}: {claim.text}\n\nwhy: {why}",
+            {store.claim_path(claim.id): None, store.journal_path(entry, moment): store.entry_bytes(entry)},
+        )
+
+    store.update(repo, stream, make)
+    print(f"Claim {claim_id} retracted; the journal keeps what it said and why.")
     return 0
 
 
