@@ -425,3 +425,14 @@ def test_a_message_naming_a_thread_that_does_not_exist(gc: Cli, started: Path) -
     assert git(started, "rev-parse", "HEAD") == head
     # Naming it without a closing keyword claims nothing.
     assert run(started, "git", "commit", "-q", "--allow-empty", "-m", "See t-k7m2qx").code == 0
+
+
+def test_orient_never_runs_a_command_even_an_approved_one(gc: Cli, started: Path) -> None:
+    # A session start must not wait on a test suite: cmd: checks show their last evidence.
+    command = "touch ran-at-orient"
+    gc.ok(started, "trust", "allow", command)
+    gc.ok(started, "objective", "set", "ship", "--why", "it is due")
+    gc.ok(started, "claim", "add", "the suite passes", "--check", f"cmd:{command}")
+    gc.ok(started, "orient")
+    assert not (started / "ran-at-orient").exists()
+    assert gc.claims(started)["the suite passes"]["state"] == "unchecked"

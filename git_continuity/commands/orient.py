@@ -60,10 +60,14 @@ def make(
     # Load-bearing: every claim with a handle that something rests on (all but the checks of
     # threads already done, whose live checks are re-derived anyway). Re-dereferenced now;
     # a costly check whose last evidence is verified and still applies is not run again.
+    # cmd: checks are not run here: a test suite may take longer than an agent's session start
+    # waits; they show their last evidence (stale once the files moved) until verify or the gate.
     bearing = [
         c
         for c in claims
-        if c.handle and (c.thread is None or threads.get(c.thread) is None or threads[c.thread].status != "done")
+        if c.handle
+        and not c.handle.startswith("cmd:")
+        and (c.thread is None or threads.get(c.thread) is None or threads[c.thread].status != "done")
     ]
     assessed = verify.assess(
         snap, bearing, at=moment, policy=rules, dereference_all=True, online=online, reuse_fresh=True
