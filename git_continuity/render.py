@@ -18,6 +18,7 @@ from git_continuity.model import (
     Packet,
     Thread,
     ago,
+    now,
     parse_stamp,
     shown,
 )
@@ -123,7 +124,16 @@ def claim_lines(assessed: Sequence[Assessed]) -> list[str]:
         if c.handle and c.handle != c.text:
             lines.append(f"{pad}{abbreviate(c.handle)}")
         lines.append(_indent(a.derived.observed, pad))
+        if _age(a):
+            lines.append(pad + _age(a))
     return lines
+
+
+def _age(a: Assessed) -> str:
+    """How old a state taken from recorded evidence is: it was not derived now."""
+    if a.observation is not None or a.derived.checked_at is None or a.derived.state == "stale":
+        return ""
+    return f"[recorded {ago(parse_stamp(a.derived.checked_at), now())}, not asked now]"
 
 
 def status_text(

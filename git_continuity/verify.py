@@ -197,7 +197,9 @@ def assess(
     def judged(claim: Claim, live: Observation | None) -> Derived:
         if claim.id in handles and handles[claim.id].scheme not in installed:
             scheme = handles[claim.id].scheme
-            return Derived("unknown", f"no installed plugin verifies '{scheme}:' handles (git continuity plugins)", None)
+            return Derived(
+                "unknown", f"no installed plugin verifies '{scheme}:' handles (git continuity plugins)", None
+            )
         evidence = None if live or claim.handle is None else store.latest_evidence(snap, claim.id)
         moved = current.moved(evidence) if evidence else {}
         scheme = handles[claim.id].scheme if claim.id in handles else ""
