@@ -32,6 +32,7 @@ def estimate(text: str) -> int:
 class Item:
     lines: list[str]  # its Markdown
     data: Any  # its JSON
+    placeholder: bool = False  # "- none": nothing to say is left out when it is cut
 
 
 @dataclass
@@ -92,11 +93,14 @@ def _render(sections: Sequence[Section], kept: dict[str, int], footer: list[str]
 
 
 def _left_out(sections: Sequence[Section], kept: dict[str, int]) -> list[LeftOut]:
-    return [
-        LeftOut(s.key, len(s.items) - kept[s.key], len(s.items), s.what, s.see)
-        for s in sorted(sections, key=lambda s: s.priority)
-        if kept[s.key] < len(s.items)
-    ]
+    """What each section lost; a placeholder ("- none") is nothing to report."""
+    found = []
+    for s in sorted(sections, key=lambda s: s.priority):
+        real = [i for i in s.items if not i.placeholder]
+        cut = [i for i in s.items[kept[s.key] :] if not i.placeholder]
+        if cut:
+            found.append(LeftOut(s.key, len(cut), len(real), s.what, s.see))
+    return found
 
 
 def _said(x: LeftOut) -> str:
@@ -146,7 +150,11 @@ def fit(sections: Sequence[Section], max_tokens: int | None) -> Fitted:
         reserve = estimate("\n".join(footer)) + 1
     order = [s for s in sorted(sections, key=lambda s: s.priority, reverse=True) if s.priority != TRUTH]
     while estimate(text) > max_tokens:  # still over: drop the least important items kept
-        last = next(s for s in order if kept[s.key])
+        last = next((s for s in order if kept[s.key]), None)
+        if last is None:  # the truth fits, but not with the footer that says what was cut
+            left = _left_out(sections, kept)
+            text = _render(sections, kept, _footer(left, max_tokens, truth, True))
+            return Fitted(text, kept, left, estimate(text), max_tokens, True)
         kept[last.key] -= 1
         footer = _footer(_left_out(sections, kept), max_tokens, truth, False)
         text = _render(sections, kept, footer)

@@ -233,8 +233,10 @@ def _sections(data: Mapping[str, Any], *, known: bool) -> list[Section]:
             t,
         )
         for t in data["threads"]
-    ] or [Item(["- none"], None)]
-    blockers = [Item([f"- {b['id']} {b['text']}"], b) for b in data["blockers"]] or [Item(["- none"], None)]
+    ] or [Item(["- none"], None, placeholder=True)]
+    blockers = [Item([f"- {b['id']} {b['text']}"], b) for b in data["blockers"]] or [
+        Item(["- none"], None, placeholder=True)
+    ]
     sections = [
         Section("header", "", budget.TRUTH, [Item(header, None)]),
         Section("objective", "Objective", 1, [Item(lines, objective)]),

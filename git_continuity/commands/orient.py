@@ -146,7 +146,7 @@ def make(
             "Blockers",
             2,
             [Item([f"- {b.id} {b.text}"], _blocker_json(b)) for b in (packet.open_blockers() if packet else [])]
-            or [Item(["- none"], None)],
+            or [Item(["- none"], None, placeholder=True)],
             see="git continuity status",
             what="blockers",
         ),
@@ -154,7 +154,7 @@ def make(
             "threads",
             "Open threads",
             3,
-            [brief.thread_item(t, checks[t.id]) for t in open_threads] or [Item(["- none"], None)],
+            [brief.thread_item(t, checks[t.id]) for t in open_threads] or [Item(["- none"], None, placeholder=True)],
             see="git continuity status",
             what="threads",
         ),
