@@ -186,9 +186,10 @@ def status_text(
             if thread.status != "done" or good < len(checks):
                 out += ["    " + line for line in claim_lines(checks)]
     loose = [a for a in assessed if a.claim.thread is None]
-    tally = counts(assessed)
+    tally = counts(loose)
     summary = ", ".join(f"{n} {s}" for s, n in tally.items() if n)
-    out += ["", f"Claims ({summary or 'none'}; states derived now, not stored)"]
+    checks_note = "; thread checks are under their thread" if len(loose) < len(assessed) else ""
+    out += ["", f"Claims ({summary or 'none'}{checks_note}; states derived now, not stored)"]
     out += claim_lines(loose) or (
         ["  (all are thread checks, shown above)"]
         if assessed
