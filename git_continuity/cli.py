@@ -299,12 +299,13 @@ def build_parser() -> argparse.ArgumentParser:
         "  git continuity hooks install\n  git continuity hooks uninstall",
     )
     hsub = p.add_subparsers(dest="action", metavar="<action>", required=True)
-    _command(
+    q = _command(
         hsub,
         "install",
         "install the hooks (respects core.hooksPath; chains to existing hooks)",
         "  git continuity hooks install",
     )
+    q.add_argument("--force", action="store_true", help="install even into a hooks folder inside the work tree")
     _command(hsub, "uninstall", "remove the hooks and restore what they chained to", "  git continuity hooks uninstall")
 
     p = _command(
@@ -556,7 +557,7 @@ def _run(args: argparse.Namespace) -> int:
     if command == "hooks":
         from git_continuity.commands import hooks
 
-        return hooks.install(repo) if action == "install" else hooks.uninstall(repo)
+        return hooks.install(repo, force=args.force) if action == "install" else hooks.uninstall(repo)
     if command == "trust":
         from git_continuity.commands import trust
 

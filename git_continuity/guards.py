@@ -118,7 +118,13 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str, committing
         )
     if failing:
         ids = ", ".join(v.thread.id for v in failing)
-        _say(f"Make the checks pass first, or leave the closing claim ({ids}) out of the {where} message.")
+        if where == "push":
+            _say(
+                f"Make the checks pass first, or reword the commit so it does not claim to close {ids} "
+                "(git rebase -i, or git commit --amend for the last one)."
+            )
+        else:
+            _say(f"Make the checks pass first, or leave the closing claim ({ids}) out of the commit message.")
         return 1
     return 0
 
@@ -224,7 +230,7 @@ def pre_push(remote: str) -> int:
                 commits.append((f"commit {oid[:7]}", message))
     if not commits:
         return 0
-    return _judge_closing(commits, where="commit")
+    return _judge_closing(commits, where="push")
 
 
 # -- post-rewrite: notes and claims follow amend and rebase ---------------------------------

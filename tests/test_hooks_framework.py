@@ -77,7 +77,12 @@ def refusal(label: str, tid: str, title: str, cid: str, tag: str) -> str:
         f'git-continuity: {label} closes {tid} ("{title}"), but 1 of 1 checks are not verified now:\n'
         f"  contradicted  {cid}  tag:{tag}\n"
         f"                tag {tag} does not exist here\n"
-        f"Make the checks pass first, or leave the closing claim ({tid}) out of the commit message.\n"
+        + (
+            f"Make the checks pass first, or reword the commit so it does not claim to close {tid} "
+            "(git rebase -i, or git commit --amend for the last one).\n"
+            if label.startswith("commit ")  # a push: the commit already exists
+            else f"Make the checks pass first, or leave the closing claim ({tid}) out of the commit message.\n"
+        )
     )
 
 

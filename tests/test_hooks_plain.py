@@ -97,7 +97,12 @@ def refusal(label: str, tid: str, title: str, lines: str, total: int = 1) -> str
     return (
         f'git-continuity: {label} closes {tid} ("{title}"), but {total} of {total} checks are not verified now:\n'
         + lines
-        + f"Make the checks pass first, or leave the closing claim ({tid}) out of the commit message.\n"
+        + (
+            f"Make the checks pass first, or reword the commit so it does not claim to close {tid} "
+            "(git rebase -i, or git commit --amend for the last one).\n"
+            if label.startswith("commit ")  # a push: the commit already exists
+            else f"Make the checks pass first, or leave the closing claim ({tid}) out of the commit message.\n"
+        )
     )
 
 
@@ -137,7 +142,18 @@ def test_install_respects_core_hooks_path(gc: Cli, started: Path, tmp_path: Path
     folder = (tmp_path / "shared-hooks") if absolute else (started / ".githooks")
     git(started, "config", "core.hooksPath", str(folder) if absolute else ".githooks")
     before = folder_files(started / ".git" / "hooks")
-    installed = cont(started, "hooks", "install")
+    if not absolute:
+        # Inside the work tree, the hooks would become files to commit for everyone.
+        refused = cont(started, "hooks", "install")
+        assert (refused.code, refused.out, refused.err) == (
+            2,
+            "",
+            f"git-continuity: error: core.hooksPath is {folder}, inside the work tree: the hooks (which name this "
+            "machine's Python)\nwould become files to commit for everyone. Use the pre-commit framework's hooks\n"
+            "(.pre-commit-hooks.yaml), or install them there anyway with: git continuity hooks install --force\n",
+        )
+        assert not folder.exists()
+    installed = cont(started, "hooks", "install", *([] if absolute else ["--force"]))
     assert (installed.code, installed.out) == (0, installed_text(folder))
     assert set(ours(folder_files(folder))) == set(folder_files(folder))
     assert folder_files(started / ".git" / "hooks") == before

@@ -269,7 +269,7 @@ def test_init_offers_fetch_refspecs_and_status_reads_them_without_the_network(
     )
     added = inproc(work, "init", "--fetch-refspecs")
     assert shorts(added.out) == (
-        "Stream 'main' already has state: refs/continuity/main at <c>. Nothing to do.\n\n"
+        "Stream 'main' already has state: refs/continuity/main at <c>.\n\n"
         "Added +refs/continuity/*:refs/continuity-remotes/origin/* in remote.origin.fetch.\n"
         "A plain git fetch now brings origin's state into refs/continuity-remotes/origin/, and status\n"
         "says how it stands. No push refspec: git push still pushes your branch; git continuity push\n"

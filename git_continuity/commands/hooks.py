@@ -39,8 +39,20 @@ def _ours(path: Path) -> bool:
         return False
 
 
-def install(repo: Repo) -> int:
+def install(repo: Repo, *, force: bool = False) -> int:
     folder = hooks_dir(repo)
+    where = folder.resolve()
+    inside = (
+        repo.work_dir is not None
+        and where.is_relative_to(repo.work_dir.resolve())
+        and not where.is_relative_to(repo.common_dir.resolve())  # .git/hooks is not a tracked file
+    )
+    if inside and not force:
+        raise UserError(
+            f"core.hooksPath is {folder}, inside the work tree: the hooks (which name this machine's Python)\n"
+            "would become files to commit for everyone. Use the pre-commit framework's hooks\n"
+            "(.pre-commit-hooks.yaml), or install them there anyway with: git continuity hooks install --force"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     for name in HOOKS:
         target = folder / name

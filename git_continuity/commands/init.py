@@ -19,7 +19,7 @@ def init(
     name = tracking.pick_remote(repo, remote) if remote is not None else tracking.default_remote(repo)
     existing = store.snapshot(repo, stream)
     if existing.commit is not None:
-        print(f"Stream '{stream}' already has state: {ref} at {existing.commit[:7]}. Nothing to do.")
+        print(f"Stream '{stream}' already has state: {ref} at {existing.commit[:7]}.")
         _offer_refspecs(repo, name, fetch_refspecs)
         return 0
     if name is not None and not local and _take_remote_state(repo, name, stream):
