@@ -46,6 +46,12 @@ network handles (asked by verify --online; status shows their last evidence):
 """
 
 
+# --stream is accepted after the command too (git continuity status --stream b); SUPPRESS
+# keeps a subcommand from resetting what was given before it.
+_STREAM = argparse.ArgumentParser(add_help=False)
+_STREAM.add_argument("--stream", default=argparse.SUPPRESS, help="which line of work (default: main)")
+
+
 def _command(
     sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, summary: str, example: str
 ) -> argparse.ArgumentParser:
@@ -55,6 +61,7 @@ def _command(
         description=summary[0].upper() + summary[1:] + ".",
         epilog="example:\n" + example,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[_STREAM],
     )
 
 

@@ -64,7 +64,10 @@ KINDS = {
 
 def ref_name(stream: str) -> str:
     if not STREAM_RE.match(stream) or stream.endswith(".lock"):
-        raise UserError(f"stream name {stream!r} is not usable: letters, digits, '-', '_' and inner '.' only")
+        raise UserError(
+            f"stream name {stream!r} is not usable: letters, digits, '-', '_' and inner '.' only,"
+            " not ending in .lock (one ref name each, e.g. agent-b)"
+        )
     return f"refs/continuity/{stream}"
 
 

@@ -138,7 +138,8 @@ def test_a_sha256_repository_is_not_supported_yet(tmp_path: Path, inproc: Run) -
 @pytest.mark.parametrize("stream", ["../x", "a/b", ".hidden", "a..b", "x.lock", "a b", "trailing.", "é"])
 def test_a_bad_stream_name(repo: Path, inproc: Run, stream: str) -> None:
     assert refused(inproc, repo, "--stream", stream, "init") == (
-        f"git-continuity: error: stream name {stream!r} is not usable: letters, digits, '-', '_' and inner '.' only\n"
+        f"git-continuity: error: stream name {stream!r} is not usable: letters, digits, '-', '_' and inner '.' only,"
+        " not ending in .lock (one ref name each, e.g. agent-b)\n"
     )
     assert not (repo / ".git" / "logs" / "refs" / "continuity").exists()
 

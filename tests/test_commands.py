@@ -617,3 +617,11 @@ def test_claim_retract_removes_the_claim_and_the_journal_keeps_why(repo: Path, i
         2,
         "git-continuity: error: claim retract needs a non-empty --why: the journal keeps it\n",
     )
+
+
+def test_stream_is_accepted_after_the_command_too(repo: Path, inproc) -> None:  # type: ignore[no-untyped-def]
+    assert inproc(repo, "init", "--stream", "agent-b").code == 0
+    assert inproc(repo, "journal", "add", "on b", "--stream", "agent-b").code == 0
+    entries = json.loads(inproc(repo, "--stream", "agent-b", "journal", "--json").out)["entries"]
+    assert [e["text"] for e in entries] == ["on b"]
+    assert inproc(repo, "status", "--stream", "main").code == 2  # main was never started here
