@@ -13,6 +13,7 @@ PATTERNS = (
     re.compile(r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access key ids
     re.compile(r"(?i)(authorization:\s*(?:bearer|token|basic)\s+)\S+"),
     re.compile(r"(?i)(https?://[^/\s:@]+:)[^@\s]+(@)"),  # passwords in URLs
+    re.compile(r"(?i)(\b(?:password|passwd|pwd|secret|token|api[_-]?key)\s*[=:]\s*)[^\s'\"]+"),  # key=value
 )
 MASK = "[redacted]"
 

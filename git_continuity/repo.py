@@ -471,15 +471,6 @@ def write_note(repo: Repo, notes_ref: str, commit: Oid, text: str, expected: Oid
         raise
 
 
-def noted_commits(repo: Repo, notes_ref: str) -> list[Oid]:
-    """Every commit that has a note under notes_ref."""
-    try:
-        # The stub says notes() takes no ref; the binding takes one (pygit2 1.21).
-        return [Oid(str(n.annotated_id)) for n in repo.git.notes(notes_ref)]  # type: ignore[call-arg]
-    except (KeyError, pygit2.GitError):
-        return []
-
-
 # -- sync: tracking refs, config, history shape, tree building ------------------------------
 
 
