@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from git_continuity.errors import UserError
 def _schema_dir() -> Path:
     # Wheels carry schema/ inside the package (pyproject force-include); an editable
     # install or a source checkout reads the top-level schema/ folder.
-    packaged = Path(str(resources.files("git_continuity"))) / "schema"
+    packaged = Path(__file__).resolve().parent / "schema"
     return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent / "schema"
 
 

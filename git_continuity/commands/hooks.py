@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from importlib import resources
 from pathlib import Path
 
 from git_continuity import repo as git
@@ -18,7 +17,7 @@ CHAINED = ".pre-continuity"
 def _templates() -> Path:
     # Wheels carry hooks/ inside the package (pyproject force-include); a source checkout or an
     # editable install reads the top-level hooks/ folder.
-    packaged = Path(str(resources.files("git_continuity"))) / "hooks"
+    packaged = Path(__file__).resolve().parents[1] / "hooks"
     return packaged if packaged.is_dir() else Path(__file__).resolve().parents[2] / "hooks"
 
 
