@@ -667,3 +667,23 @@ def test_install_then_uninstall_gives_back_the_same_bytes(base: dict[str, Any], 
     assert {k: v for k, v in value.items() if k != "hooks"} == base
     back, removed = agents.uninstall(agents.CLAUDE, merged.text, "settings.json", merged.created)
     assert (back, removed) == (text, 4)
+
+
+def test_install_warns_when_the_hook_command_is_not_on_path(repo: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PATH": "/usr/bin:/bin"}  # git, but not the venv's git-continuity-hook
+    done = subprocess.run(
+        [sys.executable, "-m", "git_continuity", "agent", "install", "claude"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith(
+        "warning: git-continuity-hook is not on this PATH, so these hooks would fail to start;\n"
+        "install the tool where the agent's PATH finds it (README: Install)\n"
+    )

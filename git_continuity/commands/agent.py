@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,12 @@ def install(repo: Repo, *, agent: str) -> int:
     dirs = sorted(set(record.get("dirs", [])) | ({str(settings.parent.relative_to(top))} if made_dir else set()))
     _write(path, json.dumps({"created": created, "dirs": dirs}, indent=2) + "\n")
     print(_after(agent))
+    if shutil.which("git-continuity-hook") is None:
+        # The hooks call it by name (the settings file is shared), so the agent must find it.
+        print(
+            "warning: git-continuity-hook is not on this PATH, so these hooks would fail to start;\n"
+            "install the tool where the agent's PATH finds it (README: Install)"
+        )
     return 0
 
 
