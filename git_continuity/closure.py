@@ -13,11 +13,9 @@ from datetime import datetime
 
 from git_continuity import render, session, store, verify
 from git_continuity.errors import UserError
-from git_continuity.model import Claim, Evidence, Thread, stamp
+from git_continuity.model import ID_CHARS, THREAD_ID, Claim, Evidence, Thread, stamp
 from git_continuity.policy import Policy
 from git_continuity.verify import Assessed
-
-THREAD_ID = re.compile(r"\bt-[2-9a-hjkmnp-z]{6}\b")
 
 
 @dataclass(frozen=True)
@@ -52,7 +50,7 @@ def closing_ids(message: str, keywords: Iterable[str]) -> list[str]:
     """Thread ids a commit message claims to close: a keyword, then the id ("closes t-k7m2qx")."""
     words = "|".join(re.escape(k) for k in keywords)
     text = "\n".join(line for line in message.splitlines() if not line.startswith("#"))
-    pattern = re.compile(rf"\b(?:{words})\b[:\s]+((?:t-[2-9a-hjkmnp-z]{{6}}[,\s]*(?:and\s+)?)+)", re.IGNORECASE)
+    pattern = re.compile(rf"\b(?:{words})\b[:\s]+((?:t-{ID_CHARS}{{6}}[,\s]*(?:and\s+)?)+)", re.IGNORECASE)
     found: list[str] = []
     for match in pattern.finditer(text):
         found += [i for i in THREAD_ID.findall(match.group(1)) if i not in found]

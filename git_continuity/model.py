@@ -35,7 +35,11 @@ ID_PREFIXES = {
 }
 ThreadStatus = Literal["open", "watching", "blocked", "waiting", "done"]
 THREAD_STATUSES: tuple[ThreadStatus, ...] = ("open", "watching", "blocked", "waiting", "done")
-ID_RE = re.compile(r"^[a-z]-[2-9a-hjkmnp-z]{6}$")
+ID_CHARS = "[2-9a-hjkmnp-z]"  # ID_ALPHABET as a regular-expression class
+ID_RE = re.compile(rf"^[a-z]-{ID_CHARS}{{6}}$")
+# Written out again, without importing this module, in guards.py and hooks/commit-msg (the
+# hot path of every commit); test_model checks that all of them agree.
+THREAD_ID = re.compile(rf"\bt-{ID_CHARS}{{6}}\b")
 SCHEME_RE = re.compile(r"^[a-z][a-z0-9-]*$")
 
 

@@ -263,3 +263,15 @@ def test_shown_and_sortable_name() -> None:
 )
 def test_ago(seconds: int, text: str) -> None:
     assert ago(AT - timedelta(seconds=seconds), AT) == text
+
+
+def test_the_thread_id_pattern_is_the_same_everywhere_it_is_written() -> None:
+    import re
+    from pathlib import Path
+
+    from git_continuity import guards, model
+
+    assert "".join(c for c in map(chr, range(128)) if re.fullmatch(model.ID_CHARS, c)) == model.ID_ALPHABET
+    assert guards.THREAD_ID.pattern == model.THREAD_ID.pattern
+    hook = (Path(__file__).resolve().parents[1] / "hooks" / "commit-msg").read_text()
+    assert f"grep -Eq 't-{model.ID_CHARS}{{6}}'" in hook
