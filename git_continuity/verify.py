@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -40,12 +41,66 @@ def get_plugin_manager() -> pluggy.PluginManager:
     pm.add_hookspecs(hookspecs)
     for name in DEFAULT_PLUGINS:
         pm.register(importlib.import_module(name), name=name.rsplit(".", 1)[-1])
-    pm.load_setuptools_entrypoints(PROJECT)
+    # What pm.load_setuptools_entrypoints(PROJECT) does, from a remembered list of the group.
+    for name, reference, _ in entry_points():
+        if not pm.has_plugin(name) and not pm.is_blocked(name):
+            pm.register(_load(reference), name=name)
     pm.check_pending()
     if os.environ.get("GIT_CONTINUITY_TRACE"):
         pm.trace.root.setwriter(sys.stderr.write)
         pm.enable_tracing()
     return pm
+
+
+def entry_points() -> list[tuple[str, str, str]]:
+    """(name, object reference, distribution version) of each plugin of the entry-point group.
+
+    Scanning every installed distribution (importlib.metadata and its email parser) costs
+    ~15 ms, a twentieth of status's budget, so the list is remembered under the user's cache
+    folder, keyed by what installing or removing a package changes: the folders of sys.path.
+    """
+    import hashlib
+    import json
+    from pathlib import Path
+
+    from git_continuity import __version__
+
+    stamps = [__version__, sys.version]
+    for entry in sys.path[1:]:  # [0] is the script's folder or the current one: not installs
+        with contextlib.suppress(OSError):
+            stamps.append(f"{entry}\0{os.stat(entry or '.').st_mtime_ns}")
+    key = hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
+    home = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    kept = Path(home) / "git-continuity" / f"entry-points-{key}.json"
+    try:
+        return [(str(n), str(r), str(v)) for n, r, v in json.loads(kept.read_text())]
+    except (OSError, ValueError, TypeError):
+        pass
+    import importlib.metadata
+
+    found: dict[str, tuple[str, str, str]] = {}
+    for dist in importlib.metadata.distributions():
+        for ep in dist.entry_points:
+            if ep.group == PROJECT and ep.name not in found:  # the first one wins, as in pluggy
+                found[ep.name] = (ep.name, ep.value, dist.version)
+    listed = list(found.values())
+    with contextlib.suppress(OSError):
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        partial = kept.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(listed))
+        partial.replace(kept)
+    return listed
+
+
+def _load(reference: str) -> object:
+    """``module`` or ``module:attribute.path`` (an entry point's value, extras ignored)."""
+    import importlib
+
+    module, _, attribute = reference.split("[")[0].partition(":")
+    found: object = importlib.import_module(module.strip())
+    for part in filter(None, attribute.strip().split(".")):
+        found = getattr(found, part)
+    return found
 
 
 @dataclass(frozen=True)
@@ -62,12 +117,12 @@ def plugins() -> tuple[PluginInfo, ...]:
     from git_continuity import __version__
 
     pm = get_plugin_manager()
-    versions = {id(p): d.version for p, d in pm.list_plugin_distinfo()}
+    versions = {name: version for name, _, version in entry_points()}
     found = []
     for impl in pm.hook.continuity_schemes.get_hookimpls():
         name = pm.get_name(impl.plugin) or repr(impl.plugin)
         found.append(
-            PluginInfo(name, versions.get(id(impl.plugin), __version__), impl.plugin, tuple(impl.function()))  # type: ignore[arg-type]
+            PluginInfo(name, versions.get(name, __version__), impl.plugin, tuple(impl.function()))  # type: ignore[arg-type]
         )
     return tuple(sorted(found, key=lambda p: p.name))
 

@@ -131,3 +131,15 @@ def test_the_progress_line_is_drawn_on_a_terminal_only() -> None:
     )
     assert on_terminal(as_json=True, stream=FakeTerminal()) is None
     assert on_terminal(as_json=False, stream=io.StringIO()) is None
+
+
+def test_the_entry_point_list_is_remembered_and_read_back(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from git_continuity import verify
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    scanned = verify.entry_points()
+    assert {name for name, _, _ in scanned} >= {"github", "gitlab", "gitea", "buildbot", "ci"}
+    (kept,) = (tmp_path / "git-continuity").glob("entry-points-*.json")
+    assert verify.entry_points() == scanned  # read back from the file
+    kept.write_text('[["only", "git_continuity.verifiers.ci", "9.9"]]')
+    assert verify.entry_points() == [("only", "git_continuity.verifiers.ci", "9.9")]
