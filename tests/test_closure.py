@@ -16,12 +16,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import HookRepo, Ran, commit, cont, git
+from conftest import THREAD_LINE, HookRepo, Ran, commit, cont, git
 
 TITLE = "Ship the login fix"
 COMMAND = 'python -c "print(6 * 7)"'
 APPROVE = "git continuity trust allow 'python -c \"print(6 * 7)\"'"
-THREAD_LINE = re.compile(r"^Thread (t-[2-9a-hjkmnp-z]{6}) opened: ", re.MULTILINE)
 
 
 def fetched(text: str) -> str:

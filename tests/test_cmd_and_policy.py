@@ -10,10 +10,10 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+import conftest
 import pytest
 from conftest import Ran, commit, cont, git, state_refs
 
-THREAD_LINE = re.compile(r"^Thread (t-[2-9a-hjkmnp-z]{6}) opened: ", re.MULTILINE)
 FAKE_TOKEN = "fake-token-4f3a9c2e1b7d"  # matches no token pattern: redacted for its variable's name
 GHP = "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"  # printed by the command, never written in it
 Run = Callable[..., Ran]
@@ -24,23 +24,7 @@ def run(cwd: Path, *args: str) -> Ran:
     return Ran(done.returncode, done.stdout, done.stderr)
 
 
-class Cli:
-    """`git continuity` in this process, for setting up (ten times faster than a fresh
-    process); what a test asserts runs through git and its hooks, or in a fresh process."""
-
-    def __init__(self, run: Run) -> None:
-        self.run = run
-
-    def ok(self, cwd: Path, *args: str) -> str:
-        done = self.run(cwd, *args)
-        assert done.code == 0, f"git continuity {' '.join(args)}: {done.out}{done.err}"
-        return done.out
-
-    def thread(self, cwd: Path, title: str, *checks: str) -> str:
-        match = THREAD_LINE.search(self.ok(cwd, "thread", "add", title, *[a for c in checks for a in ("--check", c)]))
-        assert match
-        return match.group(1)
-
+class Cli(conftest.Cli):
     def claims(self, cwd: Path) -> dict[str, dict[str, str]]:
         """Every claim by its text, as status --json shows it."""
         return {c["text"]: c for c in json.loads(self.ok(cwd, "status", "--json"))["claims"]}

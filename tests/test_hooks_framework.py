@@ -17,10 +17,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import conftest
 import pytest
 from conftest import ALL_HOOKS, HookRepo, Ran, commit, cont, git
 
-THREAD_LINE = re.compile(r"^Thread (t-[2-9a-hjkmnp-z]{6}) opened: ", re.MULTILINE)
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 HOOK_TYPES = ("commit-msg", "post-commit", "pre-push", "post-rewrite")
 Run = Callable[..., Ran]
@@ -35,24 +35,12 @@ def pre_commit(cwd: Path, *args: str) -> Ran:
     return run(cwd, sys.executable, "-m", "pre_commit", *args)
 
 
-class Cli:
-    """`git continuity` in this process, for setting up (ten times faster than a fresh
-    process); what a test asserts runs through git and its hooks, or in a fresh process."""
-
-    def __init__(self, run: Run) -> None:
-        self.run = run
-
-    def ok(self, cwd: Path, *args: str) -> str:
-        done = self.run(cwd, *args)
-        assert done.code == 0, f"git continuity {' '.join(args)}: {done.out}{done.err}"
-        return done.out
-
-    def thread(self, cwd: Path, title: str, check: str) -> tuple[str, str]:
+class Cli(conftest.Cli):
+    def thread_and_check(self, cwd: Path, title: str, check: str) -> tuple[str, str]:
         """A new thread with one check: (thread id, claim id)."""
-        match = THREAD_LINE.search(self.ok(cwd, "thread", "add", title, "--check", check))
-        assert match
+        tid = self.thread(cwd, title, check)
         status = json.loads(self.ok(cwd, "status", "--json"))
-        (found,) = [t for t in status["threads"] if t["id"] == match.group(1)]
+        (found,) = [t for t in status["threads"] if t["id"] == tid]
         return found["id"], found["checks"][0]["id"]
 
     def claims_ids(self, cwd: Path) -> dict[str, str]:
@@ -103,7 +91,7 @@ def test_try_repo_blocks_and_passes_as_the_plain_hook_does(
     gc: Cli, repo: Path, hook_repo: HookRepo, tmp_path: Path
 ) -> None:
     gc.ok(repo, "init")
-    tid, cid = gc.thread(repo, "Tag the release", "tag:v1.0")
+    tid, cid = gc.thread_and_check(repo, "Tag the release", "tag:v1.0")
     message = tmp_path / "COMMIT_EDITMSG"
     message.write_text(f"Release 1.0; closes {tid}\n")
     try_repo = (str(hook_repo.path), "continuity-closure", "--hook-stage", "commit-msg")
@@ -149,7 +137,7 @@ def framework(gc: Cli, remote_and_clone: tuple[Path, Path], precommit: HookRepo)
 
 def test_commit_msg_blocks_a_false_closure(gc: Cli, framework: tuple[Path, Path]) -> None:
     _, work = framework
-    tid, cid = gc.thread(work, "Tag the release", "tag:v1.0")
+    tid, cid = gc.thread_and_check(work, "Tag the release", "tag:v1.0")
     head = git(work, "rev-parse", "HEAD")
     blocked = run(work, "git", "commit", "--allow-empty", "-m", f"Release 1.0; closes {tid}")
     assert (blocked.code, blocked.out) == (1, "")
@@ -174,7 +162,7 @@ def test_commit_msg_blocks_a_false_closure(gc: Cli, framework: tuple[Path, Path]
 
 def test_post_commit_writes_the_provenance_note(gc: Cli, framework: tuple[Path, Path]) -> None:
     _, work = framework
-    tid, _ = gc.thread(work, "Tag the release", "tag:v1.0")
+    tid, _ = gc.thread_and_check(work, "Tag the release", "tag:v1.0")
     state = git(work, "rev-parse", "refs/continuity/main")
     head = commit(work, f"Changelog for {tid}", {"CHANGES": "1.0\n"})
     (record,) = notes_of(work, head)
@@ -192,7 +180,7 @@ def test_post_commit_writes_the_provenance_note(gc: Cli, framework: tuple[Path, 
 
 def test_pre_push_blocks_a_closing_commit_made_with_no_verify(gc: Cli, framework: tuple[Path, Path]) -> None:
     bare, work = framework
-    tid, cid = gc.thread(work, "Tag the release", "tag:v1.0")
+    tid, cid = gc.thread_and_check(work, "Tag the release", "tag:v1.0")
     git(work, "commit", "-q", "--no-verify", "--allow-empty", "-m", f"Release 1.0; closes {tid}")
     closing = git(work, "rev-parse", "HEAD")
     remote_before = git(bare, "rev-parse", "main")
@@ -222,7 +210,7 @@ def test_pre_push_blocks_a_closing_commit_made_with_no_verify(gc: Cli, framework
 )
 def test_pre_push_blocks_a_closing_commit_on_the_second_ref_pushed(gc: Cli, framework: tuple[Path, Path]) -> None:
     bare, work = framework
-    tid, _ = gc.thread(work, "Tag the release", "tag:v1.0")
+    tid, _ = gc.thread_and_check(work, "Tag the release", "tag:v1.0")
     git(work, "checkout", "-q", "-b", "release")
     git(work, "commit", "-q", "--no-verify", "--allow-empty", "-m", f"Release 1.0; closes {tid}")
     git(work, "checkout", "-q", "main")
@@ -297,7 +285,7 @@ def test_notes_and_claims_follow_a_rebase(gc: Cli, framework: tuple[Path, Path])
 
 def test_the_state_check(gc: Cli, framework: tuple[Path, Path]) -> None:
     _, work = framework
-    tid, cid = gc.thread(work, "Tag the release", "tag:v1.0")
+    tid, cid = gc.thread_and_check(work, "Tag the release", "tag:v1.0")
     git(work, "tag", "v1.0")
     assert cont(work, "thread", "close", tid).code == 0
     manual = ("run", "--hook-stage", "manual", "continuity-state")

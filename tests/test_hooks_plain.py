@@ -15,12 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import conftest
 import pytest
 from conftest import CHECKOUT, Ran, commit, cont, git, state_refs
 
 HOOKS = ("commit-msg", "post-commit", "pre-push", "post-rewrite")
 INSTALLED = "Commits that claim to close a thread are now checked; uninstall with: git continuity hooks uninstall\n"
-THREAD_LINE = re.compile(r"^Thread (t-[2-9a-hjkmnp-z]{6}) opened: ", re.MULTILINE)
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 Run = Callable[..., Ran]
 
@@ -30,24 +30,7 @@ def run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Ran:
     return Ran(done.returncode, done.stdout, done.stderr)
 
 
-class Cli:
-    """`git continuity` in this process, for setting up (ten times faster than a fresh
-    process); what a test asserts runs through git and its hooks, or in a fresh process."""
-
-    def __init__(self, run: Run) -> None:
-        self.run = run
-
-    def ok(self, cwd: Path, *args: str) -> str:
-        done = self.run(cwd, *args)
-        assert done.code == 0, f"git continuity {' '.join(args)}: {done.out}{done.err}"
-        return done.out
-
-    def thread(self, cwd: Path, title: str, *checks: str) -> str:
-        out = self.ok(cwd, "thread", "add", title, *[arg for c in checks for arg in ("--check", c)])
-        match = THREAD_LINE.search(out)
-        assert match, out
-        return match.group(1)
-
+class Cli(conftest.Cli):
     def claim_id(self, cwd: Path, text: str) -> str:
         return {c["text"]: c["id"] for c in json.loads(self.ok(cwd, "status", "--json"))["claims"]}[text]
 
