@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from git_continuity.agents import AGENT_NAMES
+from git_continuity.constants import ENV_BRIEF_TOKENS, env_stream
 
 STOP_BLOCK_LIMIT = 3
 DEFAULT_BRIEF_TOKENS = 2500
@@ -54,7 +55,7 @@ def _input() -> dict[str, Any]:
 
 def _budget() -> int:
     try:
-        return max(1, int(os.environ.get("GIT_CONTINUITY_BRIEF_TOKENS", DEFAULT_BRIEF_TOKENS)))
+        return max(1, int(os.environ.get(ENV_BRIEF_TOKENS, DEFAULT_BRIEF_TOKENS)))
     except ValueError:
         return DEFAULT_BRIEF_TOKENS
 
@@ -72,7 +73,7 @@ def main(agent: str, action: str) -> int:
     from git_continuity import store
     from git_continuity.errors import UserError
 
-    stream = os.environ.get("GIT_CONTINUITY_STREAM") or "main"
+    stream = env_stream()
     try:
         repo = git.open_repo(Path(where))
     except UserError:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 
 from git_continuity import __version__
+from git_continuity.constants import env_stream
 from git_continuity.errors import UserError
 
 DESCRIPTION = """\
@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"git-continuity {__version__}")
     parser.add_argument(
         "--stream",
-        default=os.environ.get("GIT_CONTINUITY_STREAM", "main"),
+        default=env_stream(),
         help="which line of work (default: $GIT_CONTINUITY_STREAM or main)",
     )
     sub = parser.add_subparsers(dest="command", metavar="<command>")

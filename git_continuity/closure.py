@@ -12,8 +12,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from git_continuity import render, session, store, verify
+from git_continuity.constants import ID_CHARS, THREAD_ID
 from git_continuity.errors import UserError
-from git_continuity.model import ID_CHARS, THREAD_ID, Claim, Evidence, Thread, stamp
+from git_continuity.model import Claim, Evidence, Thread, stamp
 from git_continuity.policy import Policy
 from git_continuity.verify import Assessed
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -23,8 +22,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-THREAD_ID = re.compile(r"\bt-[2-9a-hjkmnp-z]{6}\b")
-NOTES_REF = "refs/notes/continuity"  # the same as notes.NOTES_REF, without importing pygit2
+from git_continuity.constants import NOTES_REF, STATE_PREFIX, THREAD_ID, env_stream
+
 ZERO = "0" * 40
 
 
@@ -33,7 +32,7 @@ def _git(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[st
 
 
 def _stream() -> str:
-    return os.environ.get("GIT_CONTINUITY_STREAM") or "main"
+    return env_stream()
 
 
 def _say(text: str) -> None:
@@ -137,7 +136,7 @@ def post_commit() -> int:
     stream = _stream()
     # One call for all three: this work tree's git folder (its session file), the shared
     # one, and the stream's state commit.
-    found = _git("rev-parse", "--git-dir", "--git-common-dir", "-q", "--verify", f"refs/continuity/{stream}^{{commit}}")
+    found = _git("rev-parse", "--git-dir", "--git-common-dir", "-q", "--verify", f"{STATE_PREFIX}{stream}^{{commit}}")
     lines = found.stdout.split("\n")
     if found.returncode != 0 or len(lines) < 3:
         return 0  # no active stream

@@ -39,7 +39,8 @@ from typing import Any
 
 from git_continuity import packetfile, store
 from git_continuity import repo as git
-from git_continuity.model import ID_ALPHABET, stamp
+from git_continuity.constants import ID_ALPHABET
+from git_continuity.model import stamp
 from git_continuity.repo import Oid, Repo, TreeEntry
 
 CONFLICTS = f"{store.ROOT}/conflicts"

@@ -12,16 +12,14 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
+from git_continuity.constants import ID_ALPHABET
 from git_continuity.errors import UserError
 
 State = Literal["verified", "contradicted", "unknown", "unchecked", "stale", "prose"]
 Result = Literal["verified", "contradicted", "unknown"]
 STATES: tuple[State, ...] = ("verified", "contradicted", "unknown", "unchecked", "stale", "prose")
 
-# Ids are typed by people: no 0/o, 1/l/i, lower case only. Six characters give 31**6 (~887
-# million) values, so two clones adding entries at the same moment do not collide in practice;
-# a writer also re-draws an id already taken in the state it writes to.
-ID_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"
+# A writer re-draws an id already taken in the state it writes to (constants.ID_ALPHABET).
 ID_PREFIXES = {
     "claim": "c",
     "blocker": "b",
@@ -35,11 +33,6 @@ ID_PREFIXES = {
 }
 ThreadStatus = Literal["open", "watching", "blocked", "waiting", "done"]
 THREAD_STATUSES: tuple[ThreadStatus, ...] = ("open", "watching", "blocked", "waiting", "done")
-ID_CHARS = "[2-9a-hjkmnp-z]"  # ID_ALPHABET as a regular-expression class
-ID_RE = re.compile(rf"^[a-z]-{ID_CHARS}{{6}}$")
-# Written out again, without importing this module, in guards.py and hooks/commit-msg (the
-# hot path of every commit); test_model checks that all of them agree.
-THREAD_ID = re.compile(rf"\bt-{ID_CHARS}{{6}}\b")
 SCHEME_RE = re.compile(r"^[a-z][a-z0-9-]*$")
 
 

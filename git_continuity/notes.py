@@ -19,11 +19,11 @@ import time
 from typing import Any
 
 from git_continuity import repo as git
+from git_continuity.constants import NOTES_REF
 from git_continuity.errors import UserError
 from git_continuity.model import Claim
 from git_continuity.repo import Oid, Repo
 
-NOTES_REF = "refs/notes/continuity"
 MAX_TRIES = 50
 FULL_OID = re.compile(r"\b[0-9a-f]{40}\b")
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from git_continuity.constants import ENV_CHECK_JSON
 from git_continuity.model import (
     STATES,
     JournalEntry,
@@ -31,7 +32,7 @@ def emit_json(schema_name: str, document: dict[str, Any]) -> None:
     against its published schema first."""
     import os
 
-    if os.environ.get("GIT_CONTINUITY_CHECK_JSON"):
+    if os.environ.get(ENV_CHECK_JSON):
         from git_continuity import schema
 
         schema.check_output(schema_name, document)

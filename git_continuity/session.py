@@ -29,9 +29,8 @@ from git_continuity.errors import UserError
 if TYPE_CHECKING:  # the repository door imports pygit2; only who() needs it, lazily
     from git_continuity.repo import Repo
 
-ENV_SESSION = "GIT_CONTINUITY_SESSION"
-ENV_AGENT = "GIT_CONTINUITY_AGENT"
-ENV_HOST = "GIT_CONTINUITY_HOST"
+from git_continuity.constants import ENV_AGENT, ENV_HOST, ENV_SESSION
+
 SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 AGENT_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,64}$")
 

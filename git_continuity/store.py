@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from typing import Any
 
 from git_continuity import packetfile, session
 from git_continuity import repo as git
+from git_continuity.constants import STATE_PREFIX, STREAM_RE
 from git_continuity.errors import UserError
 from git_continuity.model import (
     Claim,
@@ -47,7 +47,6 @@ from git_continuity.repo import Oid, Repo
 
 ROOT = ".continuity"
 FORMAT = "1"
-STREAM_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*$")
 MAX_TRIES = 50
 
 # Which schema each folder's entries follow.
@@ -68,7 +67,7 @@ def ref_name(stream: str) -> str:
             f"stream name {stream!r} is not usable: letters, digits, '-', '_' and inner '.' only,"
             " not ending in .lock (one ref name each, e.g. agent-b)"
         )
-    return f"refs/continuity/{stream}"
+    return f"{STATE_PREFIX}{stream}"
 
 
 @dataclass
@@ -118,7 +117,7 @@ def require_state(snap: Snapshot) -> None:
     on_remote, said = tracking.remote_state_hint(snap.repo, snap.stream)
     if on_remote:
         raise UserError(f"{missing}\n{said}")
-    others = [r.removeprefix("refs/continuity/") for r in git.list_refs(snap.repo, "refs/continuity/")]
+    others = [r.removeprefix(STATE_PREFIX) for r in git.list_refs(snap.repo, STATE_PREFIX)]
     hint = f"\nStreams here: {', '.join(others)} (choose one with --stream NAME)." if others else ""
     extra = f"\n{said}" if said else ""
     raise UserError(f"{missing}\nStart one with: git continuity init{hint}{extra}")

@@ -17,13 +17,10 @@ from typing import Literal
 
 from git_continuity import repo as git
 from git_continuity import transport
+from git_continuity.constants import NOTES_TRACKING_PREFIX, STATE_PREFIX, TRACKING_PREFIX
 from git_continuity.errors import UserError
 from git_continuity.repo import Oid, Repo
 
-STATE_PREFIX = "refs/continuity/"
-NOTES_REF = "refs/notes/continuity"
-TRACKING_PREFIX = "refs/continuity-remotes/"
-NOTES_TRACKING_PREFIX = "refs/notes/continuity-remotes/"
 HINT_TIMEOUT = 10.0  # seconds: the no-state error path asks the remote, briefly
 
 Relation = Literal["same", "ahead", "behind", "diverged"]

@@ -14,6 +14,7 @@ import pluggy
 
 from git_continuity import hookspecs, session, store
 from git_continuity import repo as git
+from git_continuity.constants import ENV_TRACE
 from git_continuity.errors import UserError
 from git_continuity.model import (
     Claim,
@@ -46,7 +47,7 @@ def get_plugin_manager() -> pluggy.PluginManager:
         if not pm.has_plugin(name) and not pm.is_blocked(name):
             pm.register(_load(reference), name=name)
     pm.check_pending()
-    if os.environ.get("GIT_CONTINUITY_TRACE"):
+    if os.environ.get(ENV_TRACE):
         pm.trace.root.setwriter(sys.stderr.write)
         pm.enable_tracing()
     return pm

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_continuity import model
+from git_continuity import constants
 from git_continuity.errors import UserError
 from git_continuity.model import (
     Claim,
@@ -160,14 +160,14 @@ def test_new_ids_have_the_kinds_prefix_and_the_typable_form(kind: str, prefix: s
     ids = {new_id(kind) for _ in range(200)}
     assert len(ids) == 200
     for i in ids:
-        assert model.ID_RE.match(i), i
+        assert constants.ID_RE.match(i), i
         assert i.startswith(prefix + "-")
         assert not set(i[2:]) & set("01ilo"), i
 
 
 def test_the_id_form_is_the_one_the_schemas_accept() -> None:
     claim_schema = json.loads((SCHEMA / "claim.schema.json").read_text())
-    assert claim_schema["properties"]["id"]["pattern"] == model.ID_RE.pattern
+    assert claim_schema["properties"]["id"]["pattern"] == constants.ID_RE.pattern
 
 
 def test_new_id_draws_again_while_the_id_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -269,9 +269,9 @@ def test_the_thread_id_pattern_is_the_same_everywhere_it_is_written() -> None:
     import re
     from pathlib import Path
 
-    from git_continuity import guards, model
+    from git_continuity import guards
 
-    assert "".join(c for c in map(chr, range(128)) if re.fullmatch(model.ID_CHARS, c)) == model.ID_ALPHABET
-    assert guards.THREAD_ID.pattern == model.THREAD_ID.pattern
+    assert "".join(c for c in map(chr, range(128)) if re.fullmatch(constants.ID_CHARS, c)) == constants.ID_ALPHABET
+    assert guards.THREAD_ID.pattern == constants.THREAD_ID.pattern
     hook = (Path(__file__).resolve().parents[1] / "hooks" / "commit-msg").read_text()
-    assert f"grep -Eq 't-{model.ID_CHARS}{{6}}'" in hook
+    assert f"grep -Eq 't-{constants.ID_CHARS}{{6}}'" in hook

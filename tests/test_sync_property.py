@@ -26,7 +26,7 @@ from conftest import commit, git
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from git_continuity import notes, packetfile, store
+from git_continuity import constants, notes, packetfile, store
 from git_continuity import repo as gitrepo
 from git_continuity.commands import blocker, claim, conflict, init, journal, objective, sync
 from git_continuity.commands import next as next_
@@ -213,7 +213,7 @@ def check(world: World) -> None:
     assert not {c["id"] for c in records} & world.dismissed, "a dismissed conflict came back"
     if world.note_lines:
         head = gitrepo.resolve_commit(r, "HEAD")
-        assert set((gitrepo.read_note(r, notes.NOTES_REF, head) or "").splitlines()) == world.note_lines
+        assert set((gitrepo.read_note(r, constants.NOTES_REF, head) or "").splitlines()) == world.note_lines
 
     # Nothing lost: every write no later write knew about is the final value or in a record.
     kept = world.dismissed_values + [(c.get("key") or c["path"], v) for c in records for v in (c["kept"], c["lost"])]

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from git_continuity import packetfile, store, tracking, transport
+from git_continuity import constants, packetfile, store, tracking, transport
 from git_continuity import repo as git
 from git_continuity.repo import Repo
 
@@ -53,14 +53,14 @@ def _take_remote_state(repo: Repo, remote: str, stream: str) -> bool:
     from git_continuity.commands import sync
 
     try:
-        found = transport.list_refs(repo, remote, [f"{tracking.STATE_PREFIX}{stream}"], tracking.HINT_TIMEOUT)
+        found = transport.list_refs(repo, remote, [f"{constants.STATE_PREFIX}{stream}"], tracking.HINT_TIMEOUT)
     except transport.TransportError as error:
         print(
             f"Could not ask {remote} whether it already has state ({error});\n"
             "starting here. If it has, git continuity sync merges both histories, losing nothing.\n"
         )
         return False
-    if f"{tracking.STATE_PREFIX}{stream}" not in found:
+    if f"{constants.STATE_PREFIX}{stream}" not in found:
         return False
     _, lines = sync.pull_from(repo, remote)
     print(
@@ -80,7 +80,7 @@ def _offer_refspecs(repo: Repo, remote: str | None, wanted: bool | None) -> None
         added = tracking.add_fetch_refspec(repo, remote)
         print(
             ("\nAdded" if added else "\nAlready there:") + f" {spec} in remote.{remote}.fetch.\n"
-            f"A plain git fetch now brings {remote}'s state into {tracking.TRACKING_PREFIX}{remote}/, and status\n"
+            f"A plain git fetch now brings {remote}'s state into {constants.TRACKING_PREFIX}{remote}/, and status\n"
             f"says how it stands. No push refspec: git push still pushes your branch; git continuity push\n"
             "publishes the state (and sync does both ways)."
         )

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from git_continuity import notes, render
+from git_continuity import constants, notes, render
 from git_continuity import repo as git
 from git_continuity.repo import Repo
 
@@ -37,13 +37,13 @@ def show(repo: Repo, *, rev: str, as_json: bool) -> int:
     summary = info.message.splitlines()[0] if info.message else ""
     if as_json:
         render.emit_json(
-            "show", {"commit": commit, "summary": summary, "notes_ref": notes.NOTES_REF, "records": records}
+            "show", {"commit": commit, "summary": summary, "notes_ref": constants.NOTES_REF, "records": records}
         )
         return 0
     print(f"commit {commit}  {summary}")
     if not records:
         print(
-            f"  no continuity notes ({notes.NOTES_REF}); "
+            f"  no continuity notes ({constants.NOTES_REF}); "
             "commits get one while a stream is active and the hooks are installed"
         )
     for record in records:

@@ -13,7 +13,7 @@ import random
 import time
 from dataclasses import dataclass, field
 
-from git_continuity import merge, render, store, tracking, transport
+from git_continuity import constants, merge, render, store, tracking, transport
 from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.repo import Oid, Repo
@@ -45,22 +45,22 @@ def fetch(repo: Repo, remote: str) -> Fetched:
     """Ask the remote what state it has, fetch what is new into the tracking refs, and drop
     tracking refs of streams the remote no longer has."""
     try:
-        refs = transport.list_refs(repo, remote, [f"{tracking.STATE_PREFIX}*", tracking.NOTES_REF], TIMEOUT)
+        refs = transport.list_refs(repo, remote, [f"{constants.STATE_PREFIX}*", constants.NOTES_REF], TIMEOUT)
     except transport.TransportError as error:
         raise _unreachable(repo, remote, error, "reach") from None
     streams: dict[str, Oid] = {}
     ignored = []
     for name, oid in refs.items():
-        if name.startswith(tracking.STATE_PREFIX):
-            stream = name[len(tracking.STATE_PREFIX) :]
-            if store.STREAM_RE.match(stream) and not stream.endswith(".lock"):
+        if name.startswith(constants.STATE_PREFIX):
+            stream = name[len(constants.STATE_PREFIX) :]
+            if constants.STREAM_RE.match(stream) and not stream.endswith(".lock"):
                 streams[stream] = Oid(oid)
             else:
                 ignored.append(name)
-    notes = Oid(refs[tracking.NOTES_REF]) if tracking.NOTES_REF in refs else None
-    wanted = {tracking.tracking_ref(remote, s): (f"{tracking.STATE_PREFIX}{s}", oid) for s, oid in streams.items()}
+    notes = Oid(refs[constants.NOTES_REF]) if constants.NOTES_REF in refs else None
+    wanted = {tracking.tracking_ref(remote, s): (f"{constants.STATE_PREFIX}{s}", oid) for s, oid in streams.items()}
     if notes is not None:
-        wanted[tracking.notes_tracking_ref(remote)] = (tracking.NOTES_REF, notes)
+        wanted[tracking.notes_tracking_ref(remote)] = (constants.NOTES_REF, notes)
     refspecs = []
     for local, (theirs, oid) in sorted(wanted.items()):
         if git.ref_target(repo, local) != oid or not git.has_commit(repo, oid):
@@ -94,7 +94,7 @@ def validate(repo: Repo, fetched: Fetched) -> None:
             f"the state fetched from {fetched.remote} is malformed; nothing was merged, "
             "the local state is untouched:\n  "
             + "\n  ".join(found)
-            + f"\nIt is kept in {tracking.TRACKING_PREFIX}{fetched.remote}/ for a look (git log -p REF);"
+            + f"\nIt is kept in {constants.TRACKING_PREFIX}{fetched.remote}/ for a look (git log -p REF);"
             " whoever wrote it can repair it with git continuity edit, then sync again."
         )
     for stream in fetched.streams:
@@ -154,7 +154,7 @@ def _changes(n: int) -> str:
 
 
 def _check_merged(repo: Repo, ref: str, tree: Oid) -> None:
-    snap = store.Snapshot(repo, ref.removeprefix(tracking.STATE_PREFIX), None, tree)
+    snap = store.Snapshot(repo, ref.removeprefix(constants.STATE_PREFIX), None, tree)
     problems = store.all_problems(snap)
     if problems:  # both sides were valid: this is a bug in the merge, never written
         raise AssertionError(f"the merged state for {ref} is malformed: {problems}")
@@ -162,23 +162,23 @@ def _check_merged(repo: Repo, ref: str, tree: Oid) -> None:
 
 def take_in_notes(repo: Repo, theirs: Oid, remote: str) -> str:
     for attempt in range(store.MAX_TRIES):
-        ours = git.ref_target(repo, tracking.NOTES_REF)
+        ours = git.ref_target(repo, constants.NOTES_REF)
         try:
             if ours is None:
-                git.compare_and_swap(repo, tracking.NOTES_REF, theirs, None, f"continuity: pull {remote}: notes")
+                git.compare_and_swap(repo, constants.NOTES_REF, theirs, None, f"continuity: pull {remote}: notes")
                 return f"new here ({theirs[:7]})"
             if ours == theirs or git.is_ancestor(repo, theirs, ours):
                 return "up to date"
             if git.is_ancestor(repo, ours, theirs):
-                git.compare_and_swap(repo, tracking.NOTES_REF, theirs, ours, f"continuity: pull {remote}: notes")
+                git.compare_and_swap(repo, constants.NOTES_REF, theirs, ours, f"continuity: pull {remote}: notes")
                 return f"fast-forward {ours[:7]}..{theirs[:7]}"
             tree = merge.merge_notes(repo, ours, theirs)
             commit = git.write_commit(repo, tree, [ours, theirs], f"notes: merge {remote}'s notes (union of lines)\n")
-            git.compare_and_swap(repo, tracking.NOTES_REF, commit, ours, f"continuity: merge {remote}'s notes")
+            git.compare_and_swap(repo, constants.NOTES_REF, commit, ours, f"continuity: merge {remote}'s notes")
             return f"merged {ours[:7]} and {theirs[:7]} into {commit[:7]} (every line of both kept)"
         except git.RefMoved:
             time.sleep(random.uniform(0.001, 0.01 * (attempt + 1)))
-    raise UserError(f"{tracking.NOTES_REF} kept moving under {store.MAX_TRIES} tries; nothing was merged. Try again.")
+    raise UserError(f"{constants.NOTES_REF} kept moving under {store.MAX_TRIES} tries; nothing was merged. Try again.")
 
 
 def pull_from(repo: Repo, remote: str) -> tuple[Fetched, list[str]]:
@@ -194,10 +194,10 @@ def pull_from(repo: Repo, remote: str) -> tuple[Fetched, list[str]]:
 
 def _local_streams(repo: Repo) -> dict[str, Oid]:
     found = {}
-    for name in git.list_refs(repo, tracking.STATE_PREFIX):
+    for name in git.list_refs(repo, constants.STATE_PREFIX):
         target = git.ref_target(repo, name)
-        stream = name[len(tracking.STATE_PREFIX) :]
-        if target is not None and store.STREAM_RE.match(stream):
+        stream = name[len(constants.STATE_PREFIX) :]
+        if target is not None and constants.STREAM_RE.match(stream):
             found[stream] = target
     return found
 
@@ -208,14 +208,14 @@ def publish(repo: Repo, remote: str, known: Fetched) -> list[str]:
     lines: list[str] = []
     for attempt in range(MAX_TRIES):
         ours = _local_streams(repo)
-        notes = git.ref_target(repo, tracking.NOTES_REF)
+        notes = git.ref_target(repo, constants.NOTES_REF)
         updates = {
-            f"{tracking.STATE_PREFIX}{s}": (oid, known.streams.get(s), s)
+            f"{constants.STATE_PREFIX}{s}": (oid, known.streams.get(s), s)
             for s, oid in sorted(ours.items())
             if known.streams.get(s) != oid
         }
         if notes is not None and notes != known.notes:
-            updates[tracking.NOTES_REF] = (notes, known.notes, NOTES)
+            updates[constants.NOTES_REF] = (notes, known.notes, NOTES)
         if not updates:
             return lines or [f"  {s}: up to date" for s in sorted(ours)]
         try:

@@ -1,0 +1,44 @@
+"""Names every layer shares: ref names, id patterns, environment variables, the default stream.
+
+Standard library only: the hooks' hot path imports this module and nothing else of ours, so
+that a commit which closes nothing never pays for pygit2 or jsonschema.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+DEFAULT_STREAM = "main"
+
+# Refs. The state of a stream is refs/continuity/<stream>; a remote's copy of it is kept
+# under refs/continuity-remotes/<remote>/<stream>, so `git branch -a` stays clean.
+STATE_PREFIX = "refs/continuity/"
+NOTES_REF = "refs/notes/continuity"
+TRACKING_PREFIX = "refs/continuity-remotes/"
+NOTES_TRACKING_PREFIX = "refs/notes/continuity-remotes/"
+
+# Ids are typed by people: no 0/o, 1/l/i, lower case only. Six characters give 31**6 (~887
+# million) values, so two clones adding entries at the same moment do not collide in practice.
+ID_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"
+ID_CHARS = "[2-9a-hjkmnp-z]"  # ID_ALPHABET as a regular-expression class
+ID_RE = re.compile(rf"^[a-z]-{ID_CHARS}{{6}}$")
+# hooks/commit-msg writes this pattern out once more for grep; a test ties the two together.
+THREAD_ID = re.compile(rf"\bt-{ID_CHARS}{{6}}\b")
+STREAM_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*$")  # and not ending in .lock
+
+# Environment variables.
+ENV_STREAM = "GIT_CONTINUITY_STREAM"
+ENV_SESSION = "GIT_CONTINUITY_SESSION"
+ENV_AGENT = "GIT_CONTINUITY_AGENT"
+ENV_HOST = "GIT_CONTINUITY_HOST"
+ENV_TRACE = "GIT_CONTINUITY_TRACE"
+ENV_CHECK_JSON = "GIT_CONTINUITY_CHECK_JSON"
+ENV_BRIEF_TOKENS = "GIT_CONTINUITY_BRIEF_TOKENS"
+
+
+def env_stream() -> str:
+    """The stream named by GIT_CONTINUITY_STREAM, or the default. An empty value counts as
+    unset, in the hooks and in the command line alike (a shell's ``VAR= cmd`` must not
+    select a stream named '')."""
+    return os.environ.get(ENV_STREAM) or DEFAULT_STREAM
