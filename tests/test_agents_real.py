@@ -1,0 +1,175 @@
+"""The real agent CLIs (Claude Code, Codex) after ``git continuity agent install``, each
+driven against a loopback imitation of its model API: every assertion is on what the binary
+sent the model, or on the state the hooks left.
+
+Marked ``agents``: ``pytest -m "not agents"`` runs without them."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_harness import claude, codex, setup_codex, trust_codex_hooks
+from conftest import cont, git
+from model_imitation import Imitation, Reply, Tool, Turns, texts
+
+pytestmark = pytest.mark.agents
+
+ID = r"[2-9a-hjkmnp-z]{6}"
+
+
+def ok(cwd: Path, *args: str) -> str:
+    done = cont(cwd, *args)
+    assert done.code == 0, (args, done.out, done.err)
+    return done.out
+
+
+def read(body: dict[str, Any], key: str) -> str:
+    """Everything the model reads in one request's ``key`` (messages, input)."""
+    return "\n".join(texts(body[key]))
+
+
+def handoffs(work: Path) -> list[dict[str, Any]]:
+    names = git(work, "ls-tree", "-r", "--name-only", "refs/continuity/main", ".continuity/handoffs/").split()
+    return [json.loads(git(work, "show", f"refs/continuity/main:{name}")) for name in names]
+
+
+@pytest.fixture
+def project(repo: Path) -> tuple[Path, str]:
+    """A repository with an objective and an open thread whose check fails until v1.2 is tagged."""
+    ok(repo, "init")
+    ok(repo, "objective", "set", "Ship 1.2", "--why", "release is due Friday")
+    found = re.search(rf"t-{ID}", ok(repo, "thread", "add", "Release v1.2", "--check", "tag:v1.2"))
+    assert found
+    return repo, found.group(0)
+
+
+def claude_turns() -> Turns:
+    """The model says it is done, is told it is not, tags, and says so again."""
+    return Turns(
+        [
+            Reply("Released."),
+            Reply("Tagging it.", Tool("Bash", {"command": "git tag v1.2", "description": "Tag"})),
+            Reply("Tagged."),
+        ],
+        wanted=lambda body: bool(body.get("tools")),  # the conversation, not a side request
+    )
+
+
+def said_last(body: dict[str, Any]) -> str:
+    """The text of the last message of a Messages request (cache markers left out)."""
+    content = body["messages"][-1]["content"]
+    blocks = [content] if isinstance(content, str) else [b["text"] for b in content if b.get("type") == "text"]
+    return "\n".join(blocks)
+
+
+def gate_reason(thread: str, check: str) -> str:
+    return (
+        "git-continuity: you may not stop yet: an open thread is finished only when its checks verify now.\n"
+        f"Not done: 1 open thread ({thread}) not verified now.\n"
+        "\n"
+        f'{thread} "Release v1.2": 1 of 1 checks are not verified now\n'
+        f"  contradicted  {check}  tag:v1.2\n"
+        "                tag v1.2 does not exist here\n"
+        "\n"
+        "Make these checks pass, or park a thread that is not finished with: "
+        "git continuity thread set ID waiting|watching|blocked\n"
+        "If it is honestly not finished, record why (git continuity journal add TEXT) and park it."
+    )
+
+
+def check_id(work: Path) -> str:
+    check: str = json.loads(ok(work, "status", "--json"))["threads"][0]["checks"][0]["id"]
+    return check
+
+
+def test_claude_code_gets_the_brief_is_held_at_stop_and_hands_off(project: tuple[Path, str], tmp_path: Path) -> None:
+    work, thread = project
+    check = check_id(work)
+    ok(work, "agent", "install", "claude")
+    home = tmp_path / "agent-home"
+    home.mkdir()
+    with Imitation("anthropic", claude_turns()) as model:
+        ran = claude(work, home, model, "-p", "Release 1.2.")
+    assert (ran.code, ran.out) == (0, "Tagged.\n"), ran
+    first, blocked, tagged = model.conversation()
+    conversation = json.loads(first["metadata"]["user_id"])["session_id"]
+
+    # SessionStart (startup): the brief arrives as additional context, naming the open thread.
+    brief = read(first, "messages")
+    assert "SessionStart hook additional context: # git-continuity brief: stream main\n" in brief
+    assert f"- {thread} [open] Release v1.2: 0 of 1 checks verified now\n" in brief
+
+    # Stop: the model said it was done; the gate's reason comes back to it as feedback, once.
+    assert said_last(blocked) == "Stop hook feedback:\n" + gate_reason(thread, check)
+    assert [m["role"] for m in blocked["messages"][-2:]] == ["assistant", "user"]
+    assert read(blocked, "messages").count("Stop hook feedback") == 1
+
+    # The scripted tool call tagged v1.2; the gate let go and closed the thread on the evidence.
+    assert tagged["messages"][-1]["content"][0]["type"] == "tool_result"
+    status = json.loads(ok(work, "status", "--json"))
+    assert [(t["id"], t["status"]) for t in status["threads"]] == [(thread, "done")]
+
+    # SessionEnd: a handoff for the session, with Claude Code's own conversation id.
+    (handoff,) = handoffs(work)
+    session = json.loads((work / ".git" / "continuity" / "session.json").read_text())
+    assert (handoff["agent"], handoff["session"], handoff["agent_session"]) == (
+        "claude-code",
+        session["id"],
+        conversation,
+    )
+    assert handoff["did"]["threads"] == [{"id": thread, "title": "Release v1.2", "was": "open", "now": "done"}]
+    assert session["handoff"] == handoff["id"]
+
+
+def codex_turns() -> Turns:
+    return Turns([Reply("Released."), Reply("", Tool("exec_command", {"cmd": "git tag v1.2"})), Reply("Tagged.")])
+
+
+def input_texts(body: dict[str, Any], role: str) -> list[str]:
+    """The text of each input message of a Responses request from ``role``."""
+    return [
+        "\n".join(part["text"] for part in item["content"] if "text" in part)
+        for item in body["input"]
+        if item.get("type") == "message" and item.get("role") == role
+    ]
+
+
+def test_codex_gets_the_brief_and_is_held_at_stop(project: tuple[Path, str], tmp_path: Path) -> None:
+    work, thread = project
+    check = check_id(work)
+    ok(work, "agent", "install", "codex")
+    home = tmp_path / "agent-home"
+    home.mkdir()
+    with Imitation("openai", codex_turns()) as model:
+        env = setup_codex(work, home, model)
+        trusted = trust_codex_hooks(work, env)
+        ran = codex(work, env, "Release 1.2.")
+    assert (ran.code, ran.out) == (0, "Tagged.\n"), ran
+    assert [key.rsplit("/", 1)[-1] for key in trusted] == [
+        "hooks.json:pre_compact:0:0",
+        "hooks.json:session_start:0:0",
+        "hooks.json:stop:0:0",
+    ]
+    first, blocked, tagged = model.conversation()
+
+    # AGENTS.md and the SessionStart brief both reach the model.
+    assert any(text.startswith(f"# AGENTS.md instructions for {work}\n") for text in input_texts(first, "user"))
+    (brief,) = [t for t in input_texts(first, "developer") if t.startswith("# git-continuity brief: stream main\n")]
+    assert f"- {thread} [open] Release v1.2: 0 of 1 checks verified now\n" in brief
+
+    # Stop: the reason comes back as a user message in <hook_prompt>, once.
+    prompt = input_texts(blocked, "user")[-1]
+    assert re.fullmatch(
+        r'<hook_prompt hook_run_id="stop:\d+:[^"]+/\.codex/hooks\.json">(.*)</hook_prompt>', prompt, re.S
+    )
+    assert prompt.split(">", 1)[1].removesuffix("</hook_prompt>") == gate_reason(thread, check)
+    assert sum("<hook_prompt" in t for t in input_texts(tagged, "user")) == 1
+
+    # The scripted exec_command tagged v1.2: the gate let go and closed the thread.
+    assert tagged["input"][-1]["type"] == "function_call_output"
+    status = json.loads(ok(work, "status", "--json"))
+    assert [(t["id"], t["status"]) for t in status["threads"]] == [(thread, "done")]
