@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from git_continuity import atomic
 from git_continuity.agents import AGENT_NAMES
 from git_continuity.constants import ENV_BRIEF_TOKENS, env_stream
 
@@ -133,7 +134,7 @@ def _blocks(path: Path, agent_session: str | None, active: bool) -> int:
 def _keep(path: Path, agent_session: str | None, blocks: int) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"agent_session": agent_session, "blocks": blocks}) + "\n")
+        atomic.write(path, json.dumps({"agent_session": agent_session, "blocks": blocks}) + "\n")
     except OSError:
         pass  # without the count the agent's own limit still ends the loop
 

@@ -16,8 +16,6 @@ import base64
 import functools
 import hashlib
 import json
-import os
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,14 +23,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from git_continuity import __version__
+from git_continuity import __version__, atomic
 
 USER_AGENT = f"git-continuity/{__version__}"
 # Headers a verifier may read from a cached answer; rate-limit headers are always fresh.
 KEPT_HEADERS = ("content-type", "link", "x-next-page", "x-total", "x-total-count", "x-total-pages")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 AUTH_HEADERS = ("authorization", "private-token", "job-token")
-_write_lock = threading.Lock()
 
 
 class NoAnswer(Exception):
@@ -159,10 +156,7 @@ def _write_cache(cache_dir: Path, url: str, status: int, headers: Mapping[str, s
     target = _cache_file(cache_dir, url)
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        partial.write_text(json.dumps(entry))
-        with _write_lock:
-            partial.replace(target)
+        atomic.write(target, json.dumps(entry))
     except OSError:
         pass  # a cache that cannot be written only costs a full answer next time
 

@@ -11,7 +11,7 @@ from typing import NewType
 
 import pygit2
 
-from git_continuity import session
+from git_continuity import atomic, session
 from git_continuity.errors import UserError
 
 Oid = NewType("Oid", str)  # a full hexadecimal object id
@@ -268,9 +268,7 @@ def _keep_ancestors(cache: Path, found: frozenset[bytes]) -> None:
         old = sorted(cache.parent.iterdir(), key=lambda p: p.stat().st_mtime)
         for stale in old[: max(0, len(old) - ANCESTOR_CACHE_KEEP + 1)]:
             stale.unlink(missing_ok=True)
-        partial = cache.with_suffix(".tmp")
-        partial.write_bytes(b"".join(found))
-        partial.replace(cache)
+        atomic.write(cache, b"".join(found))
     except OSError:
         pass  # a cache that cannot be written only costs speed
 

@@ -24,6 +24,7 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from git_continuity import atomic
 from git_continuity.errors import UserError
 
 if TYPE_CHECKING:  # the repository door imports pygit2; only who() needs it, lazily
@@ -70,9 +71,7 @@ def load(git_dir: Path) -> Session | None:
 def save(git_dir: Path, session: Session) -> None:
     target = path(git_dir)
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(".tmp")
-    partial.write_text(json.dumps(session._asdict(), indent=2, sort_keys=True) + "\n")
-    partial.replace(target)
+    atomic.write(target, json.dumps(session._asdict(), indent=2, sort_keys=True) + "\n")
 
 
 def open_session(git_dir: Path) -> Session | None:

@@ -21,6 +21,7 @@ commit's message ends with trailers saying where it was written and in which ses
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import time
@@ -28,7 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from git_continuity import packetfile, session
+from git_continuity import atomic, packetfile, session
 from git_continuity import repo as git
 from git_continuity.constants import STATE_PREFIX, STREAM_RE
 from git_continuity.errors import UserError
@@ -245,11 +246,8 @@ def read_packet(snap: Snapshot) -> Packet | None:
     parsed = read_packet_doc(snap)
     if parsed is None:
         return None
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        cached.write_text(json.dumps(packetfile.plain(parsed[0])))
-    except OSError:
-        pass  # a cache that cannot be written only costs speed
+    with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
+        atomic.write(cached, json.dumps(packetfile.plain(parsed[0])))
     return parsed[1]
 
 
@@ -275,10 +273,7 @@ def _by_id(snap: Snapshot, folder: str) -> dict[str, dict[str, Any]]:
             found[data["id"]] = data
     if folder_oid is not None and len(snap.problems) == before:
         try:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            partial = cached.with_suffix(".tmp")
-            partial.write_text(json.dumps(found))
-            partial.replace(cached)
+            atomic.write(cached, json.dumps(found))
             snap.cache.add([folder_oid])
         except OSError:
             pass  # a cache that cannot be written only costs speed
@@ -510,10 +505,7 @@ def remember_active(snap: Snapshot) -> dict[str, Any]:
     }
     try:
         path = snap.repo.local_dir / "active" / f"{snap.stream}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".tmp")
-        partial.write_text(json.dumps(data) + "\n")
-        partial.replace(path)
+        atomic.write(path, json.dumps(data) + "\n")
     except OSError:
         pass  # the hook recomputes it
     return data

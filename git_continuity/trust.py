@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from git_continuity import atomic
 from git_continuity.errors import UserError
 from git_continuity.repo import Repo
 
@@ -36,9 +37,8 @@ def is_approved(repo: Repo, command: str) -> bool:
 def save(repo: Repo, entries: dict[str, dict[str, Any]]) -> None:
     target = path(repo)
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(".tmp")
-    partial.write_text(json.dumps({"commands": sorted(entries.values(), key=lambda e: e["command"])}, indent=2) + "\n")
-    partial.replace(target)
+    commands = sorted(entries.values(), key=lambda e: e["command"])
+    atomic.write(target, json.dumps({"commands": commands}, indent=2) + "\n")
 
 
 def approve_hint(command: str) -> str:

@@ -12,7 +12,7 @@ from datetime import datetime
 
 import pluggy
 
-from git_continuity import hookspecs, session, store
+from git_continuity import atomic, hookspecs, session, store
 from git_continuity import repo as git
 from git_continuity.constants import ENV_TRACE
 from git_continuity.errors import UserError
@@ -87,9 +87,7 @@ def entry_points() -> list[tuple[str, str, str]]:
     listed = list(found.values())
     with contextlib.suppress(OSError):
         kept.parent.mkdir(parents=True, exist_ok=True)
-        partial = kept.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(json.dumps(listed))
-        partial.replace(kept)
+        atomic.write(kept, json.dumps(listed))
     return listed
 
 

@@ -659,3 +659,63 @@ def test_the_local_folder_is_never_on_the_ref(repo: Path, inproc: Run) -> None:
     assert all(f.startswith(".continuity/") for f in files)
     assert not any("cache" in f for f in files)
     assert sorted(os.listdir(repo)) == [".git", "README"]
+
+
+# -- files under .git/continuity/: whole or not at all ---------------------------------------
+
+FILE_WRITER = """
+import json, os, sys, time
+from pathlib import Path
+from git_continuity import repo as git, session, trust
+which, tag, go, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+opened = git.open_repo(".")
+pad = tag * 100_000  # large enough that one write takes several system calls
+while not os.path.exists(go):
+    time.sleep(0.001)
+for i in range(rounds):
+    if which == "session":
+        session.save(opened.common_dir, session.Session(f"s-{tag}", pad, "h", "main"))
+    else:
+        trust.save(opened, {"c": {"command": "c", "by": tag, "pad": pad}})
+"""
+
+FILE_READER = """
+import json, os, sys
+target, done = sys.argv[1], sys.argv[2]
+torn = 0
+while not os.path.exists(done):
+    try:
+        text = open(target).read()
+    except FileNotFoundError:
+        continue
+    try:
+        json.loads(text)
+    except ValueError:
+        torn += 1
+sys.exit(f"{torn} torn reads" if torn else 0)
+"""
+
+
+@pytest.mark.parametrize(("which", "name"), [("session", "session.json"), ("trust", "trust.json")])
+def test_writers_of_one_file_at_once_never_fail_nor_tear_it(repo: Path, tmp_path: Path, which: str, name: str) -> None:
+    target = repo / ".git" / "continuity" / name
+    go, done = tmp_path / "go", tmp_path / "done"
+    reader = subprocess.Popen(
+        [sys.executable, "-c", FILE_READER, str(target), str(done)], stderr=subprocess.PIPE, text=True
+    )
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", FILE_WRITER, which, tag, str(go), "40"], cwd=repo, stderr=subprocess.PIPE, text=True
+        )
+        for tag in "ABCD"
+    ]
+    go.touch()
+    errors = [w.communicate(timeout=120)[1] for w in writers]
+    done.touch()
+    _, torn = reader.communicate(timeout=60)
+    assert [w.returncode for w in writers] == [0, 0, 0, 0], errors
+    assert (reader.returncode, torn) == (0, "")
+    data = json.loads(target.read_text())
+    tag = data["started_at"][0] if which == "session" else data["commands"][0]["by"]
+    assert tag in "ABCD" and (data["started_at"] if which == "session" else data["commands"][0]["pad"]) == tag * 100_000
+    assert sorted(p.name for p in target.parent.iterdir()) == [name]

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from git_continuity import agents
+from git_continuity import agents, atomic
 from git_continuity.errors import UserError
 from git_continuity.jsonedit import JSONEditError
 from git_continuity.repo import Repo
@@ -35,9 +35,7 @@ def _read_record(repo: Repo, agent: str) -> dict[str, Any] | None:
 
 
 def _write(path: Path, text: str) -> None:
-    partial = path.with_name(path.name + ".tmp")
-    partial.write_text(text)
-    partial.replace(path)
+    atomic.write(path, text)
 
 
 def _read(path: Path) -> str | None:

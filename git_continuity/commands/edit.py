@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import subprocess
 
-from git_continuity import packetfile, session, store
+from git_continuity import atomic, packetfile, session, store
 from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import ObjectiveChange, new_id, now, stamp
@@ -32,7 +32,7 @@ def edit(repo: Repo, *, stream: str) -> int:
     else:
         start = original
         kept.parent.mkdir(parents=True, exist_ok=True)
-        kept.write_text(start)
+        atomic.write(kept, start)
     editor = _editor(repo)
     if subprocess.run(["sh", "-c", f'{editor} "$@"', editor, str(kept)]).returncode != 0:
         raise UserError(f"the editor ({editor}) failed; your edit is kept in {kept}")
