@@ -13,18 +13,14 @@ A note is one JSON record per line, lines sorted and unique, so that
 from __future__ import annotations
 
 import json
-import random
 import re
-import time
 from typing import Any
 
 from git_continuity import repo as git
 from git_continuity.constants import NOTES_REF
-from git_continuity.errors import UserError
 from git_continuity.model import Claim
 from git_continuity.repo import Oid, Repo
 
-MAX_TRIES = 50
 FULL_OID = re.compile(r"\b[0-9a-f]{40}\b")
 
 
@@ -48,19 +44,15 @@ def records(repo: Repo, commit: Oid) -> list[dict[str, Any]]:
 
 def add(repo: Repo, commit: Oid, *new: dict[str, Any]) -> None:
     """Append records to commit's note, keeping what is there; retried when another writer won."""
-    for attempt in range(MAX_TRIES):
-        expected = git.ref_target(repo, NOTES_REF)
+
+    def step(expected: Oid | None) -> None:
         old = git.read_note(repo, NOTES_REF, commit) or ""
         lines = sorted(set(old.splitlines()) | {line(r) for r in new})
         text = "\n".join(lines) + "\n"
-        if text == old:
-            return
-        try:
+        if text != old:
             git.write_note(repo, NOTES_REF, commit, text, expected)
-            return
-        except git.RefMoved:
-            time.sleep(random.uniform(0.001, 0.01 * (attempt + 1)))
-    raise UserError(f"{NOTES_REF} kept moving under {MAX_TRIES} tries; the note on {commit[:7]} was not written")
+
+    git.update_ref(repo, NOTES_REF, step, gave_up=f"the note on {commit[:7]} was not written")
 
 
 def claim_named(repo: Repo, stream: str, claim: Claim) -> None:

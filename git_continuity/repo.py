@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import NewType
+from typing import NewType, TypeVar
 
 import pygit2
 
@@ -15,6 +17,7 @@ from git_continuity import atomic, session
 from git_continuity.errors import UserError
 
 Oid = NewType("Oid", str)  # a full hexadecimal object id
+T = TypeVar("T")
 
 
 class RefMoved(Exception):
@@ -192,6 +195,27 @@ def compare_and_swap(repo: Repo, refname: str, new: Oid, old: Oid | None, reason
         if "lock" in str(error).lower():
             raise RefMoved(refname) from error
         raise
+
+
+MAX_TRIES = 50  # lost compare-and-swaps of one ref before giving up
+
+
+def update_ref(repo: Repo, refname: str, step: Callable[[Oid | None], T], *, gave_up: str, tries: int = MAX_TRIES) -> T:
+    """Move a ref from where it is now, retrying when another writer moved it first.
+
+    ``step`` gets the ref's current target (None: it does not exist yet), builds on it and
+    moves the ref from exactly there (compare_and_swap with its reflog reason, or
+    write_note), or leaves it alone; its result is returned. When it raises RefMoved, the
+    ref is read again and ``step`` called again on the new target, after a short random
+    pause that grows with each try, at most ``tries`` times; then a UserError names the ref
+    and ends with ``gave_up`` (what was not done).
+    """
+    for attempt in range(tries):
+        try:
+            return step(ref_target(repo, refname))
+        except RefMoved:
+            time.sleep(random.uniform(0.001, 0.01 * (attempt + 1)))
+    raise UserError(f"{refname} kept moving under {tries} tries; {gave_up}")
 
 
 def create_reflog(repo: Repo, refname: str) -> None:

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import random
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,7 +46,6 @@ from git_continuity.repo import Oid, Repo
 
 ROOT = ".continuity"
 FORMAT = "1"
-MAX_TRIES = 50
 
 # Which schema each folder's entries follow.
 KINDS = {
@@ -94,8 +91,11 @@ class Snapshot:
 
 
 def snapshot(repo: Repo, stream: str) -> Snapshot:
+    return _snapshot_at(repo, stream, git.ref_target(repo, ref_name(stream)))
+
+
+def _snapshot_at(repo: Repo, stream: str, target: Oid | None) -> Snapshot:
     ref = ref_name(stream)
-    target = git.ref_target(repo, ref)
     if target is not None and git.peel_to_commit(repo, target) != target:
         raise UserError(
             f"{ref} points at {target[:7]}, which is not a commit; nothing was read or written.\n"
@@ -529,8 +529,9 @@ def update(
     """
     ref = ref_name(stream)
     trailers = (who or session.who(repo)).trailers()
-    for attempt in range(MAX_TRIES):
-        snap = snapshot(repo, stream)
+
+    def step(tip: Oid | None) -> tuple[Snapshot, bool]:
+        snap = _snapshot_at(repo, stream, tip)
         if not create:
             require_state(snap)
         require_well_formed(snap, replacing=replacing)
@@ -538,18 +539,16 @@ def update(
         _validate_change(snap, change)
         tree = git.write_tree(repo, snap.tree, change.files)
         if tree == snap.tree:
-            return snap  # nothing changed: no empty commit
+            return snap, False  # nothing changed: no empty commit
         message = change.message.rstrip("\n") + "\n\n" + trailers + "\n"
         commit = git.write_commit(repo, tree, [snap.commit] if snap.commit else [], message)
         summary = change.message.splitlines()[0]
-        try:
-            git.compare_and_swap(repo, ref, commit, snap.commit, f"continuity: {summary}")
-        except git.RefMoved:
-            time.sleep(random.uniform(0.001, 0.01 * (attempt + 1)))
-            continue
+        git.compare_and_swap(repo, ref, commit, snap.commit, f"continuity: {summary}")
         snap.cache.add([tree])
-        snap.cache.save()
-        after = Snapshot(repo, stream, commit, tree, validity=snap.cache)
+        return Snapshot(repo, stream, commit, tree, validity=snap.cache), True
+
+    after, moved = git.update_ref(repo, ref, step, gave_up="nothing was written. Try again.")
+    if moved:
+        after.cache.save()
         remember_active(after)
-        return after
-    raise UserError(f"{ref} kept moving under {MAX_TRIES} tries; nothing was written. Try again.")
+    return after

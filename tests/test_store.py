@@ -719,3 +719,18 @@ def test_writers_of_one_file_at_once_never_fail_nor_tear_it(repo: Path, tmp_path
     tag = data["started_at"][0] if which == "session" else data["commands"][0]["by"]
     assert tag in "ABCD" and (data["started_at"] if which == "session" else data["commands"][0]["pad"]) == tag * 100_000
     assert sorted(p.name for p in target.parent.iterdir()) == [name]
+
+
+def test_a_ref_that_keeps_moving_is_given_up_on_naming_it(repo: Path, inproc: Run) -> None:
+    ok(inproc, repo, "init")
+    opened = gitrepo.open_repo(repo)
+    seen: list[str | None] = []
+
+    def step(tip: gitrepo.Oid | None) -> None:
+        seen.append(tip)
+        raise gitrepo.RefMoved("refs/continuity/main")
+
+    with pytest.raises(store.UserError) as raised:
+        gitrepo.update_ref(opened, "refs/continuity/main", step, gave_up="nothing was written.", tries=3)
+    assert str(raised.value) == "refs/continuity/main kept moving under 3 tries; nothing was written."
+    assert seen == [git(repo, "rev-parse", "refs/continuity/main")] * 3

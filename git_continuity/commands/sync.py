@@ -112,12 +112,9 @@ def take_in(repo: Repo, stream: str, theirs: Oid, remote: str) -> str:
     """Bring a fetched state into the local stream (create, fast-forward or merge); what
     happened, for the report. Retried when a local writer moved the ref meanwhile."""
     ref = store.ref_name(stream)
-    for attempt in range(store.MAX_TRIES):
-        try:
-            return _take_in_once(repo, ref, git.ref_target(repo, ref), theirs, remote)
-        except git.RefMoved:
-            time.sleep(random.uniform(0.001, 0.01 * (attempt + 1)))
-    raise UserError(f"{ref} kept moving under {store.MAX_TRIES} tries; nothing was merged. Try again.")
+    return git.update_ref(
+        repo, ref, lambda ours: _take_in_once(repo, ref, ours, theirs, remote), gave_up="nothing was merged. Try again."
+    )
 
 
 def _take_in_once(repo: Repo, ref: str, ours: Oid | None, theirs: Oid, remote: str) -> str:
@@ -161,24 +158,24 @@ def _check_merged(repo: Repo, ref: str, tree: Oid) -> None:
 
 
 def take_in_notes(repo: Repo, theirs: Oid, remote: str) -> str:
-    for attempt in range(store.MAX_TRIES):
-        ours = git.ref_target(repo, constants.NOTES_REF)
-        try:
-            if ours is None:
-                git.compare_and_swap(repo, constants.NOTES_REF, theirs, None, f"continuity: pull {remote}: notes")
-                return f"new here ({theirs[:7]})"
-            if ours == theirs or git.is_ancestor(repo, theirs, ours):
-                return "up to date"
-            if git.is_ancestor(repo, ours, theirs):
-                git.compare_and_swap(repo, constants.NOTES_REF, theirs, ours, f"continuity: pull {remote}: notes")
-                return f"fast-forward {ours[:7]}..{theirs[:7]}"
-            tree = merge.merge_notes(repo, ours, theirs)
-            commit = git.write_commit(repo, tree, [ours, theirs], f"notes: merge {remote}'s notes (union of lines)\n")
-            git.compare_and_swap(repo, constants.NOTES_REF, commit, ours, f"continuity: merge {remote}'s notes")
-            return f"merged {ours[:7]} and {theirs[:7]} into {commit[:7]} (every line of both kept)"
-        except git.RefMoved:
-            time.sleep(random.uniform(0.001, 0.01 * (attempt + 1)))
-    raise UserError(f"{constants.NOTES_REF} kept moving under {store.MAX_TRIES} tries; nothing was merged. Try again.")
+    """Bring fetched notes into the local notes ref (create, fast-forward or a union of
+    lines); retried when a local writer moved the ref meanwhile."""
+
+    def step(ours: Oid | None) -> str:
+        if ours is None:
+            git.compare_and_swap(repo, constants.NOTES_REF, theirs, None, f"continuity: pull {remote}: notes")
+            return f"new here ({theirs[:7]})"
+        if ours == theirs or git.is_ancestor(repo, theirs, ours):
+            return "up to date"
+        if git.is_ancestor(repo, ours, theirs):
+            git.compare_and_swap(repo, constants.NOTES_REF, theirs, ours, f"continuity: pull {remote}: notes")
+            return f"fast-forward {ours[:7]}..{theirs[:7]}"
+        tree = merge.merge_notes(repo, ours, theirs)
+        commit = git.write_commit(repo, tree, [ours, theirs], f"notes: merge {remote}'s notes (union of lines)\n")
+        git.compare_and_swap(repo, constants.NOTES_REF, commit, ours, f"continuity: merge {remote}'s notes")
+        return f"merged {ours[:7]} and {theirs[:7]} into {commit[:7]} (every line of both kept)"
+
+    return git.update_ref(repo, constants.NOTES_REF, step, gave_up="nothing was merged. Try again.")
 
 
 def pull_from(repo: Repo, remote: str) -> tuple[Fetched, list[str]]:
