@@ -1,0 +1,142 @@
+"""The repository itself: the object ids, the open repository and where its parts live,
+who is writing (identity, config) and the remotes."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NewType
+
+import pygit2
+
+from git_continuity import session
+from git_continuity.errors import UserError
+
+Oid = NewType("Oid", str)  # a full hexadecimal object id
+
+
+class RefMoved(Exception):
+    """A compare-and-swap lost: the ref was not at the expected commit."""
+
+
+@dataclass
+class Repo:
+    """An open repository (it owns the libgit2 handle) and where its parts live."""
+
+    git: pygit2.Repository
+    common_dir: Path  # the .git folder shared by every worktree
+    work_dir: Path | None  # None in a bare repository
+    _ancestors: dict[Oid, frozenset[bytes]] = field(default_factory=dict)
+    _remotes: list[str] | None = None
+
+    @property
+    def local_dir(self) -> Path:
+        """``.git/continuity/``: caches and the trust store, never synced."""
+        return self.common_dir / "continuity"
+
+
+def worktree_git_dir(repo: Repo) -> Path:
+    """This work tree's own git folder: the common one for the main checkout,
+    ``.git/worktrees/<name>/`` for a linked worktree (where its HEAD and index live)."""
+    return Path(repo.git.path)
+
+
+def open_repo(start: str | Path | None = None) -> Repo:
+    """Open the repository git would use here (honours GIT_DIR as hooks set it)."""
+    where = Path(start) if start is not None else Path.cwd()
+    git_dir = os.environ.get("GIT_DIR") if start is None else None
+    path = git_dir or pygit2.discover_repository(str(where))
+    if not path:
+        raise UserError(
+            f"not a git repository: {where}\nRun git continuity inside a repository (or create one with git init)."
+        )
+    try:
+        git = pygit2.Repository(path)
+    except pygit2.GitError as error:
+        if "sha256" in str(error):
+            raise UserError(f"{path} uses SHA-256 object ids, which git-continuity does not support yet.") from None
+        raise UserError(f"cannot open the repository at {path}: {error}") from None
+    here = Path(git.path)
+    common = here / "commondir"
+    common_dir = (here / common.read_text().strip()).resolve() if common.exists() else here
+    work_dir = Path(git.workdir) if git.workdir else None
+    return Repo(git, common_dir.resolve(), work_dir)
+
+
+def _config(repo: Repo, key: str) -> str | None:
+    """A config value as git would read it. git reads $GIT_CONFIG_GLOBAL instead of
+    ~/.gitconfig when it is set; libgit2 does not know that variable, so the repository's
+    own levels are asked first and then that file."""
+    global_file = os.environ.get("GIT_CONFIG_GLOBAL")
+    try:
+        if not global_file:
+            value = repo.git.config[key]
+            return str(value) if value else None
+        for entry in repo.git.config:
+            if entry.name == key and entry.level >= pygit2.enums.ConfigLevel.LOCAL and entry.value:
+                return str(entry.value)
+        if Path(global_file).is_file():
+            value = pygit2.Config(global_file)[key]
+            return str(value) if value else None
+    except (KeyError, pygit2.GitError):
+        return None
+    return None
+
+
+def _ident(repo: Repo) -> tuple[str, str]:
+    """Who is writing, as git would say for an author: GIT_AUTHOR_* first, then config,
+    then the login and host (state must never fail to write because user.email is unset:
+    hooks run in fresh CI clones)."""
+    user = os.environ.get("USER") or os.environ.get("USERNAME") or "unknown"
+    name = os.environ.get("GIT_AUTHOR_NAME") or _config(repo, "user.name") or user
+    email = os.environ.get("GIT_AUTHOR_EMAIL") or _config(repo, "user.email") or f"{user}@{hostname()}"
+    return name, email
+
+
+def config_value(repo: Repo, key: str) -> str | None:
+    return _config(repo, key)
+
+
+def identity(repo: Repo) -> str:
+    """``Name <email>``, recorded as who made each entry."""
+    name, email = _ident(repo)
+    return f"{name} <{email}>"
+
+
+def hostname() -> str:
+    return session.hostname()
+
+
+def _signature(repo: Repo) -> pygit2.Signature:
+    name, email = _ident(repo)
+    return pygit2.Signature(name, email)
+
+
+def config_values(repo: Repo, key: str) -> list[str]:
+    """Every value of a (multi-valued) config key, as git reads it."""
+    try:
+        return [str(v) for v in repo.git.config.get_multivar(key) if v is not None]
+    except (KeyError, pygit2.GitError):
+        return []
+
+
+def add_local_config(repo: Repo, key: str, value: str) -> None:
+    """Append a value to a multi-valued key in the repository's own config file
+    (``git config --add``), never in the user's global one."""
+    config = pygit2.Config(str(repo.common_dir / "config"))
+    config.set_multivar(key, "^$", value)
+
+
+def remote_names(repo: Repo) -> list[str]:
+    if repo._remotes is None:
+        repo._remotes = sorted(name for name in repo.git.remotes.names() if name)
+    return repo._remotes
+
+
+def remote_url(repo: Repo, remote: str) -> str | None:
+    try:
+        url = repo.git.remotes[remote].url
+    except (KeyError, pygit2.GitError):
+        return None
+    return str(url) if url else None

@@ -1,0 +1,166 @@
+"""Refs: reading them, moving them by compare-and-swap (retried when another writer won)
+with a reflog reason, and the reflogs themselves."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from typing import TypeVar
+
+import pygit2
+
+from git_continuity.errors import UserError
+from git_continuity.repo.base import Oid, RefMoved, Repo
+
+T = TypeVar("T")
+
+
+def ref_target(repo: Repo, refname: str) -> Oid | None:
+    """The object a ref points at (symbolic refs followed), or None when it does not exist."""
+    try:
+        ref = repo.git.references.get(refname)
+    except (pygit2.InvalidSpecError, ValueError):
+        return None
+    if ref is None:
+        return None
+    try:
+        return Oid(str(ref.resolve().target))
+    except (KeyError, pygit2.GitError):
+        return None
+
+
+def list_refs(repo: Repo, prefix: str) -> list[str]:
+    return sorted(name for name in repo.git.references if name.startswith(prefix))
+
+
+def expand_ref(repo: Repo, name: str) -> str | None:
+    """The full name git would pick for a short ref name (``main`` -> ``refs/heads/main``)."""
+    if name.startswith("-"):
+        return None
+    try:
+        return str(repo.git.lookup_reference_dwim(name).name)
+    except (KeyError, pygit2.InvalidSpecError, pygit2.GitError, ValueError):
+        return None
+
+
+def ref_updated_at(repo: Repo, refname: str) -> datetime | None:
+    """When the ref last moved here, from its reflog (remote-tracking refs keep one)."""
+    try:
+        ref = repo.git.references.get(refname)
+        if ref is None:
+            return None
+        for entry in ref.log():
+            when = entry.committer.time
+            return datetime.fromtimestamp(when, timezone.utc)
+    except (KeyError, pygit2.GitError):
+        return None
+    return None
+
+
+def cloned_at(repo: Repo) -> datetime | None:
+    """When this repository was cloned, from the first entry of HEAD's reflog ("clone: from
+    …"). git clone leaves remote-tracking refs without a reflog of their own, so this is how
+    old they are until the first fetch."""
+    try:
+        entries = list(repo.git.references["HEAD"].log())
+    except (KeyError, pygit2.GitError):
+        return None
+    if entries and (entries[-1].message or "").startswith("clone:"):
+        return datetime.fromtimestamp(entries[-1].committer.time, timezone.utc)
+    return None
+
+
+def compare_and_swap(repo: Repo, refname: str, new: Oid, old: Oid | None, reason: str) -> None:
+    """Point ``refname`` at ``new`` only if it is still at ``old`` (None: must not exist).
+
+    Raises RefMoved when another writer got there first; the caller re-reads and retries.
+    The reason lands in the reflog, which init creates for state refs.
+    """
+    try:
+        with repo.git.transaction() as txn:
+            txn.lock_ref(refname)
+            if ref_target(repo, refname) != old:
+                raise RefMoved(refname)
+            txn.set_target(refname, pygit2.Oid(hex=new), message=reason)
+    except pygit2.GitError as error:
+        # Another process holds the lock file: the same situation as a moved ref.
+        if "lock" in str(error).lower():
+            raise RefMoved(refname) from error
+        raise
+
+
+MAX_TRIES = 50  # lost compare-and-swaps of one ref before giving up
+
+
+def update_ref(repo: Repo, refname: str, step: Callable[[Oid | None], T], *, gave_up: str, tries: int = MAX_TRIES) -> T:
+    """Move a ref from where it is now, retrying when another writer moved it first.
+
+    ``step`` gets the ref's current target (None: it does not exist yet), builds on it and
+    moves the ref from exactly there (compare_and_swap with its reflog reason, or
+    write_note), or leaves it alone; its result is returned. When it raises RefMoved, the
+    ref is read again and ``step`` called again on the new target, after a short random
+    pause that grows with each try, at most ``tries`` times; then a UserError names the ref
+    and ends with ``gave_up`` (what was not done).
+    """
+    for attempt in range(tries):
+        try:
+            return step(ref_target(repo, refname))
+        except RefMoved:
+            time.sleep(random.uniform(0.001, 0.01 * (attempt + 1)))
+    raise UserError(f"{refname} kept moving under {tries} tries; {gave_up}")
+
+
+def create_reflog(repo: Repo, refname: str) -> None:
+    """Make git and libgit2 keep a reflog for a ref outside refs/heads (like --create-reflog)."""
+    log = repo.common_dir / "logs" / refname
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.touch(exist_ok=True)
+
+
+def set_ref(repo: Repo, refname: str, target: Oid, reason: str) -> None:
+    """Point a ref at target whatever it was (tracking refs mirror a remote; nothing of the
+    user's is ever moved this way)."""
+    repo.git.create_reference_direct(refname, pygit2.Oid(hex=target), True, message=reason)
+
+
+def delete_ref(repo: Repo, refname: str) -> None:
+    if repo.git.references.get(refname) is not None:
+        repo.git.references.delete(refname)
+
+
+def current_branch(repo: Repo) -> str | None:
+    """The short name of the checked-out branch, or None (detached, bare)."""
+    try:
+        head = repo.git.references.get("HEAD")
+        target = head.target if head is not None else None
+    except (KeyError, pygit2.GitError):
+        return None
+    if isinstance(target, str) and target.startswith("refs/heads/"):
+        return target.removeprefix("refs/heads/")
+    return None
+
+
+def head_reflog(repo: Repo, count: int) -> list[tuple[Oid, Oid, str]]:
+    """The latest HEAD reflog entries as (old, new, message), newest first."""
+    try:
+        entries = list(repo.git.references["HEAD"].log())[:count]
+    except (KeyError, pygit2.GitError):
+        return []
+    return [(Oid(str(e.oid_old)), Oid(str(e.oid_new)), e.message or "") for e in entries]
+
+
+def ref_tips(repo: Repo, prefixes: Sequence[str], limit: int) -> dict[str, Oid]:
+    """Where the refs under each prefix point, the prefixes in order of importance, at most
+    ``limit`` refs in all (a repository with thousands of tags keeps its branches)."""
+    names = [n for n in repo.git.references if isinstance(n, str)]
+    found: dict[str, Oid] = {}
+    for prefix in prefixes:
+        for name in sorted(n for n in names if n.startswith(prefix)):
+            if len(found) >= limit:
+                return found
+            target = ref_target(repo, name)
+            if target is not None:
+                found[name] = target
+    return found

@@ -1,0 +1,128 @@
+"""The work tree: its uncommitted changes, the tree it holds right now, and the stash."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from git_continuity.repo.base import Oid, Repo
+
+
+def changed_tracked_paths(repo: Repo) -> list[str]:
+    """Tracked paths with staged or unstaged changes (untracked files left out)."""
+    flags = repo.git.status(untracked_files="no", ignored=False)
+    return sorted(path for path, flag in flags.items() if flag != pygit2.GIT_STATUS_CURRENT)
+
+
+def worktree_tree(repo: Repo) -> Oid | None:
+    """The tree the work tree holds right now, uncommitted and untracked (not ignored) files
+    included; None in a bare repository. Evidence from a command records it, so the
+    evidence turns stale when the files change.
+
+    Built in the in-memory copy of the index and then discarded: the index file on disk is
+    never written.
+    """
+    if repo.work_dir is None:
+        return None
+    index = repo.git.index
+    try:
+        index.add_all()
+        for path, flag in repo.git.status(untracked_files="no").items():
+            if flag & pygit2.GIT_STATUS_WT_DELETED:
+                index.remove(path)
+        return Oid(str(index.write_tree()))
+    finally:
+        index.read(True)
+
+
+@dataclass(frozen=True)
+class Changes:
+    """Uncommitted changes, as git status counts them."""
+
+    staged: list[str]
+    unstaged: list[str]
+    untracked: list[str]
+    conflicted: list[str]
+
+
+STAGED = (
+    pygit2.GIT_STATUS_INDEX_NEW
+    | pygit2.GIT_STATUS_INDEX_MODIFIED
+    | pygit2.GIT_STATUS_INDEX_DELETED
+    | pygit2.GIT_STATUS_INDEX_RENAMED
+    | pygit2.GIT_STATUS_INDEX_TYPECHANGE
+)
+
+
+UNSTAGED = (
+    pygit2.GIT_STATUS_WT_MODIFIED
+    | pygit2.GIT_STATUS_WT_DELETED
+    | pygit2.GIT_STATUS_WT_RENAMED
+    | pygit2.GIT_STATUS_WT_TYPECHANGE
+)
+
+
+def changes(repo: Repo) -> Changes | None:
+    """The work tree's uncommitted changes; None in a bare repository.
+
+    While git makes a commit from a temporary index (``commit -a``, ``commit <paths>``) it
+    names that index in GIT_INDEX_FILE for its hooks; libgit2 reads only the repository's
+    own index, so then git itself is asked."""
+    if repo.work_dir is None:
+        return None
+    temporary = os.environ.get("GIT_INDEX_FILE")
+    if temporary and Path(repo.git.path, "index").resolve() != (repo.work_dir / temporary).resolve():
+        return _changes_by_git(repo.work_dir)
+    staged, unstaged, untracked, conflicted = [], [], [], []
+    for name, flag in sorted(repo.git.status(untracked_files="normal", ignored=False).items()):
+        if flag & pygit2.GIT_STATUS_CONFLICTED:
+            conflicted.append(name)
+            continue
+        if flag & STAGED:
+            staged.append(name)
+        if flag & UNSTAGED:
+            unstaged.append(name)
+        if flag & pygit2.GIT_STATUS_WT_NEW:
+            untracked.append(name)
+    return Changes(staged, unstaged, untracked, conflicted)
+
+
+def _changes_by_git(work_dir: Path) -> Changes:
+    import subprocess
+
+    out = subprocess.run(
+        ["git", "status", "--porcelain=v1", "-z", "--untracked-files=normal"],
+        cwd=work_dir,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    staged, unstaged, untracked, conflicted = [], [], [], []
+    entries = iter(out.split("\0"))
+    for entry in entries:
+        if len(entry) < 4:
+            continue
+        x, y, name = entry[0], entry[1], entry[3:]
+        if x in "RC":
+            next(entries, None)  # a rename's source path follows
+        if "U" in (x, y) or (x, y) in (("A", "A"), ("D", "D")):
+            conflicted.append(name)
+        elif (x, y) == ("?", "?"):
+            untracked.append(name)
+        else:
+            if x != " ":
+                staged.append(name)
+            if y != " ":
+                unstaged.append(name)
+    return Changes(sorted(staged), sorted(unstaged), sorted(untracked), sorted(conflicted))
+
+
+def stashes(repo: Repo) -> list[tuple[Oid, str]]:
+    """The stash list, newest first: (commit, message)."""
+    try:
+        return [(Oid(str(s.commit_id)), s.message or "") for s in repo.git.listall_stashes()]
+    except pygit2.GitError:
+        return []
