@@ -1,4 +1,4 @@
-"""A local stand-in for GitHub's pull request API, for the demo's forge chapter only.
+"""The demo's forge chapter, and the local stand-in for GitHub's pull request API it runs.
 
 No real GitHub can run on a laptop, so the tour starts this on 127.0.0.1 and says so. It
 answers ``GET /repos/{owner}/{repo}/pulls/{number}`` with the fields of GitHub's answer
@@ -11,8 +11,12 @@ from __future__ import annotations
 import json
 import re
 import threading
+from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from git_continuity.commands.demo import Tour
 
 PULL = re.compile(r"^/repos/([^/]+)/([^/]+)/pulls/(\d+)$")
 
@@ -73,3 +77,50 @@ class StandIn:
                 self.wfile.write(data)
 
         return Handler
+
+
+def forges(t: Tour) -> None:
+    """CI and PR truth: a recorded CI result that travels with the commit, and a "PR open"
+    claim that turns contradicted once the PR is merged."""
+    t.say(
+        "Still in session 6: CI and PR truth. The agent runs the tests through git continuity, which\n"
+        "records the result on the commit's note (it travels to every clone with refs/notes/continuity):"
+    )
+    t.run("laptop", "git", "continuity", "ci", "run", "--name", "tests", "--", "python3", "-m", "unittest", "-q")
+    t.run("laptop", "git", "continuity", "claim", "add", "the tests pass on remember-me", "--check", "ci:HEAD#tests")
+
+    head = t.run("laptop", "git", "rev-parse", "HEAD", show=False).strip()
+    forge = StandIn()
+    try:
+        forge.open_pull("demo", "app", 830, head)
+        t.env.update(GITHUB_API_URL=forge.url, GH_TOKEN="demo-token")
+        t.say(
+            "It opens PR 830 for review. No real GitHub can run here, so a LOCAL STAND-IN for GitHub's API\n"
+            f"answers on {forge.url} (GITHUB_API_URL points there; the verifier is the real one):"
+        )
+        added = t.run(
+            "laptop",
+            "git",
+            "continuity",
+            "claim",
+            "add",
+            "PR 830 is open, waiting for review",
+            "--check",
+            "github:pr/demo/app#830=open",
+        )
+        claim = added.split()[2].rstrip(":")
+        t.run("laptop", "git", "continuity", "verify", claim, "--online")
+
+        merged = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")  # as GitHub's API writes times
+        forge.merge("demo", "app", 830, by="reviewer", at=merged, commit="9f3c2a1" + "0" * 33)
+        t.say(
+            "While the agent works on, a reviewer merges PR 830 on the forge. verify without --online sends\n"
+            "nothing: it shows the last evidence, and says that nothing was asked:"
+        )
+        t.run("laptop", "git", "continuity", "verify", claim)
+        t.say("verify --online asks the forge, and the stale 'PR open' claim turns contradicted:")
+        t.run("laptop", "git", "continuity", "verify", claim, "--online", expect=1)
+    finally:
+        forge.stop()
+        for name in ("GITHUB_API_URL", "GH_TOKEN"):
+            t.env.pop(name, None)
