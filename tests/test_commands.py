@@ -74,6 +74,9 @@ def test_journal(started: Path, inproc: Run) -> None:
     assert ok(inproc, started, "journal", "-n", "2").out == "(latest 2 of 3; --all shows every entry)\n\n" + text(1, 2)
     assert ok(inproc, started, "journal", "-n", "3").out == text(0, 1, 2)
     assert ok(inproc, started, "journal", "--all").out == text(0, 1, 2)
+    # --all wins wherever it stands, before or after -n.
+    assert ok(inproc, started, "journal", "-n", "1", "--all").out == text(0, 1, 2)
+    assert ok(inproc, started, "journal", "--all", "-n", "1").out == text(0, 1, 2)
     assert ok(inproc, started, "journal").out == text(0, 1, 2)
     latest = json.loads(ok(inproc, started, "journal", "-n", "1", "--json").out)
     assert (latest["total"], [e["id"] for e in latest["entries"]]) == (3, [ids[2]])

@@ -1,0 +1,271 @@
+"""The commands that read and write a stream's state, as rows of the command table."""
+
+from __future__ import annotations
+
+from git_continuity.cli_spec import HANDLES, JSON, ONLINE, Command, Latest, opt
+
+STATE: tuple[Command, ...] = (
+    Command(
+        "init",
+        "start keeping state for a stream on refs/continuity/<stream> (or take the remote's in)",
+        "  git continuity init\n  git continuity init --fetch-refspecs   # a plain git fetch brings the state too\n"
+        "  git continuity --stream agent-b init --local",
+        "git_continuity.commands.init:init",
+        (
+            (
+                opt(
+                    "--fetch-refspecs",
+                    action="store_true",
+                    default=None,
+                    help="add +refs/continuity/*:refs/continuity-remotes/<remote>/* to the remote's fetch refspecs",
+                ),
+                opt(
+                    "--no-fetch-refspecs",
+                    dest="fetch_refspecs",
+                    action="store_false",
+                    help="do not add them, nor offer to",
+                ),
+            ),
+            opt("--remote", help="the remote to look at (default: the branch's upstream remote, else origin)"),
+            opt("--local", action="store_true", help="do not ask the remote whether it already has state"),
+        ),
+    ),
+    Command(
+        "status",
+        "show the state as it is now, every claim dereferenced",
+        "  git continuity status\n  git continuity status --json | jq '.claims[] | select(.state != \"verified\")'",
+        "git_continuity.commands.status:status",
+        (JSON,),
+    ),
+    Command(
+        "objective",
+        "set the objective or read how it changed",
+        '  git continuity objective set "Ship the login fix" --why "users are locked out"\n'
+        "  git continuity objective log",
+        subcommands=(
+            Command(
+                "set",
+                "set what this line of work is for, and why",
+                '  git continuity objective set "Ship the login fix" --why "users are locked out since 2.3"',
+                "git_continuity.commands.objective:set_objective",
+                (
+                    opt("text"),
+                    opt("--why", required=True, help="why the objective is this now (kept in the objective log)"),
+                ),
+            ),
+            Command(
+                "log",
+                "every objective this stream had: old, new, why, when, who",
+                "  git continuity objective log",
+                "git_continuity.commands.objective:objective_log",
+                (JSON,),
+            ),
+        ),
+    ),
+    Command(
+        "next",
+        "set the next action (print it when no text is given)",
+        '  git continuity next "rebase on origin/main and push again"',
+        "git_continuity.commands.next:next_action",
+        (opt("text", nargs="?"),),
+    ),
+    Command(
+        "blocker",
+        "record what stops progress, and when it is gone",
+        '  git continuity blocker add "CI runner is offline"\n  git continuity blocker done b-k7m2qx',
+        subcommands=(
+            Command(
+                "add",
+                "record a blocker",
+                '  git continuity blocker add "waiting for the API key"',
+                "git_continuity.commands.blocker:add",
+                (opt("text"),),
+            ),
+            Command(
+                "done",
+                "mark a blocker as gone",
+                "  git continuity blocker done b-k7m2qx",
+                "git_continuity.commands.blocker:done",
+                (opt("blocker_id", metavar="id"),),
+            ),
+        ),
+    ),
+    Command(
+        "claim",
+        "record statements with handles that re-derive them",
+        '  git continuity claim add "the fix is pushed" --check pushed:HEAD@origin/main\n'
+        "  git continuity claim list --state contradicted",
+        subcommands=(
+            Command(
+                "add",
+                "record a claim; without --check it is prose, shown but never trusted",
+                '  git continuity claim add "v1.2 is tagged" --check tag:v1.2\n'
+                '  git continuity claim add "config moved" --check file:conf/app.toml@HEAD',
+                "git_continuity.commands.claim:add",
+                (
+                    opt("text"),
+                    opt("--check", metavar="HANDLE", help="how to re-derive it, e.g. pushed:HEAD@origin/main"),
+                    opt("--thread", metavar="ID", help="make it one of this thread's acceptance checks"),
+                ),
+                epilog=HANDLES,
+            ),
+            Command(
+                "retract",
+                "withdraw a claim that no longer matters; the journal keeps what it said and why",
+                '  git continuity claim retract c-k7m2qx --why "superseded by the rebased fix (c-5qh5qd)"',
+                "git_continuity.commands.claim:retract",
+                (
+                    opt("claim_id", metavar="id"),
+                    opt("--why", required=True, help="why it is withdrawn (kept in the journal)"),
+                ),
+            ),
+            Command(
+                "list",
+                "every claim with its state now",
+                "  git continuity claim list --json",
+                "git_continuity.commands.claim:list_claims",
+                (
+                    opt(
+                        "--state",
+                        dest="states",
+                        action="append",
+                        choices=["verified", "contradicted", "unknown", "unchecked", "stale", "prose"],
+                        help="only claims in this state (repeatable)",
+                    ),
+                    JSON,
+                ),
+            ),
+        ),
+    ),
+    Command(
+        "thread",
+        "open pieces of work with acceptance checks; done only when every check verifies now",
+        '  git continuity thread add "Ship the login fix" --check pushed:HEAD@origin/main '
+        "--check 'cmd:python -m pytest -q'\n"
+        "  git continuity thread close t-k7m2qx",
+        subcommands=(
+            Command(
+                "add",
+                "open a thread; each --check becomes one of its acceptance checks",
+                '  git continuity thread add "Ship the login fix" --check pushed:HEAD@origin/main '
+                "--check 'cmd:python -m pytest -q'",
+                "git_continuity.commands.thread:add",
+                (
+                    opt("title"),
+                    opt(
+                        "--check",
+                        dest="checks",
+                        action="append",
+                        default=[],
+                        metavar="HANDLE",
+                        help="an acceptance check (repeatable)",
+                    ),
+                ),
+                epilog="Revisions in checks resolve to full ids now (HEAD is the commit you are on), so a check"
+                "\nabout a commit is added once that commit exists; more later: claim add … --thread ID.",
+            ),
+            Command(
+                "set",
+                "park or reopen a thread (open, watching, blocked, waiting); done comes only from close",
+                "  git continuity thread set t-k7m2qx waiting",
+                "git_continuity.commands.thread:set_status",
+                (
+                    opt("thread_id", metavar="id"),
+                    opt("status", choices=["open", "watching", "blocked", "waiting", "done"]),
+                ),
+            ),
+            Command(
+                "close",
+                "close a thread if every check verifies now; exit 1 listing what does not",
+                "  git continuity thread close t-k7m2qx",
+                "git_continuity.commands.thread:close",
+                (opt("thread_id", metavar="id"), ONLINE),
+            ),
+        ),
+    ),
+    Command(
+        "check",
+        "the gate: the state is well-formed; with --closing, every open thread verifies now (exit 1 if not)",
+        "  git continuity check --closing          # what an agent's stop hook runs\n"
+        "  git continuity check --closing --json",
+        "git_continuity.commands.check:check",
+        (opt("--closing", action="store_true", help="every open thread's checks must verify now"), ONLINE, JSON),
+    ),
+    Command(
+        "verify",
+        "dereference claims now and record the evidence; exit 1 unless all verify",
+        "  git continuity verify\n  git continuity verify c-k7m2qx --online",
+        "git_continuity.commands.verify:verify_claims",
+        (
+            opt("ids", nargs="*", metavar="ID", help="claims to verify (default: all)"),
+            opt(
+                "--online",
+                action="store_true",
+                help="ask remotes themselves, not remote-tracking refs, and ask forges and CI servers",
+            ),
+            opt("--timeout", type=float, metavar="SECONDS", help="per network request (default 10)"),
+            JSON,
+        ),
+    ),
+    Command(
+        "journal",
+        "append to the journal, or read it",
+        '  git continuity journal add "tried X: fails on Y, switching to Z"\n  git continuity journal -n 20',
+        "git_continuity.commands.journal:show",
+        (
+            opt(
+                "-n",
+                type=int,
+                dest="count",
+                default=20,
+                action=Latest,
+                help="how many of the latest entries (default 20)",
+            ),
+            opt("--all", dest="count", action="store_const", const=None, help="every entry"),
+            JSON,
+        ),
+        subcommands=(
+            Command(
+                "add",
+                "append an entry: what was done, learned, tried",
+                '  git continuity journal add "login test passes locally; CI not run yet"',
+                "git_continuity.commands.journal:add",
+                (opt("text"),),
+            ),
+        ),
+    ),
+    Command(
+        "log",
+        "the history of the state ref: one line per change",
+        "  git continuity log -n 10",
+        "git_continuity.commands.log:log",
+        (opt("-n", type=int, dest="count", help="how many changes (default: all)"), JSON),
+    ),
+    Command(
+        "edit",
+        "edit the packet (objective, next action, blockers) in $EDITOR; validated before it is kept",
+        "  GIT_EDITOR=nano git continuity edit",
+        "git_continuity.commands.edit:edit",
+    ),
+    Command(
+        "conflict",
+        "values a merge of two clones' state did not keep: list them, dismiss them once looked at",
+        "  git continuity conflict list\n  git continuity conflict dismiss x-k7m2qx",
+        subcommands=(
+            Command(
+                "list",
+                "every conflict with the value kept and the other one",
+                "  git continuity conflict list",
+                "git_continuity.commands.conflict:list_conflicts",
+                (JSON,),
+            ),
+            Command(
+                "dismiss",
+                "delete conflict records once looked at",
+                "  git continuity conflict dismiss x-k7m2qx",
+                "git_continuity.commands.conflict:dismiss",
+                (opt("ids", nargs="+", metavar="ID"),),
+            ),
+        ),
+    ),
+)

@@ -1,0 +1,226 @@
+"""Every command of the command line, declared once: its words, its options and the function
+it calls. cli.py builds parsers from this table and dispatches generically; a test checks
+that every option's dest is a keyword of the function the command names. The commands on a
+stream's state are in cli_state; the ones on the repository, sessions and the world around
+it are here, and COMMANDS puts them all in the order the help lists them."""
+
+from __future__ import annotations
+
+import argparse
+
+from git_continuity.cli_spec import JSON, ONLINE, REMOTE, AfterDashes, Command, opt
+from git_continuity.cli_state import STATE
+
+AROUND: tuple[Command, ...] = (
+    Command(
+        "ci",
+        "run a command on the committed tree and record the result on the commit's note",
+        "  git continuity ci run -- pytest -q\n"
+        "  git continuity ci run --name lint -- ruff check .\n"
+        '  git continuity claim add "tests pass" --check ci:HEAD',
+        subcommands=(
+            Command(
+                "run",
+                "run COMMAND (no shell) in the work tree's top folder; record success or failure on HEAD",
+                "  git continuity ci run -- pytest -q\n  git continuity ci run -- sh -c 'make && make test'",
+                "git_continuity.commands.ci:run",
+                (
+                    opt(
+                        "--name", help="what the result is called (default: the command); ci:HEAD#NAME checks it alone"
+                    ),
+                    opt(
+                        "command",
+                        nargs=argparse.REMAINDER,
+                        action=AfterDashes,
+                        metavar="-- COMMAND",
+                        help="the command and its arguments",
+                    ),
+                ),
+                stream=False,
+            ),
+        ),
+    ),
+    Command(
+        "show",
+        "what the continuity notes say about a commit: why it exists, what was verified on it",
+        "  git continuity show HEAD\n  git log --notes=continuity   # the same notes in git's own log",
+        "git_continuity.commands.show:show",
+        (opt("rev", nargs="?", default="HEAD"), JSON),
+        stream=False,
+    ),
+    Command(
+        "hooks",
+        "install or remove plain git hooks (closure guard, provenance notes, push guard, rewrites)",
+        "  git continuity hooks install\n  git continuity hooks uninstall",
+        subcommands=(
+            Command(
+                "install",
+                "install the hooks (respects core.hooksPath; chains to existing hooks)",
+                "  git continuity hooks install",
+                "git_continuity.commands.hooks:install",
+                (opt("--force", action="store_true", help="install even into a hooks folder inside the work tree"),),
+                stream=False,
+            ),
+            Command(
+                "uninstall",
+                "remove the hooks and restore what they chained to",
+                "  git continuity hooks uninstall",
+                "git_continuity.commands.hooks:uninstall",
+                stream=False,
+            ),
+        ),
+    ),
+    Command(
+        "trust",
+        "approve exact commands that cmd: checks may run on this machine",
+        "  git continuity trust allow 'python -m pytest -q'\n  git continuity trust list",
+        subcommands=(
+            Command(
+                "allow",
+                "approve one exact command here (never synced)",
+                "  git continuity trust allow 'python -m pytest -q'",
+                "git_continuity.commands.trust:allow",
+                (opt("command", metavar="COMMAND"),),
+                stream=False,
+            ),
+            Command(
+                "revoke",
+                "withdraw an approval",
+                "  git continuity trust revoke 'python -m pytest -q'",
+                "git_continuity.commands.trust:revoke",
+                (opt("command", metavar="COMMAND"),),
+                stream=False,
+            ),
+            Command(
+                "list",
+                "the commands approved here",
+                "  git continuity trust list --json",
+                "git_continuity.commands.trust:list_trusted",
+                (JSON,),
+                stream=False,
+            ),
+        ),
+    ),
+    Command(
+        "orient",
+        "start a session: every load-bearing claim dereferenced, then a brief with what is true now on top",
+        "  git continuity orient                      # the first call of a session\n"
+        "  git continuity orient --max-tokens 2000    # cut by priority: truth first, history last\n"
+        "  git continuity orient --json",
+        "git_continuity.commands.orient:orient",
+        (
+            opt("--max-tokens", type=int, metavar="N", help="keep the brief under N tokens, by priority"),
+            ONLINE,
+            JSON,
+        ),
+        epilog="The brief puts first what must not be acted on (contradicted or stale claims, with what was\n"
+        "observed), then the objective, next action, blockers, open threads, verified and unconfirmed\n"
+        "claims, the work tree, what changed since the last handoff, and the journal. Tokens are\n"
+        "estimated as UTF-8 bytes / 3, rounded up. It starts this work tree's session (or continues\n"
+        "the open one); GIT_CONTINUITY_SESSION and GIT_CONTINUITY_AGENT override it.\n"
+        "Exit 1 when this clone has no state for the stream (the brief says how to fetch it), 2 when\n"
+        "the state is malformed (the brief names each problem).",
+    ),
+    Command(
+        "handoff",
+        "end the session: record a handoff packet and a session entry in the journal",
+        "  git continuity handoff\n"
+        '  git continuity handoff --note "the flaky test is test_login_redirect; do not retry it"',
+        "git_continuity.commands.handoff:handoff",
+        (opt("--note", metavar="TEXT", help="words for the next session, kept in the journal entry"), JSON),
+        epilog="The packet: the objective (and its latest change, with why), what this session did (commits\n"
+        "on each branch it touched, claims added, threads moved), the work tree (branch, HEAD,\n"
+        "uncommitted changes, stashes), open threads, blockers and the next action. It needs an\n"
+        "objective (exit 2 otherwise). The next session reads it with git continuity orient.",
+    ),
+    Command(
+        "agent",
+        "wire orient, handoff and the closure gate into a coding agent's hooks",
+        "  git continuity agent install claude     # .claude/settings.json\n"
+        "  git continuity agent install codex      # .codex/hooks.json and an AGENTS.md block\n"
+        "  git continuity agent uninstall claude",
+        subcommands=(
+            Command(
+                "install",
+                "merge the hooks into the agent's project configuration (idempotent; the rest is kept as it is)",
+                "  git continuity agent install claude",
+                "git_continuity.commands.agent:install",
+                (opt("agent", choices=["claude", "codex"]),),
+                stream=False,
+            ),
+            Command(
+                "uninstall",
+                "remove exactly what install added",
+                "  git continuity agent uninstall codex",
+                "git_continuity.commands.agent:uninstall",
+                (opt("agent", choices=["claude", "codex"]),),
+                stream=False,
+            ),
+        ),
+    ),
+    Command(
+        "pull",
+        "fetch every stream's state and the commit notes from a remote and merge them in",
+        "  git continuity pull\n  git continuity pull upstream",
+        "git_continuity.commands.sync:pull",
+        (REMOTE,),
+        stream=False,
+    ),
+    Command(
+        "push",
+        "publish every stream's state and the commit notes (merging first if the remote moved)",
+        "  git continuity push",
+        "git_continuity.commands.sync:push",
+        (REMOTE,),
+        stream=False,
+    ),
+    Command(
+        "sync",
+        "pull, then push: both sides end with the same state",
+        "  git continuity sync",
+        "git_continuity.commands.sync:sync",
+        (REMOTE,),
+        stream=False,
+    ),
+    Command(
+        "plugins",
+        "list verifier plugins, their versions and handle schemes",
+        "  git continuity plugins --json",
+        "git_continuity.commands.plugins:plugins",
+        (JSON,),
+        repo=False,
+        stream=False,
+    ),
+    Command(
+        "demo",
+        "a guided tour in a throwaway repository with a real bare remote",
+        "  git continuity demo\n  git continuity demo --keep   # leave the folder to explore",
+        "git_continuity.commands.demo:demo",
+        (opt("--keep", action="store_true", help="keep the demo folder and print where it is"),),
+        repo=False,
+        stream=False,
+    ),
+    Command(
+        # What hooks/* and git-continuity-hook run: the same parser, error handler and exit
+        # codes as every other command. The hooks read GIT_CONTINUITY_STREAM themselves.
+        "hook-impl",
+        "run one git hook or coding agent hook (what the installed hooks call)",
+        "  git continuity hook-impl commit-msg .git/COMMIT_EDITMSG\n"
+        "  git continuity hook-impl agent claude session-start",
+        "git_continuity.cli:hook_impl_shim",
+        (
+            opt("hook", nargs="?", default="", metavar="HOOK"),
+            opt("args", nargs=argparse.REMAINDER, metavar="ARGS"),
+        ),
+        repo=False,
+        stream=False,
+        hidden=True,
+    ),
+)
+
+# The order the help lists them in (one string reads better here than 26).
+ORDER = (  # noqa: SIM905
+    "init status objective next blocker claim thread check verify ci journal show hooks trust orient handoff"
+    " agent log edit pull push sync conflict plugins demo hook-impl"
+).split()
+COMMANDS: tuple[Command, ...] = tuple(sorted((*STATE, *AROUND), key=lambda c: ORDER.index(c.name)))

@@ -1,0 +1,221 @@
+"""The command line as one table: every command dispatches to a function whose keywords are
+its options, every command function is reachable, only the chosen command's parser is built,
+and the cheap calls stay cheap."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import json
+import pkgutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from conftest import Ran
+
+from git_continuity import cli, commands
+from git_continuity.cli_spec import Command
+from git_continuity.cli_table import COMMANDS
+
+Run = Callable[..., Ran]
+Leaf = tuple[tuple[str, ...], Command, tuple[str, ...]]
+
+
+def subparsers(parser: argparse.ArgumentParser) -> list[argparse._SubParsersAction[argparse.ArgumentParser]]:
+    return [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+
+
+def leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[Leaf]:
+    """Every parser that runs a command: (its words, the table's row, the dests it passes on)."""
+    leaf = parser.get_default(cli.LEAF)
+    if leaf is not None:
+        yield (path, *leaf)
+    for action in subparsers(parser):
+        for name, sub in action.choices.items():  # every parser built, the hidden ones too
+            yield from leaves(sub, (*path, name))
+
+
+ALL_LEAVES = list(leaves(cli.build_parser()))
+
+
+def target(command: Command) -> Callable[..., int]:
+    assert command.target is not None
+    module, _, name = command.target.partition(":")
+    function = getattr(importlib.import_module(module), name)
+    assert callable(function), command.target
+    return function  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(("path", "command", "dests"), ALL_LEAVES, ids=[" ".join(leaf[0]) for leaf in ALL_LEAVES])
+def test_every_command_dispatches_to_a_function_taking_its_options(
+    path: tuple[str, ...], command: Command, dests: tuple[str, ...]
+) -> None:
+    params = list(inspect.signature(target(command)).parameters.values())
+    if command.repo:
+        assert params[0].name == "repo" and params[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+        params = params[1:]
+    assert sorted(p.name for p in params) == sorted([*dests, *(["stream"] if command.stream else [])])
+    assert all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)
+
+
+def test_the_leaves_are_the_tables_commands() -> None:
+    assert [" ".join(path) for path, _, _ in ALL_LEAVES] == [
+        "init",
+        "status",
+        "objective set",
+        "objective log",
+        "next",
+        "blocker add",
+        "blocker done",
+        "claim add",
+        "claim retract",
+        "claim list",
+        "thread add",
+        "thread set",
+        "thread close",
+        "check",
+        "verify",
+        "ci run",
+        "journal",
+        "journal add",
+        "show",
+        "hooks install",
+        "hooks uninstall",
+        "trust allow",
+        "trust revoke",
+        "trust list",
+        "orient",
+        "handoff",
+        "agent install",
+        "agent uninstall",
+        "log",
+        "edit",
+        "pull",
+        "push",
+        "sync",
+        "conflict list",
+        "conflict dismiss",
+        "plugins",
+        "demo",
+        "hook-impl",
+    ]
+
+
+def command_functions() -> Iterator[str]:
+    """Every public function of commands/ that returns an exit status."""
+    for info in pkgutil.iter_modules(commands.__path__):
+        module = importlib.import_module(f"{commands.__name__}.{info.name}")
+        for name, value in vars(module).items():
+            public = inspect.isfunction(value) and value.__module__ == module.__name__ and not name.startswith("_")
+            if public and inspect.signature(value).return_annotation in ("int", int):
+                yield f"{module.__name__}:{name}"
+
+
+def test_every_command_function_is_reachable_from_a_command() -> None:
+    found = set(command_functions())
+    assert "git_continuity.commands.status:status" in found
+    assert found - {command.target for _, command, _ in ALL_LEAVES} == set()
+
+
+def test_only_the_chosen_commands_parser_is_built() -> None:
+    parser = cli.build_parser(eager=False)
+    top = subparsers(parser)[0]
+    assert list(dict.keys(top.choices)) == []
+    args = parser.parse_args(["thread", "close", "t-k7m2qx", "--online"])
+    assert list(dict.keys(top.choices)) == ["thread"]
+    assert list(dict.keys(subparsers(top.choices["thread"])[0].choices)) == ["close"]
+    command, dests = getattr(args, cli.LEAF)
+    assert (command.target, dests, args.thread_id, args.online) == (
+        "git_continuity.commands.thread:close",
+        ("thread_id", "online"),
+        "t-k7m2qx",
+        True,
+    )
+
+
+def test_the_help_lists_every_command_with_its_summary_and_hides_hook_impl(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # one line per command
+    with pytest.raises(SystemExit) as done:
+        cli.main(["-h"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    listing = out.split("  <command>\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert listing == [f"    {c.name:<14} {c.summary}" for c in COMMANDS if c.name != "hook-impl"]
+    assert len(listing) == 25 and "hook-impl" not in out
+
+
+def test_an_unknown_command_names_every_command_but_the_hidden_one(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        cli.main(["bogus"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "git continuity: error: argument <command>: invalid choice: 'bogus' (choose from 'init', 'status', "
+        "'objective', 'next', 'blocker', 'claim', 'thread', 'check', 'verify', 'ci', 'journal', 'show', 'hooks', "
+        "'trust', 'orient', 'handoff', 'agent', 'log', 'edit', 'pull', 'push', 'sync', 'conflict', 'plugins', 'demo')"
+    )
+
+
+# -- the hooks enter the same main ----------------------------------------------------------
+
+WELL_FORMED = "The state is well-formed; every done thread still holds.\n"
+HOOK_USAGE = (
+    "usage: git-continuity-hook commit-msg FILE | post-commit | pre-push REMOTE [URL] | post-rewrite KIND | state\n"
+    "       git-continuity-hook agent claude|codex session-start|pre-compact|stop|session-end\n"
+)
+
+
+def test_hook_impl_runs_a_hook(inproc: Run, repo: Path) -> None:
+    assert inproc(repo, "init").code == 0
+    ran = inproc(repo, "hook-impl", "state")
+    assert (ran.code, ran.out, ran.err) == (0, WELL_FORMED, "")
+    ran = inproc(repo, "hook-impl")
+    assert (ran.code, ran.out, ran.err) == (2, "", HOOK_USAGE)
+
+
+def test_hook_main_is_hook_impl(
+    inproc: Run, repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert inproc(repo, "init").code == 0
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "argv", ["git-continuity-hook", "state"])
+    assert cli.hook_main() == 0
+    assert capsys.readouterr().out == WELL_FORMED
+
+
+# -- what a cheap call imports --------------------------------------------------------------
+
+PROBE = """\
+import json, runpy, sys
+sys.argv = ["git-continuity", *json.loads(sys.argv[1])]
+try:
+    runpy.run_module("git_continuity", run_name="__main__", alter_sys=True)
+except SystemExit as done:
+    code = done.code
+print(json.dumps([code, sorted({m.split(".")[0] for m in sys.modules} & {"pygit2", "jsonschema"})]))
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--version"], ["-h"], ["thread", "-h"], ["hook-impl", "commit-msg", "MSG"]],
+    ids=" ".join,
+)
+def test_cheap_calls_import_neither_pygit2_nor_jsonschema(args: list[str], tmp_path: Path) -> None:
+    (tmp_path / "MSG").write_text("Fix the login loop\n")  # names no thread: closes nothing
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(args)], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert json.loads(done.stdout.splitlines()[-1]) == [0, []], done.stdout + done.stderr
+
+
+def test_importing_the_cli_imports_neither_pygit2_nor_jsonschema() -> None:
+    probe = "import json, sys, git_continuity.cli; print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert {"git_continuity", "argparse"} <= set(json.loads(done.stdout))
+    assert {"pygit2", "jsonschema"} & set(json.loads(done.stdout)) == set()
