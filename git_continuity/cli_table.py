@@ -209,7 +209,7 @@ AROUND: tuple[Command, ...] = (
         "  git continuity hook-impl agent claude session-start",
         "git_continuity.cli:hook_impl_shim",
         (
-            opt("hook", nargs="?", default="", metavar="HOOK"),
+            opt("hook", metavar="HOOK"),
             opt("args", nargs=argparse.REMAINDER, metavar="ARGS"),
         ),
         repo=False,
