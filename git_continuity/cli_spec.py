@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 DESCRIPTION = """\
 Keep the working state of long, multi-session work inside the repository: the objective,
@@ -46,8 +45,9 @@ network handles (asked by verify --online; status shows their last evidence):
 EPILOG = HANDLES + "\nstart here:\n  git continuity demo      a guided tour in a throwaway repository"
 
 
-@dataclass(frozen=True)
-class Opt:
+# Named tuples rather than dataclasses: importing dataclasses (and inspect with it) would cost
+# `--version` and the hooks' cheap path more than all the rest of the command line.
+class Opt(NamedTuple):
     """One add_argument call; its dest is the keyword the command's function takes."""
 
     names: tuple[str, ...]
@@ -58,8 +58,7 @@ def opt(*names: str, **settings: Any) -> Opt:
     return Opt(names, settings)
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """One (sub)command. ``target`` is the "module:function" it calls; a command without one
     only holds subcommands, which are then required. The function takes the repository
     first when ``repo`` is set, ``stream=`` when ``stream`` is set, and every option's dest
