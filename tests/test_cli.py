@@ -191,8 +191,18 @@ try:
     runpy.run_module("git_continuity", run_name="__main__", alter_sys=True)
 except SystemExit as done:
     code = done.code
-print(json.dumps([code, sorted({m.split(".")[0] for m in sys.modules} & {"pygit2", "jsonschema"})]))
+print(json.dumps([code, sorted(sys.modules)]))
 """
+HEAVY = {"pygit2", "jsonschema"}
+
+
+def imported(tmp_path: Path, *args: str) -> tuple[int, set[str]]:
+    """`python -m git_continuity ARGS` in a fresh process: its exit status and every module it imported."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(args)], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    code, modules = json.loads(done.stdout.splitlines()[-1])
+    return code, set(modules)
 
 
 @pytest.mark.parametrize(
@@ -202,14 +212,29 @@ print(json.dumps([code, sorted({m.split(".")[0] for m in sys.modules} & {"pygit2
 )
 def test_cheap_calls_import_neither_pygit2_nor_jsonschema(args: list[str], tmp_path: Path) -> None:
     (tmp_path / "MSG").write_text("Fix the login loop\n")  # names no thread: closes nothing
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(args)], cwd=tmp_path, capture_output=True, text=True, check=True
+    code, modules = imported(tmp_path, *args)
+    assert (code, {m.split(".")[0] for m in modules} & HEAVY) == (0, set())
+
+
+def test_version_imports_only_the_command_line(tmp_path: Path) -> None:
+    code, modules = imported(tmp_path, "--version")
+    assert (code, sorted(m for m in modules if m.startswith("git_continuity"))) == (
+        0,
+        [
+            "git_continuity",
+            "git_continuity.cli",
+            "git_continuity.cli_spec",
+            "git_continuity.cli_state",
+            "git_continuity.cli_table",
+            "git_continuity.constants",
+            "git_continuity.errors",
+        ],
     )
-    assert json.loads(done.stdout.splitlines()[-1]) == [0, []], done.stdout + done.stderr
+    assert {"dataclasses", "inspect"} & modules == set()  # each costs more than the whole parser
 
 
 def test_importing_the_cli_imports_neither_pygit2_nor_jsonschema() -> None:
-    probe = "import json, sys, git_continuity.cli; print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    probe = "import json, sys, git_continuity.cli; print(json.dumps(sorted(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert {"git_continuity", "argparse"} <= set(json.loads(done.stdout))
-    assert {"pygit2", "jsonschema"} & set(json.loads(done.stdout)) == set()
+    modules = {m.split(".")[0] for m in json.loads(done.stdout)}
+    assert ("git_continuity" in modules, modules & HEAVY) == (True, set())
