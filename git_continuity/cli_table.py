@@ -2,7 +2,10 @@
 it calls. cli.py builds parsers from this table and dispatches generically; a test checks
 that every option's dest is a keyword of the function the command names. The commands on a
 stream's state are in cli_state; the ones on the repository, sessions and the world around
-it are here, and COMMANDS puts them all in the order the help lists them."""
+it are here, and COMMANDS puts them all in the order the help lists them.
+
+To add a command: write its function in commands/ (the repository first, then keywords), add
+a row naming it here, and add its words to ORDER; tests/test_cli.py checks the rest."""
 
 from __future__ import annotations
 
