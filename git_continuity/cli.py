@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 
@@ -22,6 +23,29 @@ from git_continuity.errors import UserError
 # Where the parsed namespace keeps the command that runs and the dests of its own options
 # (a parent's options, journal's -n under journal add, are not the leaf's).
 LEAF = "_leaf"
+
+
+def _columns() -> int:
+    """shutil.get_terminal_size().columns, without importing shutil: argparse's formatter
+    would import it for every parser it makes, and it brings bz2, lzma and more (a few ms of
+    every call, the hooks' cheap path included), though only a help text needs the width."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0 and sys.__stdout__ is not None:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's, told the width as argparse would find it (the terminal's, less 2)."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
 
 
 class _Parsers(dict[str, argparse.ArgumentParser]):
@@ -55,7 +79,7 @@ def _parser(command: Command, prog: str, eager: bool = False) -> argparse.Argume
         prog=prog,
         description=summary[0].upper() + summary[1:] + ".",
         epilog="example:\n" + command.example + (f"\n\n{command.epilog}" if command.epilog else ""),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Formatter,
     )
     if not command.hidden:
         # --stream is accepted after the command too (git continuity status --stream b); SUPPRESS
@@ -95,7 +119,7 @@ def build_parser(*, eager: bool = True) -> argparse.ArgumentParser:
         prog="git continuity",
         description=DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Formatter,
     )
     parser.add_argument("--version", action="version", version=f"git-continuity {__version__}")
     parser.add_argument(
