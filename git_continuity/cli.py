@@ -27,8 +27,8 @@ LEAF = "_leaf"
 
 def _columns() -> int:
     """shutil.get_terminal_size().columns, without importing shutil: argparse's formatter
-    would import it for every parser it makes, and it brings bz2, lzma and more (a few ms of
-    every call, the hooks' cheap path included), though only a help text needs the width."""
+    imports it to learn the width, and it brings bz2, lzma and more (a few ms of every call,
+    the hooks' cheap path included), though only a help text needs the width."""
     try:
         columns = int(os.environ["COLUMNS"])
     except (KeyError, ValueError):
