@@ -9,10 +9,12 @@ Claude Code (``.claude/settings.json``, ``hooks.<Event>[].hooks[]`` with ``type:
 - Stop: the closure gate, answering ``{"decision": "block", "reason": …}`` while an open
   thread does not verify (``agent_hooks.py`` says how it avoids looping).
 
-Codex (``.codex/hooks.json``, the same shape): SessionStart (matcher ``startup|resume|clear``,
-the sources Codex sends), PreCompact and Stop; and a block in ``AGENTS.md`` between markers
-telling any agent the same routine in words. Codex runs project hooks only in a trusted
-project and only once a person has reviewed them (``/hooks`` in Codex).
+Codex (``.codex/hooks.json``, the same shape): SessionStart without a matcher (Codex sends
+``startup``, ``resume``, ``clear``, ``compact`` and ``fork``, and each needs the brief: after an
+automatic compaction, and in a fork, which starts from its parent's stale one), PreCompact,
+Stop and SessionEnd; and a block in ``AGENTS.md`` between markers telling any agent the same
+routine in words. Codex runs project hooks only in a trusted project and only once a person
+has trusted each one (``/hooks`` in Codex; a changed definition needs trusting again).
 
 The hook commands name ``git-continuity-hook`` on PATH, not an absolute path: the settings
 file is usually committed and shared, and each machine installs git-continuity its own way.
@@ -62,9 +64,10 @@ CODEX = Target(
     "codex",
     ".codex/hooks.json",
     (
-        Hook("SessionStart", "startup|resume|clear", "session-start", 60),
+        Hook("SessionStart", None, "session-start", 60),
         Hook("PreCompact", None, "pre-compact", 60),
         Hook("Stop", None, "stop", 600),
+        Hook("SessionEnd", None, "session-end", 3),  # Codex clamps it to 3 s, with a warning on every run
     ),
     "AGENTS.md",
 )

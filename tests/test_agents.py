@@ -161,6 +161,7 @@ CODEX_KEYS = {
     "SessionStart": CODEX_COMMON | {"hookSpecificOutput"},
     "PreCompact": CODEX_COMMON,
     "Stop": CODEX_COMMON | {"decision", "reason"},
+    "SessionEnd": CODEX_COMMON,
 }
 
 
@@ -567,13 +568,13 @@ def test_codex_gets_its_hooks_and_an_agents_md_block_and_loses_them_again(projec
 
     installed = ok(work, "agent", "install", "codex")
     assert installed.out == (
-        ".codex/hooks.json: SessionStart runs git-continuity-hook agent codex session-start "
-        "(matcher startup|resume|clear)\n"
+        ".codex/hooks.json: SessionStart runs git-continuity-hook agent codex session-start\n"
         ".codex/hooks.json: PreCompact runs git-continuity-hook agent codex pre-compact\n"
         ".codex/hooks.json: Stop runs git-continuity-hook agent codex stop\n"
+        ".codex/hooks.json: SessionEnd runs git-continuity-hook agent codex session-end\n"
         "AGENTS.md: the continuity routine, between git-continuity markers\n"
         "Codex runs these hooks only in a trusted project and only after you review them: open /hooks in Codex "
-        "and trust the three git-continuity hooks (a changed hook needs review again).\n"
+        "and trust the four git-continuity hooks (a changed hook needs review again).\n"
         "The hooks call git-continuity-hook from PATH; remove them with: git continuity agent uninstall codex\n"
     )
     hooks = json.loads((work / ".codex" / "hooks.json").read_text())
@@ -585,7 +586,6 @@ def test_codex_gets_its_hooks_and_an_agents_md_block_and_loses_them_again(projec
             ],
             "SessionStart": [
                 {
-                    "matcher": "startup|resume|clear",
                     "hooks": [
                         {"type": "command", "command": "git-continuity-hook agent codex session-start", "timeout": 60}
                     ],
@@ -597,6 +597,9 @@ def test_codex_gets_its_hooks_and_an_agents_md_block_and_loses_them_again(projec
                         {"type": "command", "command": "git-continuity-hook agent codex pre-compact", "timeout": 60}
                     ]
                 }
+            ],
+            "SessionEnd": [
+                {"hooks": [{"type": "command", "command": "git-continuity-hook agent codex session-end", "timeout": 3}]}
             ],
         }
     }
@@ -612,6 +615,9 @@ def test_codex_gets_its_hooks_and_an_agents_md_block_and_loses_them_again(projec
     context = codex.ours("SessionStart", codex_payload(work, "SessionStart", source="startup"), subject="startup")
     assert context["hookSpecificOutput"]["additionalContext"].startswith("# git-continuity brief: stream main\n")
     assert json.loads((work / ".git" / "continuity" / "session.json").read_text())["agent"] == "codex"
+    # Every source Codex sends gets the brief: after an automatic compaction, and in a fork.
+    for source in ("startup", "resume", "clear", "compact", "fork"):
+        assert codex.commands("SessionStart", source) == ["git-continuity-hook agent codex session-start"]
     thread = made(ok(work, "thread", "add", "Ship it", "--check", "tag:v1").out, "t")
     stop = codex_payload(work, "Stop", stop_hook_active=False, last_assistant_message=None)
     blocked = codex.ours("Stop", stop)
@@ -625,7 +631,7 @@ def test_codex_gets_its_hooks_and_an_agents_md_block_and_loses_them_again(projec
 
     removed = ok(work, "agent", "uninstall", "codex")
     assert removed.out == (
-        ".codex/hooks.json: removed 3 git-continuity hooks\nAGENTS.md: removed the continuity routine\n"
+        ".codex/hooks.json: removed 4 git-continuity hooks\nAGENTS.md: removed the continuity routine\n"
     )
     assert (work / ".codex" / "hooks.json").read_text() == CODEX_HOOKS
     assert (work / "AGENTS.md").read_text() == "# Agents\n\nRun `make check` before you commit.\n"

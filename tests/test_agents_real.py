@@ -138,7 +138,7 @@ def input_texts(body: dict[str, Any], role: str) -> list[str]:
     ]
 
 
-def test_codex_gets_the_brief_and_is_held_at_stop(project: tuple[Path, str], tmp_path: Path) -> None:
+def test_codex_gets_the_brief_is_held_at_stop_and_hands_off(project: tuple[Path, str], tmp_path: Path) -> None:
     work, thread = project
     check = check_id(work)
     ok(work, "agent", "install", "codex")
@@ -149,8 +149,17 @@ def test_codex_gets_the_brief_and_is_held_at_stop(project: tuple[Path, str], tmp
         trusted = trust_codex_hooks(work, env)
         ran = codex(work, env, "Release 1.2.")
     assert (ran.code, ran.out) == (0, "Tagged.\n"), ran
-    assert [key.rsplit("/", 1)[-1] for key in trusted] == [
+    assert [line for line in ran.err.splitlines() if "hooks.json" in line or line.startswith("hook:")] == [
+        "hook: SessionStart",
+        "hook: SessionStart Completed",
+        "hook: Stop",
+        "hook: Stop Blocked",
+        "hook: Stop",
+        "hook: Stop Completed",
+    ]
+    assert sorted(key.rsplit("/", 1)[-1] for key in trusted) == [
         "hooks.json:pre_compact:0:0",
+        "hooks.json:session_end:0:0",
         "hooks.json:session_start:0:0",
         "hooks.json:stop:0:0",
     ]
@@ -173,3 +182,13 @@ def test_codex_gets_the_brief_and_is_held_at_stop(project: tuple[Path, str], tmp
     assert tagged["input"][-1]["type"] == "function_call_output"
     status = json.loads(ok(work, "status", "--json"))
     assert [(t["id"], t["status"]) for t in status["threads"]] == [(thread, "done")]
+
+    # SessionEnd: a handoff with Codex's own session id.
+    (handoff,) = handoffs(work)
+    session = json.loads((work / ".git" / "continuity" / "session.json").read_text())
+    assert (handoff["agent"], handoff["session"], handoff["agent_session"]) == (
+        "codex",
+        session["id"],
+        first["prompt_cache_key"],
+    )
+    assert handoff["did"]["threads"] == [{"id": thread, "title": "Release v1.2", "was": "open", "now": "done"}]

@@ -106,7 +106,7 @@ def _after(agent: str) -> str:
         )
     return (
         "Codex runs these hooks only in a trusted project and only after you review them: open /hooks in Codex "
-        "and trust the three git-continuity hooks (a changed hook needs review again).\n"
+        "and trust the four git-continuity hooks (a changed hook needs review again).\n"
         "The hooks call git-continuity-hook from PATH; remove them with: git continuity agent uninstall codex"
     )
 
