@@ -573,8 +573,14 @@ def test_codex_gets_its_hooks_and_an_agents_md_block_and_loses_them_again(projec
         ".codex/hooks.json: Stop runs git-continuity-hook agent codex stop\n"
         ".codex/hooks.json: SessionEnd runs git-continuity-hook agent codex session-end\n"
         "AGENTS.md: the continuity routine, between git-continuity markers\n"
-        "Codex runs these hooks only in a trusted project and only after you review them: open /hooks in Codex "
-        "and trust the four git-continuity hooks (a changed hook needs review again).\n"
+        "Codex runs a project's hooks only once the project is trusted (Codex asks when it first opens the folder)\n"
+        "and each hook is trusted: open /hooks in Codex and trust these 4, listed under .codex/hooks.json:\n"
+        "  SessionStart  git-continuity-hook agent codex session-start\n"
+        "  PreCompact    git-continuity-hook agent codex pre-compact\n"
+        "  Stop          git-continuity-hook agent codex stop\n"
+        "  SessionEnd    git-continuity-hook agent codex session-end\n"
+        "Codex keeps each trust as a hash of the hook's definition in ~/.codex/config.toml ([hooks.state]): "
+        "a changed hook needs trusting again.\n"
         "The hooks call git-continuity-hook from PATH; remove them with: git continuity agent uninstall codex\n"
     )
     hooks = json.loads((work / ".codex" / "hooks.json").read_text())

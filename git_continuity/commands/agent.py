@@ -104,9 +104,16 @@ def _after(agent: str) -> str:
             "before a compaction and at session end, and the closure gate when it would stop.\n"
             "The hooks call git-continuity-hook from PATH; remove them with: git continuity agent uninstall claude"
         )
+    target = agents.CODEX
+    width = max(len(h.event) for h in target.hooks) + 2
+    listed = "".join(f"  {h.event:<{width}}{agents.command(target, h)}\n" for h in target.hooks)
     return (
-        "Codex runs these hooks only in a trusted project and only after you review them: open /hooks in Codex "
-        "and trust the four git-continuity hooks (a changed hook needs review again).\n"
+        "Codex runs a project's hooks only once the project is trusted (Codex asks when it first opens the folder)\n"
+        f"and each hook is trusted: open /hooks in Codex and trust these {len(target.hooks)}, "
+        f"listed under {target.settings}:\n"
+        f"{listed}"
+        "Codex keeps each trust as a hash of the hook's definition in ~/.codex/config.toml ([hooks.state]): "
+        "a changed hook needs trusting again.\n"
         "The hooks call git-continuity-hook from PATH; remove them with: git continuity agent uninstall codex"
     )
 
