@@ -261,9 +261,10 @@ def instructions_install(text: str | None) -> tuple[str, bool]:
     return text + separator + block, True
 
 
-def instructions_uninstall(text: str) -> str | None:
-    """AGENTS.md without the block (and the blank line install put before it); None when
-    nothing else is left."""
+def instructions_uninstall(text: str, *, final_newline: bool = True) -> str | None:
+    """AGENTS.md without the block (and the line break install put before it); None when
+    nothing else is left. ``final_newline``: whether the text ended with one before install
+    (a file that did not comes back without it)."""
     if BEGIN not in text or END not in text:
         return text
     start, end = text.index(BEGIN), text.index(END) + len(END)
@@ -271,5 +272,7 @@ def instructions_uninstall(text: str) -> str | None:
     before = text[:start]
     if before.endswith("\n\n"):
         before = before[:-1]
+    if not final_newline and not text[end:] and before.endswith("\n"):
+        before = before[:-1]
     rest = before + text[end:]
-    return rest if rest.strip() else None
+    return rest if rest else None

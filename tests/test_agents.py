@@ -699,3 +699,20 @@ def test_install_warns_when_the_hook_command_is_not_on_path(repo: Path) -> None:
         "warning: git-continuity-hook is not on this PATH, so these hooks would fail to start;\n"
         "install the tool where the agent's PATH finds it (README: Install)\n"
     )
+
+
+@pytest.mark.parametrize("text", ["# Agents\n\nRun `make check`.", "# Agents\n", "# Agents\n\n", "", "x\r\n"])
+def test_agents_md_comes_back_byte_for_byte(repo: Path, text: str) -> None:
+    (repo / "AGENTS.md").write_bytes(text.encode())
+    ok(repo, "agent", "install", "codex")
+    assert agents.BEGIN in (repo / "AGENTS.md").read_text()
+    ok(repo, "agent", "uninstall", "codex")
+    assert (repo / "AGENTS.md").read_bytes() == text.encode()
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(alphabet="ab \n\r#", max_size=12))
+def test_the_agents_md_block_goes_as_it_came(text: str) -> None:
+    new, changed = agents.instructions_install(text)
+    assert changed
+    assert agents.instructions_uninstall(new, final_newline=text == "" or text.endswith("\n")) == (text or None)

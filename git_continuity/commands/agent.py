@@ -35,12 +35,12 @@ def _read_record(repo: Repo, agent: str) -> dict[str, Any] | None:
 
 
 def _write(path: Path, text: str) -> None:
-    atomic.write(path, text)
+    atomic.write(path, text)  # as UTF-8 bytes: line endings stay as they were (\r\n too)
 
 
 def _read(path: Path) -> str | None:
     try:
-        return path.read_text()
+        return path.read_bytes().decode()
     except FileNotFoundError:
         return None
     except UnicodeDecodeError:
@@ -62,7 +62,14 @@ def install(repo: Repo, *, agent: str) -> int:
     # Every check passed before anything is written: a bad settings file leaves everything as it was.
     new_instructions = None
     if target.instructions:
-        new_instructions = agents.instructions_install(_read(top / target.instructions))
+        old_md = _read(top / target.instructions)
+        new_instructions = agents.instructions_install(old_md)
+        if "instructions" not in record or old_md is None or agents.BEGIN not in old_md:
+            # How the file was, so that uninstall gives back the same bytes.
+            record["instructions"] = {
+                "existed": old_md is not None,
+                "final_newline": old_md is None or old_md == "" or old_md.endswith("\n"),
+            }
     made_dir = not settings.parent.exists()
     if merged.text != old:
         settings.parent.mkdir(parents=True, exist_ok=True)
@@ -81,7 +88,10 @@ def install(repo: Repo, *, agent: str) -> int:
     path = _record_path(repo, agent)
     path.parent.mkdir(parents=True, exist_ok=True)
     dirs = sorted(set(record.get("dirs", [])) | ({str(settings.parent.relative_to(top))} if made_dir else set()))
-    _write(path, json.dumps({"created": created, "dirs": dirs}, indent=2) + "\n")
+    kept = {"created": created, "dirs": dirs} | (
+        {"instructions": record["instructions"]} if target.instructions else {}
+    )
+    _write(path, json.dumps(kept, indent=2) + "\n")
     print(_after(agent))
     if shutil.which("git-continuity-hook") is None:
         # The hooks call it by name (the settings file is shared), so the agent must find it.
@@ -146,7 +156,10 @@ def uninstall(repo: Repo, *, agent: str) -> int:
         with contextlib.suppress(OSError):  # removed only when empty: nothing of the user's goes
             (top / folder).rmdir()
     if instructions is not None and old_md is not None:
-        md = agents.instructions_uninstall(old_md)
+        was = (record or {}).get("instructions") or {}
+        md = agents.instructions_uninstall(old_md, final_newline=was.get("final_newline", True))
+        if md is None and was.get("existed"):
+            md = ""  # it was there, empty
         if md is None:
             instructions.unlink()
             print(f"{target.instructions}: removed (it held only the continuity routine)")
