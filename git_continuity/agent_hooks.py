@@ -8,7 +8,9 @@ reason, and any other code is an error the agent shows):
 - ``session-start``: ``{"hookSpecificOutput": {"hookEventName": "SessionStart",
   "additionalContext": <the orient brief>}}``, cut to ``GIT_CONTINUITY_BRIEF_TOKENS``
   (default 2500, about 7,500 bytes: both agents cap injected context near 10,000 characters);
-- ``pre-compact`` and ``session-end``: a handoff, reported as ``{"systemMessage": …}``;
+- ``pre-compact`` and ``session-end``: a handoff, reported as ``{"systemMessage": …}``; except
+  Claude Code's PreCompact, whose stdout is not read as JSON but passed on as plain-text
+  instructions for the summary: there it names the ids the summary must keep;
 - ``stop``: the closure gate. While an open thread does not verify now it answers
   ``{"decision": "block", "reason": <why, and how to park it>}``, so the agent keeps working
   instead of declaring false closure. It cannot loop: after ``STOP_BLOCK_LIMIT`` blocks in a
@@ -75,22 +77,25 @@ def main(agent: str, action: str) -> int:
     from git_continuity.errors import UserError
 
     stream = env_stream()
+    plain = agent == "claude" and action == "pre-compact"  # instructions for the summary, not JSON
     try:
         repo = git.open_repo(Path(where))
     except UserError:
-        return _answer({})  # not a repository: nothing to orient on
+        return _plain("") if plain else _answer({})  # not a repository: nothing to orient on
     try:
         if store.snapshot(repo, stream).commit is None and action != "session-start":
-            return _answer({})
+            return _plain("") if plain else _answer({})
         if action == "session-start":
             return _session_start(repo, stream, agent_session)
         if action == "stop":
             return _stop(repo, stream, agent_session, bool(data.get("stop_hook_active")))
-        return _handoff(repo, stream, agent_session, action)
+        return _handoff(repo, stream, agent_session, action, plain)
     except UserError as error:
         said = str(error).splitlines()[0]
         if action == "session-start":
             return _answer(_context(f"git-continuity could not orient this session: {error}"))
+        if plain:
+            return _plain(f"git-continuity could not record a handoff before this compaction: {said}")
         return _answer({"systemMessage": f"git-continuity: {said}"})
 
 
@@ -105,10 +110,30 @@ def _session_start(repo: Any, stream: str, agent_session: str | None) -> int:
     return _answer(_context(result.text))
 
 
-def _handoff(repo: Any, stream: str, agent_session: str | None, action: str) -> int:
+def _plain(text: str) -> int:
+    if text:
+        sys.stdout.write(text + "\n")
+    return 0
+
+
+def _instructions(handoff: dict[str, Any]) -> str:
+    """What the summary of a compaction must keep: the ids the next turns act on."""
+    kept = [f"the handoff id {handoff['id']}", f'the objective "{handoff["objective"]["text"]}"']
+    kept += [f'the open thread {t["id"]} "{t["title"]}" ({t["status"]})' for t in handoff["threads"]]
+    kept += [f'the blocker {b["id"]} "{b["text"]}"' for b in handoff["blockers"]]
+    return (
+        f"git-continuity recorded handoff {handoff['id']} before this compaction (session {handoff['session']}). "
+        f"Keep in the summary, word for word: {'; '.join(kept)}. After the compaction git-continuity puts a fresh "
+        "brief into the context: where it and this summary differ, the brief is right."
+    )
+
+
+def _handoff(repo: Any, stream: str, agent_session: str | None, action: str, plain: bool = False) -> int:
     from git_continuity.commands import handoff
 
     done = handoff.make(repo, stream=stream, agent_session=agent_session)
+    if plain:
+        return _plain(_instructions(done.handoff))
     when = "before the compaction" if action == "pre-compact" else "at the end of the session"
     said = f"git-continuity: handoff {done.handoff['id']} recorded {when} (session {done.handoff['session']})"
     return _answer({"systemMessage": said})

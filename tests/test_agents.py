@@ -358,13 +358,19 @@ def test_claude_code_runs_the_installed_hooks(project: Path) -> None:
     assert [(t["id"], t["status"]) for t in threads] == [(thread, "done")]
 
     # -- PreCompact: a handoff; then SessionStart (compact) orients a new session on it ---------
-    said = claude.ours("PreCompact", claude_payload(work, trigger="auto", custom_instructions=None))
+    # Claude Code does not read PreCompact's stdout as JSON: it is extra instructions for the summary.
+    (said,) = claude.fire("PreCompact", claude_payload(work, trigger="auto", custom_instructions=None))
     handoffs = git(work, "ls-tree", "-r", "--name-only", "refs/continuity/main", ".continuity/handoffs/").split()
     (path,) = handoffs
     handoff = json.loads(git(work, "show", f"refs/continuity/main:{path}"))
-    assert said == {
-        "systemMessage": f"git-continuity: handoff {handoff['id']} recorded before the compaction (session {session})"
-    }
+    assert said == Ran(
+        0,
+        f"git-continuity recorded handoff {handoff['id']} before this compaction (session {session}). "
+        f'Keep in the summary, word for word: the handoff id {handoff["id"]}; the objective "Ship 1.2". '
+        "After the compaction git-continuity puts a fresh brief into the context: where it and this summary "
+        "differ, the brief is right.\n",
+        "",
+    )
     assert (handoff["session"], handoff["agent"], handoff["agent_session"]) == (session, "claude-code", CONVERSATION)
     assert handoff["did"]["threads"] == [{"id": thread, "title": "Release v1.2", "was": "open", "now": "done"}]
 
@@ -416,8 +422,9 @@ def test_the_hooks_stay_out_of_the_way_where_there_is_nothing_to_do(tmp_path: Pa
             if action == "session-start" and where == repo:
                 context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
                 assert context.splitlines()[1].startswith("No continuity state for stream 'main' in this clone")
-            else:
-                assert (done.returncode, done.stdout, done.stderr) == (0, "{}\n", ""), (action, where)
+            else:  # Claude Code's PreCompact stdout is instructions for the summary: none
+                nothing = "" if action == "pre-compact" else "{}\n"
+                assert (done.returncode, done.stdout, done.stderr) == (0, nothing, ""), (action, where)
     # Input that is not JSON: said on stderr, and the hook still answers.
     done = subprocess.run(
         ["git-continuity-hook", "agent", "claude", "stop"],
@@ -448,10 +455,10 @@ def test_a_handoff_hook_without_an_objective_says_so_and_lets_compaction_go_on(r
         text=True,
     )
     assert (done.returncode, done.stderr) == (0, "")
-    assert json.loads(done.stdout) == {
-        "systemMessage": "git-continuity: handoff needs an objective: the next session must know what this "
-        "work is for, and there is none."
-    }
+    assert done.stdout == (
+        "git-continuity could not record a handoff before this compaction: handoff needs an objective: "
+        "the next session must know what this work is for, and there is none.\n"
+    )
 
 
 # -- bad settings files ---------------------------------------------------------------------

@@ -192,3 +192,49 @@ def test_codex_gets_the_brief_is_held_at_stop_and_hands_off(project: tuple[Path,
         first["prompt_cache_key"],
     )
     assert handoff["did"]["threads"] == [{"id": thread, "title": "Release v1.2", "was": "open", "now": "done"}]
+
+
+SUMMARY_REQUEST = "Your task is to create a detailed summary of the conversation so far"
+
+
+def test_claude_code_compaction_keeps_the_ids_and_the_next_brief_names_the_handoff(
+    project: tuple[Path, str], tmp_path: Path
+) -> None:
+    work, thread = project
+    ok(work, "agent", "install", "claude")
+    home = tmp_path / "agent-home"
+    home.mkdir()
+    script = Turns(
+        [
+            Reply("I will park it.", Tool("Bash", {"command": f"git continuity thread set {thread} waiting"})),
+            Reply("Parked."),
+        ],
+        wanted=lambda body: bool(body.get("tools")) and SUMMARY_REQUEST not in json.dumps(body["messages"][-1]),
+        rest=Reply("<analysis>short</analysis>\n<summary>The release thread is parked.</summary>"),
+    )
+    with Imitation("anthropic", script) as model:
+        assert claude(work, home, model, "-p", "Park the release.").out == "Parked.\n"
+        compacted = claude(work, home, model, "-p", "--continue", "/compact")
+        assert compacted.code == 0, compacted
+        later = claude(work, home, model, "-p", "--continue", "Where are we?")
+        assert later.code == 0, later
+    summarize = [b for b in model.conversation() if SUMMARY_REQUEST in said_last(b)]
+    assert len(summarize) == 1
+    instructions = said_last(summarize[0]).split("Additional Instructions:\n", 1)[1].split("\n\nREMINDER:", 1)[0]
+
+    # PreCompact recorded a handoff; its plain-text answer is what the summary is asked to keep.
+    before = [h for h in handoffs(work) if h["id"] in instructions]
+    assert len(before) == 1, instructions
+    (handoff,) = before
+    assert instructions == (
+        f"git-continuity recorded handoff {handoff['id']} before this compaction (session {handoff['session']}). "
+        "Keep in the summary, word for word: "
+        f'the handoff id {handoff["id"]}; the objective "Ship 1.2"; the open thread {thread} "Release v1.2" (waiting). '
+        "After the compaction git-continuity puts a fresh brief into the context: where it and this summary "
+        "differ, the brief is right."
+    )
+    assert "systemMessage" not in read(summarize[0], "messages")  # no JSON of ours reaches it
+
+    # The next brief names that handoff.
+    resumed = next(b for b in model.conversation() if "Where are we?" in read(b, "messages"))
+    assert f"## Since the last session: handoff {handoff['id']}," in read(resumed, "messages")
