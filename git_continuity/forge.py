@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import Handle, Observation
-from git_continuity.plugin import Repo, VerifyContext
+from git_continuity.plugin import Repository, Undecided, VerifyContext, inside
 
 # Requests in flight at once for one verifier: enough to hide a slow API's latency, far below
 # GitHub's guidance of at most 100 concurrent requests.
@@ -30,12 +29,8 @@ MAX_PAGES = 20  # a list longer than this many pages is not read to its end
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
 
 
-class Undecided(Exception):
-    """The service could not tell: the message is the reason shown to the user."""
-
-
 @dataclass
-class Api:
+class Service:
     """One forge instance's conventions, for one verification run."""
 
     name: str  # "GitHub", "GitLab", "Gitea": how the user calls it
@@ -55,7 +50,7 @@ class Api:
 
 def cache_dir(ctx: VerifyContext) -> Path:
     """Conditional-request cache: local to this clone, never synced."""
-    return ctx.repo.local_dir / "cache" / "http"
+    return inside(ctx.repo).local_dir / "cache" / "http"
 
 
 def _until(moment: datetime) -> str:
@@ -85,16 +80,16 @@ def rate_limited_until(status: int, headers: Mapping[str, str], now: datetime) -
     return None
 
 
-def fetch(ctx: VerifyContext, api: Api, url: str) -> tuple[Any, Mapping[str, str]]:
+def fetch(ctx: VerifyContext, service: Service, url: str) -> tuple[Any, Mapping[str, str]]:
     """GET url from the API and decode its JSON, or raise Undecided with the reason."""
     from git_continuity import http
 
-    with api._lock:
-        blocked = api.blocked_until
-        api.requests += 1
+    with service._lock:
+        blocked = service.blocked_until
+        service.requests += 1
     if blocked is not None and blocked > ctx.now:
-        raise Undecided(f"rate limited until {_until(blocked)} ({api.name} said so earlier in this run)")
-    headers = {"Accept": api.accept, **api.auth}
+        raise Undecided(f"rate limited until {_until(blocked)} ({service.name} said so earlier in this run)")
+    headers = {"Accept": service.accept, **service.auth}
     try:
         answer = http.get(url, headers=headers, timeout=ctx.timeout, cache_dir=cache_dir(ctx))
     except http.NoAnswer as error:
@@ -102,37 +97,37 @@ def fetch(ctx: VerifyContext, api: Api, url: str) -> tuple[Any, Mapping[str, str
     status = answer.status
     limited = rate_limited_until(status, answer.headers, ctx.now)
     if limited is not None:
-        with api._lock:
-            api.blocked_until = max(limited, api.blocked_until or limited)
-        raise Undecided(f"rate limited until {_until(limited)} ({api.name} answered {status})")
-    no_token = "" if api.has_token else f"; no token: {api.token_hint}"
+        with service._lock:
+            service.blocked_until = max(limited, service.blocked_until or limited)
+        raise Undecided(f"rate limited until {_until(limited)} ({service.name} answered {status})")
+    no_token = "" if service.has_token else f"; no token: {service.token_hint}"
     if status == 401:
-        said = "the token was refused (401)" if api.has_token else "it needs a token (401)"
-        raise Undecided(f"{api.name} said {said}{no_token}")
+        said = "the token was refused (401)" if service.has_token else "it needs a token (401)"
+        raise Undecided(f"{service.name} said {said}{no_token}")
     if status == 403:
-        said = "the token lacks access (403)" if api.has_token else "access denied (403)"
-        raise Undecided(f"{api.name} said {said}{no_token}")
+        said = "the token lacks access (403)" if service.has_token else "access denied (403)"
+        raise Undecided(f"{service.name} said {said}{no_token}")
     if status == 404:
-        raise Undecided(f"not found ({api.name} answered 404{no_token or ': or this token cannot see it'})")
+        raise Undecided(f"not found ({service.name} answered 404{no_token or ': or this token cannot see it'})")
     if status >= 500:
-        raise Undecided(f"{api.name} failed to answer ({status}); try again later")
+        raise Undecided(f"{service.name} failed to answer ({status}); try again later")
     if status != 200:
-        raise Undecided(f"{api.name} answered {status}")
+        raise Undecided(f"{service.name} answered {status}")
     try:
         return json.loads(answer.body), answer.headers
     except ValueError:
         kind = answer.headers.get("content-type", "no content type").split(";")[0]
-        raise Undecided(f"{api.name}'s answer is not JSON ({kind}); is {api.base} its API address?") from None
+        raise Undecided(f"{service.name}'s answer is not JSON ({kind}); is {service.base} its API address?") from None
 
 
-def fetch_object(ctx: VerifyContext, api: Api, url: str) -> dict[str, Any]:
-    data, _ = fetch(ctx, api, url)
+def fetch_object(ctx: VerifyContext, service: Service, url: str) -> dict[str, Any]:
+    data, _ = fetch(ctx, service, url)
     if not isinstance(data, dict):
-        raise Undecided(f"{api.name}'s answer is not the JSON object its API describes")
+        raise Undecided(f"{service.name}'s answer is not the JSON object its API describes")
     return data
 
 
-def fetch_pages(ctx: VerifyContext, api: Api, url: str, key: str | None = None) -> list[Any]:
+def fetch_pages(ctx: VerifyContext, service: Service, url: str, key: str | None = None) -> list[Any]:
     """Every item of a paged list, following ``Link: rel="next"`` (and GitLab's
     ``X-Next-Page``). ``key`` names the list inside an object answer (GitHub's
     ``check_runs``); without it the answer is the list itself."""
@@ -141,13 +136,13 @@ def fetch_pages(ctx: VerifyContext, api: Api, url: str, key: str | None = None) 
     for _ in range(MAX_PAGES):
         if next_url is None:
             return items
-        data, headers = fetch(ctx, api, next_url)
+        data, headers = fetch(ctx, service, next_url)
         page = data.get(key) if key is not None and isinstance(data, dict) else data
         if not isinstance(page, list):
-            raise Undecided(f"{api.name}'s answer is not the list its API describes")
+            raise Undecided(f"{service.name}'s answer is not the list its API describes")
         items.extend(page)
         next_url = _next_page(next_url, headers)
-    raise Undecided(f"{api.name} has more than {MAX_PAGES} pages of answers; not read to the end")
+    raise Undecided(f"{service.name} has more than {MAX_PAGES} pages of answers; not read to the end")
 
 
 def _next_page(url: str, headers: Mapping[str, str]) -> str | None:
@@ -199,13 +194,13 @@ def require(pattern: re.Pattern[str], value: str, what: str, handle: str, form: 
     return value
 
 
-def revision(repo: Repo, rev: str, handle: str) -> str:
+def revision(repo: Repository, rev: str, handle: str) -> str:
     """A revision as a full commit id. A 40-hex id this clone lacks is kept as written
     (the forge may know a commit that was never fetched here)."""
     if HEX40.fullmatch(rev):
         return rev
     try:
-        return git.resolve_commit(repo, rev)
+        return repo.resolve_commit(rev)
     except UserError as error:
         raise UserError(f"{error} (in {handle!r}; give a revision this clone has, or a full commit id)") from None
 
@@ -232,7 +227,7 @@ def minute(stamp: str | None) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
 
 
-def pull_request(api: Api, number: str, pr: dict[str, Any]) -> tuple[str, str]:
+def pull_request(service: Service, number: str, pr: dict[str, Any]) -> tuple[str, str]:
     """A pull request as GitHub and Gitea/Forgejo describe it (the same fields): its state
     (open, merged or closed) and a sentence saying what was observed."""
     state = pr.get("state")
@@ -250,4 +245,4 @@ def pull_request(api: Api, number: str, pr: dict[str, Any]) -> tuple[str, str]:
         head = (pr.get("head") or {}).get("sha")
         draft = " (draft)" if pr.get("draft") else ""
         return "open", f"PR #{number} is open{draft}" + (f", head {short(head)}" if head else "")
-    raise Undecided(f"{api.name} gave PR #{number} a state this verifier does not know: {state!r}")
+    raise Undecided(f"{service.name} gave PR #{number} a state this verifier does not know: {state!r}")

@@ -1,4 +1,9 @@
-"""The hooks a verifier plugin implements; nothing but specs lives here."""
+"""The hooks a verifier plugin implements; nothing but specs lives here.
+
+A plugin marks its functions with ``git_continuity.api.hookimpl``; their names and argument
+names must be these (a plugin may take fewer arguments). Each scheme has one owning plugin:
+only that plugin is asked to resolve and to verify its handles.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,8 @@ from collections.abc import Mapping, Sequence
 
 import pluggy
 
-from git_continuity.plugin import PROJECT, Handle, Observation, Repo, Scheme, VerifyContext
+from git_continuity.model import Handle, Observation
+from git_continuity.plugin import PROJECT, Repository, Scheme, VerifyContext
 
 hookspec = pluggy.HookspecMarker(PROJECT)
 
@@ -15,22 +21,25 @@ hookspec = pluggy.HookspecMarker(PROJECT)
 def continuity_schemes() -> Sequence[Scheme]:
     """The handle schemes this plugin verifies.
 
-    Called once per process by every command that records or dereferences a handle, and
-    by ``git continuity plugins``. Not firstresult: every plugin answers; a scheme may be
-    declared by one plugin only.
+    Arguments: none. Returns: the plugin's ``Scheme`` values (name, summary, example, live,
+    network). Called once per process by every command that records or dereferences a
+    handle, and by ``git continuity plugins``. Not firstresult: every plugin answers. A
+    scheme has one owner: when two plugins declare one scheme, every command that records or
+    dereferences a handle refuses to run, naming both.
     """
     raise NotImplementedError
 
 
 @hookspec(firstresult=True)
-def continuity_resolve(handle: Handle, repo: Repo) -> Handle | None:
-    """Normalize a handle when a claim is recorded.
+def continuity_resolve(handle: Handle, repo: Repository) -> Handle | None:
+    """Normalize a handle of one of your schemes when a claim is recorded.
 
-    ``handle`` is as the user typed it; return it with every revision resolved to a full
-    object id (so ``HEAD`` does not drift) and names expanded, or None when the scheme is
-    not yours. Raise ``git_continuity.errors.UserError`` with a message naming the bad part
-    when the handle is malformed: nothing is written then. firstresult: the first non-None
-    answer is used.
+    Arguments: ``handle`` as the user typed it (only ever of a scheme you declared);
+    ``repo``, read-only queries on the repository. Returns: the handle as it will be stored,
+    every revision resolved to a full object id (so ``HEAD`` does not drift) and names
+    expanded; None keeps it as typed. Raise ``UserError`` with a message naming the bad part
+    when the handle is malformed: nothing is written then. firstresult: only the scheme's
+    owner is asked, and its answer is used.
     """
     raise NotImplementedError
 
@@ -39,10 +48,12 @@ def continuity_resolve(handle: Handle, repo: Repo) -> Handle | None:
 def continuity_verify(handles: Sequence[Handle], context: VerifyContext) -> Mapping[Handle, Observation] | None:
     """Dereference handles of your schemes, now.
 
-    ``handles`` holds only handles of the schemes this plugin declared. Return one
-    Observation per handle: ``verified`` or ``contradicted`` only when the system answered,
-    with what it answered in ``observed``; ``unknown`` with the reason when it could not
-    tell (offline, timeout, no token, rate limited). Never ``verified`` on an error. An
-    exception marks this plugin's handles unknown; it does not stop other plugins.
+    Arguments: ``handles``, only handles of the schemes you declared (each once);
+    ``context``, the repository, the time, whether to go online, the timeout and policy.
+    Returns: one Observation per handle: ``verified`` or ``contradicted`` only when the
+    system answered, with what it answered; ``unknown`` with the reason when it could not
+    tell (offline, timeout, no token, rate limited). Never ``verified`` on an error. A handle
+    left out is ``unknown``; an exception marks all your handles unknown and does not stop
+    other plugins. Not firstresult: only the owner of the handles' schemes is asked.
     """
     raise NotImplementedError

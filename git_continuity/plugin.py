@@ -1,30 +1,32 @@
-"""What a verifier plugin needs: the hookimpl marker and the values that cross the hooks.
+"""The values that cross the plugin hooks: schemes, the verify context, a read-only view of
+the repository, and observations.
 
-A plugin is a module (or object) with functions marked ``@hookimpl`` whose names and
-arguments match ``git_continuity.hookspecs``, registered under the entry-point group
-``git_continuity``::
-
-    [project.entry-points.git_continuity]
-    myci = "myci_continuity"
+Plugins import these from ``git_continuity.api``, the stable interface; this module is where
+they are defined, low enough for ``forge`` and ``verify`` to use them without importing the
+public face.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
 import pluggy
 
-from git_continuity.model import Handle, Observation
+from git_continuity import repo as git
+from git_continuity.model import Handle, Observation, Result
 from git_continuity.policy import Policy
-from git_continuity.repo import Repo
 
 PROJECT = "git_continuity"
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
-__all__ = ["Handle", "Observation", "Policy", "Progress", "Repo", "Scheme", "VerifyContext", "hookimpl"]
+
+class Undecided(Exception):
+    """The system asked could not tell: the message is the reason shown to the user."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,141 @@ class Scheme:
     network: bool = False
 
 
+@dataclass(frozen=True)
+class Verifier:
+    """Who observes: a verifier's name and version, stamped on each observation it makes
+    (and so on the evidence recorded from it)."""
+
+    name: str
+    version: str
+
+    def _seen(self, result: Result, observed: str, depends_on: Mapping[str, str] | None) -> Observation:
+        return Observation(result, observed, self.name, self.version, dict(depends_on or {}))
+
+    def verified(self, observed: str, depends_on: Mapping[str, str] | None = None) -> Observation:
+        """The system answered and the claim holds; ``observed`` says what it answered.
+        ``depends_on`` maps what the answer rested on (a ref, ``worktree``) to its value
+        then: when one moves, the evidence turns stale."""
+        return self._seen("verified", observed, depends_on)
+
+    def contradicted(self, observed: str, depends_on: Mapping[str, str] | None = None) -> Observation:
+        """The system answered and the claim does not hold."""
+        return self._seen("contradicted", observed, depends_on)
+
+    def unknown(self, reason: str, depends_on: Mapping[str, str] | None = None) -> Observation:
+        """No answer either way (offline, timeout, no token, not approved): ``reason`` says why."""
+        return self._seen("unknown", reason, depends_on)
+
+
+@dataclass(frozen=True)
+class Repository:
+    """Read-only questions about the repository being verified. Object ids are full
+    hexadecimal strings; nothing returned is a pygit2 object."""
+
+    _repo: git.Repo = field(repr=False)
+
+    @property
+    def work_dir(self) -> Path | None:
+        """The work tree's folder; None in a bare repository."""
+        return self._repo.work_dir
+
+    def resolve_commit(self, rev: str) -> str:
+        """rev (a branch, tag, ``HEAD~2``, an abbreviated id) as a full commit id; raises
+        UserError naming rev when it names no commit here."""
+        return git.resolve_commit(self._repo, rev)
+
+    def expand_ref(self, name: str) -> str | None:
+        """A short ref name as git would expand it (``main`` -> ``refs/heads/main``)."""
+        return git.expand_ref(self._repo, name)
+
+    def ref_target(self, refname: str) -> str | None:
+        """The object a full ref name points at, or None when there is no such ref."""
+        return git.ref_target(self._repo, refname)
+
+    def peel_to_commit(self, oid: str) -> str | None:
+        """The commit an object (a commit, an annotated tag) leads to, or None."""
+        return git.peel_to_commit(self._repo, git.Oid(oid))
+
+    def has_commit(self, oid: str) -> bool:
+        return git.has_commit(self._repo, git.Oid(oid))
+
+    def contains(self, tip: str, rev: str) -> bool:
+        """Whether rev is tip or one of its ancestors."""
+        return git.contains(self._repo, git.Oid(tip), git.Oid(rev))
+
+    def is_shallow(self) -> bool:
+        return git.is_shallow(self._repo)
+
+    def head_commit(self) -> str | None:
+        """HEAD's commit; None before the first commit."""
+        return git.head_commit(self._repo)
+
+    def tag_commit(self, name: str) -> str | None:
+        """The commit tag ``name`` points at, or None when there is no such tag."""
+        return git.tag_commit(self._repo, name)
+
+    def path_in_commit(self, commit: str, path: str) -> bool:
+        return git.path_in_commit(self._repo, git.Oid(commit), path)
+
+    def commit_tree(self, commit: str) -> str:
+        """The id of a commit's tree."""
+        return git.commit_info(self._repo, git.Oid(commit)).tree
+
+    def worktree_tree(self) -> str | None:
+        """The id of the tree the work tree holds now (uncommitted changes included); None
+        in a bare repository."""
+        return git.worktree_tree(self._repo)
+
+    def changes(self) -> git.Changes | None:
+        """Uncommitted changes as path lists (staged, unstaged, untracked, conflicted); None
+        in a bare repository."""
+        return git.changes(self._repo)
+
+    def remote_names(self) -> list[str]:
+        return git.remote_names(self._repo)
+
+    def ref_updated_at(self, refname: str) -> datetime | None:
+        """When the ref last moved, from its reflog."""
+        return git.ref_updated_at(self._repo, refname)
+
+    def cloned_at(self) -> datetime | None:
+        return git.cloned_at(self._repo)
+
+    def config_value(self, key: str) -> str | None:
+        """A git config value as git reads it (repository, then user, then system)."""
+        return git.config_value(self._repo, key)
+
+    def note_records(self, commit: str) -> list[dict[str, Any]]:
+        """The JSON records on the commit's continuity note (``refs/notes/continuity``),
+        e.g. ``kind: ci`` results; a hand-written line is skipped."""
+        from git_continuity import notes
+
+        return notes.records(self._repo, git.Oid(commit))
+
+    def remote_ref(self, remote: str, refname: str, timeout: float) -> str | None:
+        """Where refname points on the remote right now, asked through the user's git (its
+        SSH agent, credentials and proxies); None when the remote lacks it. Raises
+        Undecided with git's own words when the remote cannot be asked."""
+        from git_continuity import transport
+
+        try:
+            return transport.remote_ref(self._repo, remote, refname, timeout)
+        except transport.TransportError as error:
+            raise Undecided(str(error)) from None
+
+    def command_approved(self, command: str) -> bool:
+        """Whether this machine's user approved running exactly this command here
+        (``git continuity trust allow``): a command from shared state is data until then."""
+        from git_continuity import trust
+
+        return trust.is_approved(self._repo, command)
+
+
+def inside(repository: Repository) -> git.Repo:
+    """The repository door's own handle, for this package's code only."""
+    return repository._repo
+
+
 class Progress(Protocol):
     """Where network verification reports how far it got (a line on a terminal)."""
 
@@ -56,14 +193,13 @@ class Progress(Protocol):
 class VerifyContext:
     """Everything a dereference may consult."""
 
-    repo: Repo
+    repo: Repository
     now: datetime
     online: bool = False  # ask remotes and services themselves, not local copies
     timeout: float = 10.0  # seconds, per network request
     policy: Policy = field(default_factory=Policy)  # the repository's .continuity.yaml
     # A commit is being made from the index (the commit-msg hook): staged changes are part of it.
     committing: bool = False
-    notes: list[str] = field(default_factory=list)  # warnings for the user, e.g. a stale fetch
     progress: Progress | None = None  # set by `verify` on a terminal
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -72,9 +208,3 @@ class VerifyContext:
         if self.progress is not None:
             with self._lock:
                 self.progress.advance(handle.text)
-
-    def note(self, text: str) -> None:
-        """A warning for the user, once (safe from worker threads)."""
-        with self._lock:
-            if text not in self.notes:
-                self.notes.append(text)

@@ -6,9 +6,10 @@ import contextlib
 import functools
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 import pluggy
 
@@ -27,7 +28,8 @@ from git_continuity.model import (
     parse_handle,
     stamp,
 )
-from git_continuity.plugin import PROJECT, Policy, Progress, Scheme, VerifyContext
+from git_continuity.plugin import PROJECT, Progress, Repository, Scheme, VerifyContext
+from git_continuity.policy import Policy
 
 DEFAULT_PLUGINS = ("git_continuity.verifiers.git", "git_continuity.verifiers.cmd")
 
@@ -112,7 +114,8 @@ class PluginInfo:
 
 @functools.cache
 def plugins() -> tuple[PluginInfo, ...]:
-    """Every registered plugin with its version and the schemes it declared."""
+    """Every registered plugin with its version and the schemes it declared (each plugin
+    asked through the hook, so GIT_CONTINUITY_TRACE shows it)."""
     from git_continuity import __version__
 
     pm = get_plugin_manager()
@@ -120,14 +123,38 @@ def plugins() -> tuple[PluginInfo, ...]:
     found = []
     for impl in pm.hook.continuity_schemes.get_hookimpls():
         name = pm.get_name(impl.plugin) or repr(impl.plugin)
-        found.append(
-            PluginInfo(name, versions.get(name, __version__), impl.plugin, tuple(impl.function()))  # type: ignore[arg-type]
-        )
+        declared = [s for answer in _hook(name, "continuity_schemes")() for s in answer or ()]
+        for s in declared:
+            if not isinstance(s, Scheme):
+                raise UserError(f"plugin {name} declares {s!r}, which is not a git_continuity.api.Scheme")
+        found.append(PluginInfo(name, versions.get(name, __version__), impl.plugin, tuple(declared)))
     return tuple(sorted(found, key=lambda p: p.name))
 
 
+@functools.cache
+def _hook(plugin: str, name: str) -> Callable[..., Any]:
+    """Hook ``name`` of one plugin only, called through pluggy (so tracing sees it)."""
+    pm = get_plugin_manager()
+    mine = pm.get_plugin(plugin)
+    return pm.subset_hook_caller(name, remove_plugins=[p for p in pm.get_plugins() if p is not mine])
+
+
+@functools.cache
 def schemes() -> dict[str, tuple[PluginInfo, Scheme]]:
-    return {s.name: (p, s) for p in plugins() for s in p.schemes}
+    """Each scheme's one owner, which alone resolves and verifies its handles. Two plugins
+    declaring one scheme are refused, naming both: which one a handle went to would
+    otherwise depend on the order plugins happen to load in."""
+    owners: dict[str, tuple[PluginInfo, Scheme]] = {}
+    for p in plugins():
+        for s in p.schemes:
+            other = owners.get(s.name, (p, s))[0]
+            if other is not p:
+                raise UserError(
+                    f"the handle scheme '{s.name}:' is declared by two plugins, {other.name} {other.version} "
+                    f"and {p.name} {p.version}; a scheme has one owner: uninstall the package of one of them"
+                )
+            owners[s.name] = (p, s)
+    return owners
 
 
 def is_live(claim: Claim) -> bool:
@@ -139,15 +166,17 @@ def is_live(claim: Claim) -> bool:
 
 
 def resolve(repo: git.Repo, text: str) -> Handle:
-    """The handle as it will be stored: validated and with revisions resolved to full ids."""
+    """The handle as it will be stored: validated by its scheme's owner, with revisions
+    resolved to full ids."""
     handle = parse_handle(text)
-    if handle.scheme not in schemes():
+    owner = schemes().get(handle.scheme)
+    if owner is None:
         known = ", ".join(f"{s}:" for s in sorted(schemes()))
         raise UserError(
             f"unknown handle scheme '{handle.scheme}:' in {text!r}\n"
             f"Known here: {known} (git continuity plugins lists them with examples)"
         )
-    resolved: Handle | None = get_plugin_manager().hook.continuity_resolve(handle=handle, repo=repo)
+    resolved: Handle | None = _hook(owner[0].name, "continuity_resolve")(handle=handle, repo=Repository(repo))
     return resolved or handle
 
 
@@ -157,7 +186,6 @@ def dereference(handles: Iterable[Handle], context: VerifyContext) -> dict[Handl
     A plugin that raises, or says nothing of a handle, leaves it ``unknown`` with the
     reason; other plugins' results stand.
     """
-    pm = get_plugin_manager()
     owners = schemes()
     by_plugin: dict[str, list[Handle]] = {}
     results: dict[Handle, Observation] = {}
@@ -172,10 +200,10 @@ def dereference(handles: Iterable[Handle], context: VerifyContext) -> dict[Handl
         context.progress.start(network)
     for name, wanted in by_plugin.items():
         info = infos[name]
-        others = [p for p in pm.get_plugins() if p is not info.plugin]
-        call = pm.subset_hook_caller("continuity_verify", remove_plugins=others)
         try:
-            answers: Sequence[Mapping[Handle, Observation] | None] = call(handles=wanted, context=context)
+            answers: Sequence[Mapping[Handle, Observation] | None] = _hook(name, "continuity_verify")(
+                handles=wanted, context=context
+            )
         except Exception as error:  # a broken plugin must not sink the other verifications
             answers = [
                 {h: Observation("unknown", f"verifier {name} failed: {error!r}", name, info.version) for h in wanted}
@@ -273,7 +301,9 @@ def assess(
                 settled[claim.id] = derived
                 continue
         wanted.add(handle)
-    context = VerifyContext(snap.repo, at, online=online, policy=policy, progress=progress, committing=committing)
+    context = VerifyContext(
+        Repository(snap.repo), at, online=online, policy=policy, progress=progress, committing=committing
+    )
     if timeout is not None:
         context.timeout = timeout
     observed = dereference(wanted, context) if wanted else {}

@@ -3,52 +3,60 @@ installed as its own package, and the progress line of network verification."""
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata
+import inspect
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import cont, git
+from conftest import commit, cont, git
 
+from git_continuity import hookspecs, verify
 from git_continuity.progress import Progress, on_terminal
+
+ROOT = Path(__file__).resolve().parent.parent
 
 ECHO_PLUGIN = '''\
 """A third-party verifier: echo:yes verifies, echo:boom raises."""
-from git_continuity.plugin import Observation, Scheme, hookimpl
+from git_continuity import api
+
+SEEN = api.Verifier("echo", "1.2.3")
 
 
-@hookimpl
+@api.hookimpl
 def continuity_schemes():
-    return [Scheme("echo", "verified when the text after the colon is yes", "echo:yes", live=True)]
+    return [api.Scheme("echo", "verified when the text after the colon is yes", "echo:yes", live=True)]
 
 
-@hookimpl
+@api.hookimpl
 def continuity_verify(handles, context):
     if any(h.body == "boom" for h in handles):
         raise RuntimeError("the echo service is down")
-    return {h: Observation("verified" if h.body == "yes" else "contradicted", f"echo said {h.body}", "echo", "1.2.3")
-            for h in handles if h.scheme == "echo"}
+    return {h: (SEEN.verified if h.body == "yes" else SEEN.contradicted)(f"echo said {h.body}") for h in handles}
 '''
 
 
-@pytest.fixture(scope="session")
-def echo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The plugin built as a wheel and installed by pip into a folder of its own."""
-    root = tmp_path_factory.mktemp("echo")
-    wheel = root / "continuity_echo-1.2.3-py3-none-any.whl"
-    info = "continuity_echo-1.2.3.dist-info"
+def install(root: Path, module: str, source: str, entry: str, version: str) -> Path:
+    """A one-module plugin built as a wheel and installed by pip into a folder of its own."""
+    dist = module.replace("_", "-")
+    wheel = root / f"{module}-{version}-py3-none-any.whl"
+    info = f"{module}-{version}.dist-info"
     with zipfile.ZipFile(wheel, "w") as z:
-        z.writestr("continuity_echo.py", ECHO_PLUGIN)
-        z.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: continuity-echo\nVersion: 1.2.3\n")
+        z.writestr(f"{module}.py", source)
+        z.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
         z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
-        z.writestr(f"{info}/entry_points.txt", "[git_continuity]\necho = continuity_echo\n")
+        z.writestr(f"{info}/entry_points.txt", f"[git_continuity]\n{entry} = {module}\n")
         z.writestr(
             f"{info}/RECORD",
-            f"continuity_echo.py,,\n{info}/METADATA,,\n{info}/WHEEL,,\n{info}/entry_points.txt,,\n{info}/RECORD,,\n",
+            f"{module}.py,,\n{info}/METADATA,,\n{info}/WHEEL,,\n{info}/entry_points.txt,,\n{info}/RECORD,,\n",
         )
     site = root / "site"
     subprocess.run(
@@ -57,6 +65,15 @@ def echo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         capture_output=True,
     )
     return site
+
+
+def use_site(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+
+
+@pytest.fixture(scope="session")
+def echo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return install(tmp_path_factory.mktemp("echo"), "continuity_echo", ECHO_PLUGIN, "echo", "1.2.3")
 
 
 def test_plugins_lists_every_plugin_version_and_scheme(repo: Path) -> None:
@@ -86,7 +103,7 @@ def test_plugins_lists_every_plugin_version_and_scheme(repo: Path) -> None:
 def test_a_third_party_plugin_installed_as_its_own_package_is_used(
     repo: Path, echo_site: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PYTHONPATH", f"{echo_site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    use_site(echo_site, monkeypatch)
     listed = cont(repo, "plugins")
     assert (
         "echo 1.2.3\n  echo:       verified when the text after the colon is yes  [live]\n              e.g. echo:yes\n"
@@ -143,3 +160,186 @@ def test_the_entry_point_list_is_remembered_and_read_back(tmp_path, monkeypatch)
     assert verify.entry_points() == scanned  # read back from the file
     kept.write_text('[["only", "git_continuity.verifiers.ci", "9.9"]]')
     assert verify.entry_points() == [("only", "git_continuity.verifiers.ci", "9.9")]
+
+
+AAA_PLUGIN = '''\
+"""A third-party plugin that declares the git plugin's tag: scheme as its own."""
+from git_continuity import api
+
+
+@api.hookimpl
+def continuity_schemes():
+    return [api.Scheme("tag", "aaa's tags", "tag:v9", live=True)]
+
+
+@api.hookimpl
+def continuity_resolve(handle, repo):
+    return handle
+
+
+@api.hookimpl
+def continuity_verify(handles, context):
+    return {h: api.Verifier("aaa", "1.0").verified("aaa says so") for h in handles}
+'''
+
+
+def test_two_plugins_declaring_one_scheme_are_refused_naming_both(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before: aaa resolved tag:v9 (the first answer) while git verified it (the last owner
+    # by name), so the claim was recorded by one plugin and judged by another.
+    use_site(install(tmp_path, "continuity_aaa", AAA_PLUGIN, "aaa", "1.0"), monkeypatch)
+    assert cont(repo, "init").code == 0
+    refused = cont(repo, "claim", "add", "v9 is tagged", "--check", "tag:v9")
+    said = (
+        "git-continuity: error: the handle scheme 'tag:' is declared by two plugins, aaa 1.0 and git 0.1.0; "
+        "a scheme has one owner: uninstall the package of one of them\n"
+    )
+    assert (refused.code, refused.out, refused.err) == (2, "", said)
+    assert cont(repo, "status").err == said
+
+
+# -- the README's plugin, exactly as written ----------------------------------------------
+
+
+def readme_section() -> str:
+    text = (ROOT / "README.md").read_text()
+    return text[text.index("### Plugins\n") : text.index("## Dependencies\n")]
+
+
+def readme_block(language: str) -> str:
+    found = re.search(rf"```{language}\n(.*?)```", readme_section(), re.DOTALL)
+    assert found is not None, f"no {language} block in the README's plugin section"
+    return found.group(1)
+
+
+@pytest.fixture(scope="session")
+def version_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The README's plugin, installed from the README's own text and entry point."""
+    registered = re.fullmatch(r'\[project\.entry-points\.git_continuity\]\n(\w+) = "(\w+)"\n', readme_block("toml"))
+    assert registered is not None
+    entry, module = registered.groups()
+    return install(tmp_path_factory.mktemp("version"), module, readme_block("python"), entry, "1.0")
+
+
+def states(repo: Path) -> list[tuple[str, str, str]]:
+    return [(c["text"], c["state"], c["observed"]) for c in json.loads(cont(repo, "status", "--json").out)["claims"]]
+
+
+def test_the_readme_plugin_works_as_written(repo: Path, version_site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    use_site(version_site, monkeypatch)
+    commit(repo, "version", {"VERSION": "1.2\n"})
+    assert cont(repo, "init").code == 0
+    refused = cont(repo, "claim", "add", "released", "--check", "version:")
+    assert (refused.code, refused.err) == (
+        2,
+        "git-continuity: error: handle 'version:' names no version, e.g. version:1.2\n",
+    )
+    assert cont(repo, "claim", "add", "1.2 is out", "--check", "version:1.2").code == 0
+    assert states(repo) == [("1.2 is out", "verified", "VERSION says 1.2")]
+    (repo / "VERSION").write_text("1.3\n")
+    assert states(repo) == [("1.2 is out", "contradicted", "VERSION says 1.3")]
+
+
+# -- completeness: every hook documented and exercised, every scheme owned once ------------
+
+
+def specs() -> list[str]:
+    found = inspect.getmembers(hookspecs, inspect.isfunction)
+    return sorted(name for name, f in found if hasattr(f, "git_continuity_spec"))
+
+
+def test_every_hookspec_is_documented_and_exercised() -> None:
+    assert specs() == ["continuity_resolve", "continuity_schemes", "continuity_verify"]
+    tests = {name for name in globals() if name.startswith("test_hook_")}
+    for name in specs():
+        assert f"`{name}(" in readme_section(), f"{name} is not described in the README's plugin section"
+        assert f"test_hook_{name}" in tests, f"no test_hook_{name} in {__file__}"
+        doc = inspect.getdoc(getattr(hookspecs, name)) or ""
+        assert "Arguments:" in doc and "Returns:" in doc and "firstresult" in doc, name
+    # hookspecs.py holds only specs.
+    assert [
+        n for n, f in inspect.getmembers(hookspecs, inspect.isfunction) if f.__module__ == hookspecs.__name__
+    ] == specs()
+
+
+def test_hook_continuity_schemes(repo: Path, version_site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    use_site(version_site, monkeypatch)
+    listed = cont(repo, "plugins")
+    assert (
+        "version 1.0\n  version:    the VERSION file says <text>  [live]\n              e.g. version:1.2\n"
+        in listed.out
+    )
+
+
+def test_hook_continuity_resolve(repo: Path, version_site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The README plugin keeps every handle it is given: were it asked about commit:HEAD, the
+    # claim would keep the drifting HEAD. Only the scheme's owner is asked.
+    use_site(version_site, monkeypatch)
+    head = git(repo, "rev-parse", "HEAD")
+    assert cont(repo, "init").code == 0
+    monkeypatch.setenv("GIT_CONTINUITY_TRACE", "1")
+    ran = cont(repo, "claim", "add", "the first commit", "--check", "commit:HEAD")
+    assert ran.code == 0, ran.err
+    assert f"  handle  commit:{head}  (as written: commit:HEAD)\n" in ran.out
+    asked = (
+        "  continuity_resolve [hook]\n"
+        "      handle: Handle(scheme='commit', body='HEAD')\n"
+        "      repo: Repository()\n"
+        f"  finish continuity_resolve --> Handle(scheme='commit', body='{head}') [hook]\n"
+    )
+    assert ran.err.count("continuity_resolve [hook]") == 1
+    assert asked in ran.err
+
+
+def test_hook_continuity_verify(repo: Path, version_site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    use_site(version_site, monkeypatch)
+    commit(repo, "version", {"VERSION": "1.2\n"})
+    assert cont(repo, "init").code == 0
+    assert cont(repo, "claim", "add", "1.2 is out", "--check", "version:1.2").code == 0
+    assert cont(repo, "claim", "add", "the README is there", "--check", "file:README").code == 0
+    monkeypatch.setenv("GIT_CONTINUITY_TRACE", "1")
+    ran = cont(repo, "status", "--json")
+    head = git(repo, "rev-parse", "--short=7", "HEAD")
+    assert [(c["text"], c["state"], c["observed"]) for c in json.loads(ran.out)["claims"]] == [
+        ("1.2 is out", "verified", "VERSION says 1.2"),
+        ("the README is there", "verified", f"README exists in HEAD ({head})"),
+    ]
+    # One call per owning plugin, each given only its own handles.
+    assert sorted(re.findall(r"\n      handles: (.*)\n", ran.err)) == [
+        "[Handle(scheme='file', body='README')]",
+        "[Handle(scheme='version', body='1.2')]",
+    ]
+
+
+def test_every_built_in_scheme_is_owned_exactly_once() -> None:
+    ours = importlib.metadata.distribution("git-continuity").entry_points
+    registered = {ep.name: ep.value for ep in ours if ep.group == "git_continuity"}
+    registered |= {module.rsplit(".", 1)[-1]: module for module in verify.DEFAULT_PLUGINS}
+    modules = {f"git_continuity.verifiers.{p.stem}" for p in (ROOT / "git_continuity" / "verifiers").glob("*.py")}
+    assert sorted(registered.values()) == sorted(modules)  # every verifier module is a registered plugin
+    built_in = [p for p in verify.plugins() if p.name in registered]
+    assert sorted(p.name for p in built_in) == sorted(registered)
+    declared = Counter(s.name for p in built_in for s in p.schemes)
+    assert [name for name, n in declared.items() if n != 1] == []
+    git_schemes = ["commit", "ref", "reachable", "pushed", "tag", "file", "clean"]
+    assert sorted(declared) == sorted([*git_schemes, "cmd", "ci", "github", "gitlab", "gitea", "forgejo", "buildbot"])
+    owners = verify.schemes()
+    assert {name: owners[name][0].name for name in declared} == {s.name: p.name for p in built_in for s in p.schemes}
+
+
+def test_the_built_in_verifiers_import_only_the_api_and_the_standard_library() -> None:
+    wrong = []
+    for path in sorted((ROOT / "git_continuity" / "verifiers").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = "." * node.level + (node.module or "")
+                names = [f"{base}.{a.name}" for a in node.names] if base == "git_continuity" else [base]
+            else:
+                continue
+            for name in names:
+                if name != "git_continuity.api" and name.split(".")[0] not in sys.stdlib_module_names:
+                    wrong.append(f"{path.name}:{node.lineno} imports {name}")
+    assert wrong == []

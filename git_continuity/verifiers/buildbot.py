@@ -12,13 +12,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from git_continuity import __version__, forge
-from git_continuity.errors import UserError
-from git_continuity.plugin import Handle, Observation, Repo, Scheme, VerifyContext, hookimpl
+from git_continuity import api
 
 NAME = "buildbot"
+SEEN = api.Verifier(NAME, api.GIT_CONTINUITY_VERSION)
 SCHEMES = (
-    Scheme(
+    api.Scheme(
         "buildbot",
         "<url>[#<builder>]@<rev>[=success]: the newest build of rev on each builder (or on the one named) succeeded",
         "buildbot:https://ci.example.org/buildbot#tests@HEAD",
@@ -42,8 +41,8 @@ RESULTS = {
 GREEN = (0, 1)
 
 
-@hookimpl
-def continuity_schemes() -> Sequence[Scheme]:
+@api.hookimpl
+def continuity_schemes() -> Sequence[api.Scheme]:
     return SCHEMES
 
 
@@ -56,39 +55,35 @@ def _base(url: str, text: str) -> str:
         or parts.query
         or not PATH.fullmatch(parts.path)
     ):
-        raise UserError(
+        raise api.UserError(
             f"address {url!r} in {text!r} is not an http(s) address of a Buildbot (no user, query or "
             f"fragment); the form is {FORM}"
         )
     try:
         parts.port  # noqa: B018 (raises on a port out of range)
     except ValueError:
-        raise UserError(f"address {url!r} in {text!r} has an invalid port; the form is {FORM}") from None
+        raise api.UserError(f"address {url!r} in {text!r} has an invalid port; the form is {FORM}") from None
     return url.rstrip("/")
 
 
-def _resolve(repo: Repo, handle: Handle) -> Handle:
+def _resolve(repo: api.Repository, handle: api.Handle) -> api.Handle:
     text, body = handle.text, handle.body
     body, eq, state = body.partition("=")  # an address here has no query, so '=' starts the expectation
     address, at, rev = body.rpartition("@")
     if not at or not rev or not address:
-        raise UserError(f"handle {text!r} names no revision; the form is {FORM}")
+        raise api.UserError(f"handle {text!r} names no revision; the form is {FORM}")
     url, hash_, builder = address.partition("#")
     base = _base(url, text)
     if hash_:
-        forge.require(BUILDER, builder, "builder", text, FORM)
-    expected = f"={forge.expectation(state, ('success',), text)}" if eq else ""
+        api.require(BUILDER, builder, "builder", text, FORM)
+    expected = f"={api.expectation(state, ('success',), text)}" if eq else ""
     named = f"#{builder}" if hash_ else ""
-    return Handle("buildbot", f"{base}{named}@{forge.revision(repo, rev, text)}{expected}")
+    return api.Handle("buildbot", f"{base}{named}@{api.revision(repo, rev, text)}{expected}")
 
 
-@hookimpl
-def continuity_resolve(handle: Handle, repo: Repo) -> Handle | None:
-    return _resolve(repo, handle) if handle.scheme == "buildbot" else None
-
-
-def _seen(result: str, observed: str) -> Observation:
-    return Observation(result, observed, NAME, __version__)  # type: ignore[arg-type]
+@api.hookimpl
+def continuity_resolve(handle: api.Handle, repo: api.Repository) -> api.Handle | None:
+    return _resolve(repo, handle)
 
 
 def _revision_of(build: Mapping[str, Any]) -> set[str]:
@@ -103,20 +98,20 @@ def _revision_of(build: Mapping[str, Any]) -> set[str]:
     return set()
 
 
-def _check(ctx: VerifyContext, api: forge.Api, body: str) -> Observation:
+def _check(ctx: api.VerifyContext, service: api.Service, body: str) -> api.Observation:
     body = body.removesuffix("=success")
     address, _, sha = body.rpartition("@")
     _, _, builder = address.partition("#")
-    builders = forge.fetch_object(ctx, api, f"{api.base}/api/v2/builders")
+    builders = api.fetch_object(ctx, service, f"{service.base}/api/v2/builders")
     names = {b.get("builderid"): b.get("name") for b in builders.get("builders", []) if isinstance(b, dict)}
     if builder:
         ids = [i for i, n in names.items() if n == builder]
         if not ids:
-            raise forge.Undecided(f"not found: {api.name} has no builder '{builder}'")
-        url = f"{api.base}/api/v2/builders/{ids[0]}/builds"
+            raise api.Undecided(f"not found: {service.name} has no builder '{builder}'")
+        url = f"{service.base}/api/v2/builders/{ids[0]}/builds"
     else:
-        url = f"{api.base}/api/v2/builds"
-    found = forge.fetch_object(ctx, api, f"{url}?property=got_revision&order=-buildid&limit={RECENT}")
+        url = f"{service.base}/api/v2/builds"
+    found = api.fetch_object(ctx, service, f"{url}?property=got_revision&order=-buildid&limit={RECENT}")
     builds = [b for b in found.get("builds", []) if isinstance(b, dict) and sha in _revision_of(b)]
     latest: dict[Any, dict[str, Any]] = {}
     for build in builds:
@@ -126,11 +121,11 @@ def _check(ctx: VerifyContext, api: forge.Api, body: str) -> Observation:
     return _judge(sha, builder, [(names.get(k, f"builder {k}"), b) for k, b in latest.items()])
 
 
-def _judge(sha: str, builder: str, latest: list[tuple[Any, dict[str, Any]]]) -> Observation:
-    on = f"on {forge.short(sha)}"
+def _judge(sha: str, builder: str, latest: list[tuple[Any, dict[str, Any]]]) -> api.Observation:
+    on = f"on {api.short(sha)}"
     if not latest:
         where = f"builder '{builder}'" if builder else "Buildbot"
-        return _seen("contradicted", f"CI never saw {forge.short(sha)}: {where} has no build of it")
+        return SEEN.contradicted(f"CI never saw {api.short(sha)}: {where} has no build of it")
     described = [(f"build {name} #{b.get('number')}", b) for name, b in sorted(latest, key=lambda nb: str(nb[0]))]
     running = [(d, b) for d, b in described if not b.get("complete")]
     red = [(d, b) for d, b in described if b.get("complete") and b.get("results") not in GREEN]
@@ -138,22 +133,24 @@ def _judge(sha: str, builder: str, latest: list[tuple[Any, dict[str, Any]]]) -> 
         d, b = red[0]
         code = b.get("results")
         said = RESULTS.get(code, f"ended with result {code}") if isinstance(code, int) else "ended without a result"
-        return _seen("contradicted", f"{d} {said} {on}")
+        return SEEN.contradicted(f"{d} {said} {on}")
     if running:
-        return _seen("unknown", f"{running[0][0]} is still running {on}; not decided yet")
+        return SEEN.unknown(f"{running[0][0]} is still running {on}; not decided yet")
     shown = ", ".join(f"{d} {RESULTS[b['results']]}" for d, b in described)
-    return _seen("verified", f"{shown} {on}")
+    return SEEN.verified(f"{shown} {on}")
 
 
-@hookimpl
-def continuity_verify(handles: Sequence[Handle], context: VerifyContext) -> Mapping[Handle, Observation]:
-    apis: dict[str, forge.Api] = {}
+@api.hookimpl
+def continuity_verify(
+    handles: Sequence[api.Handle], context: api.VerifyContext
+) -> Mapping[api.Handle, api.Observation]:
+    services: dict[str, api.Service] = {}
     for h in handles:
         base = h.body.removesuffix("=success").rpartition("@")[0].partition("#")[0]
-        apis.setdefault(base, forge.Api(f"Buildbot at {urlsplit(base).netloc}", base, {}, "Buildbot needs none"))
+        services.setdefault(base, api.Service(f"Buildbot at {urlsplit(base).netloc}", base, {}, "Buildbot needs none"))
 
-    def check(handle: Handle) -> Observation:
+    def check(handle: api.Handle) -> api.Observation:
         base = handle.body.removesuffix("=success").rpartition("@")[0].partition("#")[0]
-        return _check(context, apis[base], handle.body)
+        return _check(context, services[base], handle.body)
 
-    return forge.each(handles, context, check, lambda reason: _seen("unknown", reason))
+    return api.each(handles, context, check, SEEN.unknown)

@@ -20,13 +20,24 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from git_continuity import __version__, forge, notes
-from git_continuity import repo as git
-from git_continuity.errors import UserError
-from git_continuity.model import ago, parse_stamp
-from git_continuity.plugin import Handle, Observation, Repo, Scheme, VerifyContext, hookimpl
+from git_continuity.api import (
+    GIT_CONTINUITY_VERSION,
+    Handle,
+    Observation,
+    Repository,
+    Scheme,
+    UserError,
+    Verifier,
+    VerifyContext,
+    ago,
+    expectation,
+    hookimpl,
+    parse_stamp,
+    require,
+)
 
 NAME = "ci"
+SEEN = Verifier(NAME, GIT_CONTINUITY_VERSION)
 SCHEMES = (
     Scheme(
         "ci",
@@ -45,53 +56,47 @@ def continuity_schemes() -> Sequence[Scheme]:
     return SCHEMES
 
 
-def _resolve(repo: Repo, handle: Handle) -> Handle:
+def _resolve(repo: Repository, handle: Handle) -> Handle:
     text = handle.text
     body, eq, state = handle.body.partition("=")
     rev, hash_, name = body.partition("#")
     if not rev:
         raise UserError(f"handle {text!r} names no revision; the form is {FORM}")
     if hash_:
-        forge.require(RUN_NAME, name, "name", text, FORM)
-    expected = f"={forge.expectation(state, ('success',), text)}" if eq else ""
-    return Handle("ci", f"{git.resolve_commit(repo, rev)}{'#' + name if hash_ else ''}{expected}")
+        require(RUN_NAME, name, "name", text, FORM)
+    expected = f"={expectation(state, ('success',), text)}" if eq else ""
+    return Handle("ci", f"{repo.resolve_commit(rev)}{'#' + name if hash_ else ''}{expected}")
 
 
 @hookimpl
-def continuity_resolve(handle: Handle, repo: Repo) -> Handle | None:
-    return _resolve(repo, handle) if handle.scheme == "ci" else None
+def continuity_resolve(handle: Handle, repo: Repository) -> Handle | None:
+    return _resolve(repo, handle)
 
 
-def _seen(result: str, observed: str) -> Observation:
-    return Observation(result, observed, NAME, __version__)  # type: ignore[arg-type]
-
-
-def results(repo: Repo, commit: git.Oid) -> list[dict[str, Any]]:
+def results(repo: Repository, commit: str) -> list[dict[str, Any]]:
     """The CI records on commit, oldest first (git-appraise orders them by timestamp)."""
     found = [
-        r for r in notes.records(repo, commit) if r.get("kind") == "ci" and r.get("status") in ("success", "failure")
+        r for r in repo.note_records(commit) if r.get("kind") == "ci" and r.get("status") in ("success", "failure")
     ]
     return sorted(found, key=lambda r: (int(str(r.get("timestamp", "0"))), str(r.get("at", ""))))
 
 
 def _check(ctx: VerifyContext, body: str) -> Observation:
     sha, _, name = body.partition("=")[0].partition("#")
-    commit = git.Oid(sha)
-    if not git.has_commit(ctx.repo, commit):
-        return _seen("unknown", f"commit {sha[:7]} is not in this clone")
+    if not ctx.repo.has_commit(sha):
+        return SEEN.unknown(f"commit {sha[:7]} is not in this clone")
     newest: dict[str, dict[str, Any]] = {}
-    for record in results(ctx.repo, commit):
+    for record in results(ctx.repo, sha):
         key = str(record.get("name") or record.get("command") or "?")
         if not name or key == name:
             newest[key] = record
     what = f"`{name}`" if name else "CI"
     if not newest:
-        return _seen(
-            "unknown",
+        return SEEN.unknown(
             f"no {what} result recorded on {sha[:7]} (git continuity ci run -- COMMAND records one; "
             "a clone gets them with the notes ref)",
         )
-    tree = git.commit_info(ctx.repo, commit).tree
+    tree = ctx.repo.commit_tree(sha)
     lines = []
     for key, record in sorted(newest.items()):
         when = record.get("at")
@@ -101,13 +106,13 @@ def _check(ctx: VerifyContext, body: str) -> Observation:
         said += f" {age}"
         if record.get("tree") != tree:
             rewritten = "(the note followed a rewrite): run it again"
-            return _seen("unknown", f"{said}, but on another tree than {sha[:7]}'s {rewritten}")
+            return SEEN.unknown(f"{said}, but on another tree than {sha[:7]}'s {rewritten}")
         if record["status"] != "success":
-            return _seen("contradicted", f"{said} on {sha[:7]}")
+            return SEEN.contradicted(f"{said} on {sha[:7]}")
         lines.append(said)
-    return _seen("verified", f"{'; '.join(lines)} on {sha[:7]}")
+    return SEEN.verified(f"{'; '.join(lines)} on {sha[:7]}")
 
 
 @hookimpl
 def continuity_verify(handles: Sequence[Handle], context: VerifyContext) -> Mapping[Handle, Observation]:
-    return {h: _check(context, h.body) for h in handles if h.scheme == "ci"}
+    return {h: _check(context, h.body) for h in handles}

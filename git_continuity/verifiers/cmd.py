@@ -8,14 +8,23 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 
-from git_continuity import __version__, trust
-from git_continuity import repo as git
-from git_continuity.errors import UserError
-from git_continuity.model import Observation
-from git_continuity.plugin import Handle, Repo, Scheme, VerifyContext, hookimpl
-from git_continuity.redact import redact, tail
+from git_continuity.api import (
+    GIT_CONTINUITY_VERSION,
+    Handle,
+    Observation,
+    Repository,
+    Scheme,
+    UserError,
+    Verifier,
+    VerifyContext,
+    approve_hint,
+    hookimpl,
+    redact,
+    tail,
+)
 
 NAME = "cmd"
+SEEN = Verifier(NAME, GIT_CONTINUITY_VERSION)
 SCHEMES = (
     Scheme(
         "cmd",
@@ -32,19 +41,13 @@ def continuity_schemes() -> Sequence[Scheme]:
 
 
 @hookimpl
-def continuity_resolve(handle: Handle, repo: Repo) -> Handle | None:
-    if handle.scheme != "cmd":
-        return None
+def continuity_resolve(handle: Handle, repo: Repository) -> Handle | None:
     command = handle.body.strip()
     if not command:
         raise UserError("handle 'cmd:' names no command, e.g. 'cmd:python -m pytest -q'")
     if "\0" in command or "\n" in command:
         raise UserError(f"handle {handle.text!r}: a cmd: check is one line with no NUL characters")
     return Handle("cmd", command)
-
-
-def _seen(result: str, observed: str, depends_on: Mapping[str, str] | None = None) -> Observation:
-    return Observation(result, observed, NAME, __version__, dict(depends_on or {}))  # type: ignore[arg-type]
 
 
 # What git exports to its hooks to point at this repository's internals. A command run from
@@ -67,11 +70,11 @@ def _clean_env() -> dict[str, str]:
 
 
 def run(ctx: VerifyContext, command: str) -> Observation:
-    if not trust.is_approved(ctx.repo, command):
-        return _seen("unknown", f"not approved on this machine; to run it: {trust.approve_hint(command)}")
+    if not ctx.repo.command_approved(command):
+        return SEEN.unknown(f"not approved on this machine; to run it: {approve_hint(command)}")
     if ctx.repo.work_dir is None:
-        return _seen("unknown", "a bare repository has no work tree to run it in")
-    tree = git.worktree_tree(ctx.repo)
+        return SEEN.unknown("a bare repository has no work tree to run it in")
+    tree = ctx.repo.worktree_tree()
     on = {"worktree": tree} if tree else {}
     where = f"on work tree {tree[:7]}" if tree else ""
     limit = ctx.policy.cmd_timeout.total_seconds()
@@ -92,13 +95,13 @@ def run(ctx: VerifyContext, command: str) -> Observation:
         os.killpg(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()
         shown = tail(redact(out.decode(errors="replace")))
-        return _seen("unknown", f"timed out after {limit:g}s {where}" + (f"; output:\n{shown}" if shown else ""), on)
+        return SEEN.unknown(f"timed out after {limit:g}s {where}" + (f"; output:\n{shown}" if shown else ""), on)
     took = time.monotonic() - start
     shown = tail(redact(out.decode(errors="replace")))
     said = f"exit {proc.returncode} in {took:.1f}s {where}" + (f"; output:\n{shown}" if shown else "")
-    return _seen("verified" if proc.returncode == 0 else "contradicted", said, on)
+    return (SEEN.verified if proc.returncode == 0 else SEEN.contradicted)(said, on)
 
 
 @hookimpl
 def continuity_verify(handles: Sequence[Handle], context: VerifyContext) -> Mapping[Handle, Observation]:
-    return {h: run(context, h.body) for h in handles if h.scheme == "cmd"}
+    return {h: run(context, h.body) for h in handles}

@@ -8,13 +8,23 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
 
-from git_continuity import __version__, transport
-from git_continuity import repo as git
-from git_continuity.errors import UserError
-from git_continuity.model import Observation, ago
-from git_continuity.plugin import Handle, Repo, Scheme, VerifyContext, hookimpl
+from git_continuity.api import (
+    GIT_CONTINUITY_VERSION,
+    Handle,
+    Observation,
+    Repository,
+    Scheme,
+    Undecided,
+    UserError,
+    Verifier,
+    VerifyContext,
+    ago,
+    hookimpl,
+    short,
+)
 
 NAME = "git"
+SEEN = Verifier(NAME, GIT_CONTINUITY_VERSION)
 
 SCHEMES = (
     Scheme("commit", "the commit exists here", "commit:HEAD", True),
@@ -30,11 +40,6 @@ SCHEMES = (
     Scheme("file", "the path exists in rev's tree (HEAD now when no rev)", "file:conf/app.toml@HEAD", True),
     Scheme("clean", "the work tree has no uncommitted changes", "clean:", True),
 )
-SCHEME_NAMES = frozenset(s.name for s in SCHEMES)
-
-
-def short(oid: str) -> str:
-    return oid[:7]
 
 
 @hookimpl
@@ -52,10 +57,10 @@ def _split(body: str, sep: str, handle: str, form: str) -> tuple[str, str]:
     return left, right
 
 
-def _refname(repo: Repo, name: str, handle: str) -> str:
+def _refname(repo: Repository, name: str, handle: str) -> str:
     if name.startswith("-"):
         raise UserError(f"ref {name!r} in {handle!r} starts with '-'")
-    full = git.expand_ref(repo, name)
+    full = repo.expand_ref(name)
     if full is not None:
         return full
     if name.startswith("refs/") and ".." not in name and not name.endswith("/"):
@@ -63,10 +68,10 @@ def _refname(repo: Repo, name: str, handle: str) -> str:
     raise UserError(f"ref {name!r} in {handle!r} does not exist here; name a branch, tag or refs/… path")
 
 
-def _remote_branch(repo: Repo, spec: str) -> tuple[str, str] | None:
+def _remote_branch(repo: Repository, spec: str) -> tuple[str, str] | None:
     """``origin/main`` -> (origin, main), taking the longest configured remote that fits
     (remote names may hold '/')."""
-    for remote in sorted(git.remote_names(repo), key=len, reverse=True):
+    for remote in sorted(repo.remote_names(), key=len, reverse=True):
         if spec.startswith(remote + "/") and len(spec) > len(remote) + 1:
             return remote, spec[len(remote) + 1 :]
     return None
@@ -81,109 +86,102 @@ def _path(path: str, handle: str) -> str:
     return clean
 
 
-def _resolve(repo: Repo, h: Handle) -> Handle:
+def _resolve(repo: Repository, h: Handle) -> Handle:
     body, text = h.body, h.text
     if h.scheme == "commit":
-        return Handle("commit", git.resolve_commit(repo, body))
+        return Handle("commit", repo.resolve_commit(body))
     if h.scheme == "ref":
         name, rev = _split(body, "=", text, "ref:<refname>=<rev>")
-        return Handle("ref", f"{_refname(repo, name, text)}={git.resolve_commit(repo, rev)}")
+        return Handle("ref", f"{_refname(repo, name, text)}={repo.resolve_commit(rev)}")
     if h.scheme == "reachable":
         rev, name = _split(body, "@", text, "reachable:<rev>@<ref>")
-        return Handle("reachable", f"{git.resolve_commit(repo, rev)}@{_refname(repo, name, text)}")
+        return Handle("reachable", f"{repo.resolve_commit(rev)}@{_refname(repo, name, text)}")
     if h.scheme == "pushed":
         rev, spec = _split(body, "@", text, "pushed:<rev>@<remote>/<branch>")
         split = _remote_branch(repo, spec)
         if split is None:
-            remotes = ", ".join(git.remote_names(repo)) or "none configured"
+            remotes = ", ".join(repo.remote_names()) or "none configured"
             raise UserError(f"{spec!r} in {text!r} names no configured remote (remotes: {remotes})")
         remote, branch = split
         if branch.startswith("-") or ".." in branch or branch.endswith(("/", ".lock")):
             raise UserError(f"branch {branch!r} in {text!r} is not a valid branch name")
-        return Handle("pushed", f"{git.resolve_commit(repo, rev)}@{remote}/{branch}")
+        return Handle("pushed", f"{repo.resolve_commit(rev)}@{remote}/{branch}")
     if h.scheme == "tag":
         name, eq, rev = body.partition("=")
         if not name or name.startswith("-") or ".." in name or name.startswith("refs/"):
             raise UserError(f"tag name {name!r} in {text!r} is not valid; e.g. tag:v1.2")
-        return Handle("tag", f"{name}={git.resolve_commit(repo, rev)}" if eq else name)
+        return Handle("tag", f"{name}={repo.resolve_commit(rev)}" if eq else name)
     if h.scheme == "file":
         path, at, rev = body.rpartition("@") if "@" in body else (body, "", "")
         if not path:
             raise UserError(f"handle {text!r} is not of the form file:<path>[@<rev>]")
         clean = _path(path, text)
-        return Handle("file", f"{clean}@{git.resolve_commit(repo, rev)}" if at else clean)
+        return Handle("file", f"{clean}@{repo.resolve_commit(rev)}" if at else clean)
     if body:
         raise UserError(f"handle {text!r}: clean: takes nothing after the colon")
     return Handle("clean", "")
 
 
 @hookimpl
-def continuity_resolve(handle: Handle, repo: Repo) -> Handle | None:
-    return _resolve(repo, handle) if handle.scheme in SCHEME_NAMES else None
+def continuity_resolve(handle: Handle, repo: Repository) -> Handle | None:
+    return _resolve(repo, handle)
 
 
 # -- dereferencing --------------------------------------------------------------------------
 
 
-def _seen(result: str, observed: str, depends_on: Mapping[str, str] | None = None) -> Observation:
-    return Observation(result, observed, NAME, __version__, dict(depends_on or {}))  # type: ignore[arg-type]
-
-
 def _commit(ctx: VerifyContext, body: str) -> Observation:
-    if git.has_commit(ctx.repo, git.Oid(body)):
-        return _seen("verified", f"commit {short(body)} exists here")
-    return _seen("contradicted", f"commit {short(body)} does not exist in this clone")
+    if ctx.repo.has_commit(body):
+        return SEEN.verified(f"commit {short(body)} exists here")
+    return SEEN.contradicted(f"commit {short(body)} does not exist in this clone")
 
 
 def _contains(ctx: VerifyContext, tip: str, rev: str) -> bool | None:
     """Whether rev is tip or an ancestor of it; None when a shallow clone cannot tell."""
-    if git.contains(ctx.repo, git.Oid(tip), git.Oid(rev)):
+    if ctx.repo.contains(tip, rev):
         return True
-    return None if git.is_shallow(ctx.repo) else False
+    return None if ctx.repo.is_shallow() else False
 
 
 def _ref(ctx: VerifyContext, body: str) -> Observation:
     name, _, rev = body.rpartition("=")
-    target = git.ref_target(ctx.repo, name)
+    target = ctx.repo.ref_target(name)
     if target is None:
-        return _seen("contradicted", f"{name} does not exist here")
-    at = git.peel_to_commit(ctx.repo, target) or target
+        return SEEN.contradicted(f"{name} does not exist here")
+    at = ctx.repo.peel_to_commit(target) or target
     if at == rev:
-        return _seen("verified", f"{name} is at {short(at)}", {name: target})
-    return _seen("contradicted", f"{name} is at {short(at)}, not {short(rev)}", {name: target})
+        return SEEN.verified(f"{name} is at {short(at)}", {name: target})
+    return SEEN.contradicted(f"{name} is at {short(at)}, not {short(rev)}", {name: target})
 
 
 def _reachable(ctx: VerifyContext, body: str) -> Observation:
     rev, _, name = body.rpartition("@")
-    target = git.ref_target(ctx.repo, name)
-    tip = git.peel_to_commit(ctx.repo, target) if target else None
+    target = ctx.repo.ref_target(name)
+    tip = ctx.repo.peel_to_commit(target) if target else None
     if tip is None:
-        return _seen("contradicted", f"{name} does not exist here")
+        return SEEN.contradicted(f"{name} does not exist here")
     contained = _contains(ctx, tip, rev)
     if contained is None:
-        return _seen("unknown", f"{short(rev)} is not in this shallow clone's history of {name}")
+        return SEEN.unknown(f"{short(rev)} is not in this shallow clone's history of {name}")
     if contained:
-        return _seen("verified", f"{name} is at {short(tip)}, which contains {short(rev)}", {name: tip})
-    return _seen("contradicted", f"{name} is at {short(tip)}, which does not contain {short(rev)}", {name: tip})
+        return SEEN.verified(f"{name} is at {short(tip)}, which contains {short(rev)}", {name: tip})
+    return SEEN.contradicted(f"{name} is at {short(tip)}, which does not contain {short(rev)}", {name: tip})
 
 
 def _pushed(ctx: VerifyContext, body: str) -> Observation:
     rev, _, spec = body.rpartition("@")
     split = _remote_branch(ctx.repo, spec)
     if split is None:
-        return _seen("unknown", f"{spec.partition('/')[0]} is not a configured remote here")
+        return SEEN.unknown(f"{spec.partition('/')[0]} is not a configured remote here")
     remote, branch = split
     if ctx.online:
         return _pushed_online(ctx, rev, remote, branch)
     tracking = f"refs/remotes/{remote}/{branch}"
-    target = git.ref_target(ctx.repo, tracking)
+    target = ctx.repo.ref_target(tracking)
     if target is None:
-        return _seen(
-            "unknown",
-            f"{remote}/{branch} has never been fetched here: git fetch {remote}, or verify --online",
-        )
-    fetched = git.ref_updated_at(ctx.repo, tracking)
-    cloned = None if fetched else git.cloned_at(ctx.repo)
+        return SEEN.unknown(f"{remote}/{branch} has never been fetched here: git fetch {remote}, or verify --online")
+    fetched = ctx.repo.ref_updated_at(tracking)
+    cloned = None if fetched else ctx.repo.cloned_at()
     if fetched:
         age = f"fetched {ago(fetched, ctx.now)}"
     else:
@@ -191,69 +189,69 @@ def _pushed(ctx: VerifyContext, body: str) -> Observation:
     contained = _contains(ctx, target, rev)
     where = f"{remote}/{branch} is at {short(target)} ({age})"
     if contained is None:
-        return _seen("unknown", f"{where}; this shallow clone cannot tell whether it contains {short(rev)}")
+        return SEEN.unknown(f"{where}; this shallow clone cannot tell whether it contains {short(rev)}")
     if contained:
-        return _seen("verified", f"{where}, which contains {short(rev)}", {tracking: target})
-    return _seen("contradicted", f"{where}, which does not contain {short(rev)}", {tracking: target})
+        return SEEN.verified(f"{where}, which contains {short(rev)}", {tracking: target})
+    return SEEN.contradicted(f"{where}, which does not contain {short(rev)}", {tracking: target})
 
 
 def _pushed_online(ctx: VerifyContext, rev: str, remote: str, branch: str) -> Observation:
     try:
-        target = transport.remote_ref(ctx.repo, remote, f"refs/heads/{branch}", ctx.timeout)
-    except transport.TransportError as error:
-        return _seen("unknown", f"could not ask {remote}: {error}")
+        target = ctx.repo.remote_ref(remote, f"refs/heads/{branch}", ctx.timeout)
+    except Undecided as error:
+        return SEEN.unknown(f"could not ask {remote}: {error}")
     if target is None:
-        return _seen("contradicted", f"{remote} has no branch {branch} (asked just now)")
+        return SEEN.contradicted(f"{remote} has no branch {branch} (asked just now)")
     where = f"{remote}/{branch} is at {short(target)} (asked just now)"
     if target == rev:
-        return _seen("verified", f"{where}, which contains {short(rev)}")
-    if not git.has_commit(ctx.repo, git.Oid(target)):
-        return _seen("unknown", f"{where}, a commit this clone lacks: git fetch {remote}")
+        return SEEN.verified(f"{where}, which contains {short(rev)}")
+    if not ctx.repo.has_commit(target):
+        return SEEN.unknown(f"{where}, a commit this clone lacks: git fetch {remote}")
     contained = _contains(ctx, target, rev)
     if contained:
-        return _seen("verified", f"{where}, which contains {short(rev)}")
+        return SEEN.verified(f"{where}, which contains {short(rev)}")
     if contained is None:
-        return _seen("unknown", f"{where}; this shallow clone cannot tell whether it contains {short(rev)}")
-    return _seen("contradicted", f"{where}, which does not contain {short(rev)}")
+        return SEEN.unknown(f"{where}; this shallow clone cannot tell whether it contains {short(rev)}")
+    return SEEN.contradicted(f"{where}, which does not contain {short(rev)}")
 
 
 def _tag(ctx: VerifyContext, body: str) -> Observation:
     name, _, rev = body.partition("=")
-    at = git.tag_commit(ctx.repo, name)
+    at = ctx.repo.tag_commit(name)
     ref = f"refs/tags/{name}"
     if at is None:
-        return _seen("contradicted", f"tag {name} does not exist here")
+        return SEEN.contradicted(f"tag {name} does not exist here")
     if rev and at != rev:
-        return _seen("contradicted", f"tag {name} points at {short(at)}, not {short(rev)}", {ref: at})
-    return _seen("verified", f"tag {name} points at {short(at)}", {ref: at})
+        return SEEN.contradicted(f"tag {name} points at {short(at)}, not {short(rev)}", {ref: at})
+    return SEEN.verified(f"tag {name} points at {short(at)}", {ref: at})
 
 
 def _file(ctx: VerifyContext, body: str) -> Observation:
     path, at, rev = body.rpartition("@") if "@" in body else (body, "", "")
-    commit = rev if at else git.head_commit(ctx.repo)
+    commit = rev if at else ctx.repo.head_commit()
     if commit is None:
-        return _seen("contradicted", f"HEAD has no commits, so {path} is in no tree")
-    if not git.has_commit(ctx.repo, git.Oid(commit)):
-        return _seen("contradicted", f"commit {short(commit)} does not exist in this clone")
+        return SEEN.contradicted(f"HEAD has no commits, so {path} is in no tree")
+    if not ctx.repo.has_commit(commit):
+        return SEEN.contradicted(f"commit {short(commit)} does not exist in this clone")
     label = short(commit) if at else f"HEAD ({short(commit)})"
-    if git.path_in_commit(ctx.repo, git.Oid(commit), path):
-        return _seen("verified", f"{path} exists in {label}")
-    return _seen("contradicted", f"{path} is not in {label}")
+    if ctx.repo.path_in_commit(commit, path):
+        return SEEN.verified(f"{path} exists in {label}")
+    return SEEN.contradicted(f"{path} is not in {label}")
 
 
 def _clean(ctx: VerifyContext, body: str) -> Observation:
     if ctx.repo.work_dir is None:
-        return _seen("unknown", "a bare repository has no work tree")
-    found = git.changes(ctx.repo)
+        return SEEN.unknown("a bare repository has no work tree")
+    found = ctx.repo.changes()
     assert found is not None  # a work tree exists
     # While a commit is being made (commit-msg), what is staged is what it holds.
     staged = [] if ctx.committing else found.staged
     paths = sorted({*staged, *found.unstaged, *found.untracked, *found.conflicted})
     if not paths:
-        return _seen("verified", "the work tree has no uncommitted changes")
+        return SEEN.verified("the work tree has no uncommitted changes")
     shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     count = f"{len(paths)} uncommitted change{'s' if len(paths) != 1 else ''}"
-    return _seen("contradicted", f"{count}: {shown}")
+    return SEEN.contradicted(f"{count}: {shown}")
 
 
 VERIFIERS: Mapping[str, Callable[[VerifyContext, str], Observation]] = {
@@ -269,4 +267,4 @@ VERIFIERS: Mapping[str, Callable[[VerifyContext, str], Observation]] = {
 
 @hookimpl
 def continuity_verify(handles: Sequence[Handle], context: VerifyContext) -> Mapping[Handle, Observation]:
-    return {h: VERIFIERS[h.scheme](context, h.body) for h in handles if h.scheme in VERIFIERS}
+    return {h: VERIFIERS[h.scheme](context, h.body) for h in handles}

@@ -13,13 +13,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from git_continuity import __version__, forge
-from git_continuity.errors import UserError
-from git_continuity.plugin import Handle, Observation, Repo, Scheme, VerifyContext, hookimpl
+from git_continuity import api
 
 NAME = "github"
+SEEN = api.Verifier(NAME, api.GIT_CONTINUITY_VERSION)
 SCHEMES = (
-    Scheme(
+    api.Scheme(
         "github",
         "pr/<owner>/<repo>#<n>[=open|merged|closed]: the PR is in that state; "
         "checks/<owner>/<repo>@<rev>[=success]: every check run and commit status on rev succeeded",
@@ -37,8 +36,8 @@ PR_STATES = ("open", "merged", "closed")
 GREEN = ("success", "neutral", "skipped")
 
 
-@hookimpl
-def continuity_schemes() -> Sequence[Scheme]:
+@api.hookimpl
+def continuity_schemes() -> Sequence[api.Scheme]:
     return SCHEMES
 
 
@@ -48,49 +47,47 @@ def continuity_schemes() -> Sequence[Scheme]:
 def _owner_repo(path: str, text: str, form: str) -> tuple[str, str]:
     owner, sep, name = path.partition("/")
     if not sep:
-        raise UserError(f"handle {text!r} is not of the form {form}")
-    forge.require(OWNER, owner, "owner", text, form)
-    forge.require(REPO, name, "repository", text, form)
+        raise api.UserError(f"handle {text!r} is not of the form {form}")
+    api.require(OWNER, owner, "owner", text, form)
+    api.require(REPO, name, "repository", text, form)
     return owner, name
 
 
-def _resolve(repo: Repo, handle: Handle) -> Handle:
+def _resolve(repo: api.Repository, handle: api.Handle) -> api.Handle:
     text, body = handle.text, handle.body
     kind, sep, rest = body.partition("/")
     if kind == "pr" and sep:
         rest, eq, state = rest.partition("=")
         path, hash_, number = rest.rpartition("#")
         if not hash_:
-            raise UserError(f"handle {text!r} names no PR number; the form is {PR_FORM}")
+            raise api.UserError(f"handle {text!r} names no PR number; the form is {PR_FORM}")
         owner, name = _owner_repo(path, text, PR_FORM)
-        forge.require(NUMBER, number, "PR number", text, PR_FORM)
-        expected = f"={forge.expectation(state, PR_STATES, text)}" if eq else ""
-        return Handle("github", f"pr/{owner}/{name}#{number}{expected}")
+        api.require(NUMBER, number, "PR number", text, PR_FORM)
+        expected = f"={api.expectation(state, PR_STATES, text)}" if eq else ""
+        return api.Handle("github", f"pr/{owner}/{name}#{number}{expected}")
     if kind == "checks" and sep:
         rest, eq, state = rest.partition("=")
         path, at, rev = rest.rpartition("@")
         if not at or not rev:
-            raise UserError(f"handle {text!r} names no revision; the form is {CHECKS_FORM}")
+            raise api.UserError(f"handle {text!r} names no revision; the form is {CHECKS_FORM}")
         owner, name = _owner_repo(path, text, CHECKS_FORM)
-        expected = f"={forge.expectation(state, ('success',), text)}" if eq else ""
-        return Handle("github", f"checks/{owner}/{name}@{forge.revision(repo, rev, text)}{expected}")
-    raise UserError(f"handle {text!r} is neither {PR_FORM} nor {CHECKS_FORM}")
+        expected = f"={api.expectation(state, ('success',), text)}" if eq else ""
+        return api.Handle("github", f"checks/{owner}/{name}@{api.revision(repo, rev, text)}{expected}")
+    raise api.UserError(f"handle {text!r} is neither {PR_FORM} nor {CHECKS_FORM}")
 
 
-@hookimpl
-def continuity_resolve(handle: Handle, repo: Repo) -> Handle | None:
-    return _resolve(repo, handle) if handle.scheme == "github" else None
+@api.hookimpl
+def continuity_resolve(handle: api.Handle, repo: api.Repository) -> api.Handle | None:
+    return _resolve(repo, handle)
 
 
 # -- dereferencing --------------------------------------------------------------------------
 
 
-def api_for_run() -> forge.Api:
-    from git_continuity import tokens
-
+def service_for_run() -> api.Service:
     base = os.environ.get("GITHUB_API_URL", "").strip().rstrip("/") or "https://api.github.com"
-    token = tokens.github(urlsplit(base).netloc)
-    return forge.Api(
+    token = api.github_token(urlsplit(base).netloc)
+    return api.Service(
         "GitHub",
         base,
         {"Authorization": f"Bearer {token}"} if token else {},
@@ -99,24 +96,20 @@ def api_for_run() -> forge.Api:
     )
 
 
-def _seen(result: str, observed: str) -> Observation:
-    return Observation(result, observed, NAME, __version__)  # type: ignore[arg-type]
-
-
-def _pr(ctx: VerifyContext, api: forge.Api, body: str) -> Observation:
+def _pr(ctx: api.VerifyContext, service: api.Service, body: str) -> api.Observation:
     rest, _, expected = body.removeprefix("pr/").partition("=")
     path, _, number = rest.rpartition("#")
-    pr = forge.fetch_object(ctx, api, f"{api.base}/repos/{path}/pulls/{number}")
-    actual, now = forge.pull_request(api, number, pr)
-    return _seen("verified" if not expected or expected == actual else "contradicted", now)
+    pr = api.fetch_object(ctx, service, f"{service.base}/repos/{path}/pulls/{number}")
+    actual, now = api.pull_request(service, number, pr)
+    return (SEEN.verified if not expected or expected == actual else SEEN.contradicted)(now)
 
 
-def _checks(ctx: VerifyContext, api: forge.Api, body: str) -> Observation:
+def _checks(ctx: api.VerifyContext, service: api.Service, body: str) -> api.Observation:
     rest = body.removeprefix("checks/").partition("=")[0]
     path, _, sha = rest.rpartition("@")
-    commit = f"{api.base}/repos/{path}/commits/{quote(sha)}"
-    runs = forge.fetch_pages(ctx, api, f"{commit}/check-runs?per_page=100", key="check_runs")
-    statuses = forge.fetch_pages(ctx, api, f"{commit}/status?per_page=100", key="statuses")
+    commit = f"{service.base}/repos/{path}/commits/{quote(sha)}"
+    runs = api.fetch_pages(ctx, service, f"{commit}/check-runs?per_page=100", key="check_runs")
+    statuses = api.fetch_pages(ctx, service, f"{commit}/status?per_page=100", key="statuses")
     return _judge_checks(sha, runs, statuses)
 
 
@@ -124,7 +117,7 @@ def _more(found: list[str]) -> str:
     return f" (and {len(found) - 1} more)" if len(found) > 1 else ""
 
 
-def _judge_checks(sha: str, runs: list[Any], statuses: list[Any]) -> Observation:
+def _judge_checks(sha: str, runs: list[Any], statuses: list[Any]) -> api.Observation:
     """Green only when every check run concluded green and every status is success."""
     red, waiting = [], []
     for run in runs:
@@ -139,25 +132,27 @@ def _judge_checks(sha: str, runs: list[Any], statuses: list[Any]) -> Observation
             waiting.append(f"status '{context}' is pending")
         elif state != "success":
             red.append(f"status '{context}' is {state}")
-    on = f"on {forge.short(sha)}"
+    on = f"on {api.short(sha)}"
     if red:
-        return _seen("contradicted", f"{red[0]}{_more(red)} {on}")
+        return SEEN.contradicted(f"{red[0]}{_more(red)} {on}")
     if waiting:
-        return _seen("unknown", f"{waiting[0]}{_more(waiting)} {on}; not decided yet")
+        return SEEN.unknown(f"{waiting[0]}{_more(waiting)} {on}; not decided yet")
     if not runs and not statuses:
-        return _seen("contradicted", f"CI never saw {forge.short(sha)}: no check runs and no commit statuses")
+        return SEEN.contradicted(f"CI never saw {api.short(sha)}: no check runs and no commit statuses")
     parts = [f"{len(runs)} check run{'s' if len(runs) != 1 else ''}"] if runs else []
     parts += [f"{len(statuses)} status{'es' if len(statuses) != 1 else ''}"] if statuses else []
-    return _seen("verified", f"{' and '.join(parts)} succeeded {on}")
+    return SEEN.verified(f"{' and '.join(parts)} succeeded {on}")
 
 
-@hookimpl
-def continuity_verify(handles: Sequence[Handle], context: VerifyContext) -> Mapping[Handle, Observation]:
-    api = api_for_run()
+@api.hookimpl
+def continuity_verify(
+    handles: Sequence[api.Handle], context: api.VerifyContext
+) -> Mapping[api.Handle, api.Observation]:
+    service = service_for_run()
 
-    def check(handle: Handle) -> Observation:
+    def check(handle: api.Handle) -> api.Observation:
         if handle.body.startswith("pr/"):
-            return _pr(context, api, handle.body)
-        return _checks(context, api, handle.body)
+            return _pr(context, service, handle.body)
+        return _checks(context, service, handle.body)
 
-    return forge.each(handles, context, check, lambda reason: _seen("unknown", reason))
+    return api.each(handles, context, check, SEEN.unknown)

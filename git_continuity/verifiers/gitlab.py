@@ -12,13 +12,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from git_continuity import __version__, forge
-from git_continuity.errors import UserError
-from git_continuity.plugin import Handle, Observation, Repo, Scheme, VerifyContext, hookimpl
+from git_continuity import api
 
 NAME = "gitlab"
+SEEN = api.Verifier(NAME, api.GIT_CONTINUITY_VERSION)
 SCHEMES = (
-    Scheme(
+    api.Scheme(
         "gitlab",
         "mr/<project>!<iid>[=opened|merged|closed|locked]: the merge request is in that state; "
         "pipeline/<project>@<rev>[=success]: the latest pipeline of rev on each ref succeeded",
@@ -36,89 +35,83 @@ MR_STATES = ("opened", "merged", "closed", "locked")
 RED = ("failed", "canceled", "canceling")
 
 
-@hookimpl
-def continuity_schemes() -> Sequence[Scheme]:
+@api.hookimpl
+def continuity_schemes() -> Sequence[api.Scheme]:
     return SCHEMES
 
 
 def _project(path: str, text: str, form: str) -> str:
-    forge.require(PROJECT, path, "project", text, form)
+    api.require(PROJECT, path, "project", text, form)
     if any(part.endswith((".git", ".atom")) or ".." in part for part in path.split("/")):
-        raise UserError(f"project {path!r} in {text!r} is not valid; the form is {form}")
+        raise api.UserError(f"project {path!r} in {text!r} is not valid; the form is {form}")
     return path
 
 
-def _resolve(repo: Repo, handle: Handle) -> Handle:
+def _resolve(repo: api.Repository, handle: api.Handle) -> api.Handle:
     text, body = handle.text, handle.body
     kind, sep, rest = body.partition("/")
     if kind == "mr" and sep:
         rest, eq, state = rest.partition("=")
         path, bang, iid = rest.rpartition("!")
         if not bang:
-            raise UserError(f"handle {text!r} names no merge request iid; the form is {MR_FORM}")
+            raise api.UserError(f"handle {text!r} names no merge request iid; the form is {MR_FORM}")
         _project(path, text, MR_FORM)
-        forge.require(NUMBER, iid, "merge request iid", text, MR_FORM)
-        expected = f"={forge.expectation(state, MR_STATES, text)}" if eq else ""
-        return Handle("gitlab", f"mr/{path}!{iid}{expected}")
+        api.require(NUMBER, iid, "merge request iid", text, MR_FORM)
+        expected = f"={api.expectation(state, MR_STATES, text)}" if eq else ""
+        return api.Handle("gitlab", f"mr/{path}!{iid}{expected}")
     if kind == "pipeline" and sep:
         rest, eq, state = rest.partition("=")
         path, at, rev = rest.rpartition("@")
         if not at or not rev:
-            raise UserError(f"handle {text!r} names no revision; the form is {PIPELINE_FORM}")
+            raise api.UserError(f"handle {text!r} names no revision; the form is {PIPELINE_FORM}")
         _project(path, text, PIPELINE_FORM)
-        expected = f"={forge.expectation(state, ('success',), text)}" if eq else ""
-        return Handle("gitlab", f"pipeline/{path}@{forge.revision(repo, rev, text)}{expected}")
-    raise UserError(f"handle {text!r} is neither {MR_FORM} nor {PIPELINE_FORM}")
+        expected = f"={api.expectation(state, ('success',), text)}" if eq else ""
+        return api.Handle("gitlab", f"pipeline/{path}@{api.revision(repo, rev, text)}{expected}")
+    raise api.UserError(f"handle {text!r} is neither {MR_FORM} nor {PIPELINE_FORM}")
 
 
-@hookimpl
-def continuity_resolve(handle: Handle, repo: Repo) -> Handle | None:
-    return _resolve(repo, handle) if handle.scheme == "gitlab" else None
+@api.hookimpl
+def continuity_resolve(handle: api.Handle, repo: api.Repository) -> api.Handle | None:
+    return _resolve(repo, handle)
 
 
-def api_for_run() -> forge.Api:
-    from git_continuity import tokens
-
+def service_for_run() -> api.Service:
     base = os.environ.get("CI_API_V4_URL", "").strip().rstrip("/") or "https://gitlab.com/api/v4"
-    token = tokens.from_env("GITLAB_TOKEN")
-    return forge.Api("GitLab", base, {"PRIVATE-TOKEN": token} if token else {}, "set GITLAB_TOKEN")
+    token = api.token_from_env("GITLAB_TOKEN")
+    return api.Service("GitLab", base, {"PRIVATE-TOKEN": token} if token else {}, "set GITLAB_TOKEN")
 
 
-def _seen(result: str, observed: str) -> Observation:
-    return Observation(result, observed, NAME, __version__)  # type: ignore[arg-type]
-
-
-def _mr(ctx: VerifyContext, api: forge.Api, body: str) -> Observation:
+def _mr(ctx: api.VerifyContext, service: api.Service, body: str) -> api.Observation:
     rest, _, expected = body.removeprefix("mr/").partition("=")
     path, _, iid = rest.rpartition("!")
-    mr = forge.fetch_object(ctx, api, f"{api.base}/projects/{quote(path, safe='')}/merge_requests/{iid}")
+    mr = api.fetch_object(ctx, service, f"{service.base}/projects/{quote(path, safe='')}/merge_requests/{iid}")
     state = mr.get("state")
     if state == "merged":
         user = mr.get("merge_user") or mr.get("merged_by") or {}
         sha = mr.get("merge_commit_sha") or mr.get("squash_commit_sha")
         now = (
-            f"MR !{iid} was merged at {forge.minute(mr.get('merged_at'))}"
+            f"MR !{iid} was merged at {api.minute(mr.get('merged_at'))}"
             + (f" by {user['username']}" if isinstance(user, dict) and user.get("username") else "")
-            + (f" (merge commit {forge.short(sha)})" if sha else "")
+            + (f" (merge commit {api.short(sha)})" if sha else "")
         )
     elif state == "closed":
-        now = f"MR !{iid} was closed at {forge.minute(mr.get('closed_at'))} without merging"
+        now = f"MR !{iid} was closed at {api.minute(mr.get('closed_at'))} without merging"
     elif state in ("opened", "locked"):
         head = mr.get("sha")
-        now = f"MR !{iid} is {state}" + (f", head {forge.short(head)}" if head else "")
+        now = f"MR !{iid} is {state}" + (f", head {api.short(head)}" if head else "")
     else:
-        raise forge.Undecided(f"GitLab gave MR !{iid} a state this verifier does not know: {state!r}")
-    return _seen("verified" if not expected or expected == state else "contradicted", now)
+        raise api.Undecided(f"GitLab gave MR !{iid} a state this verifier does not know: {state!r}")
+    return (SEEN.verified if not expected or expected == state else SEEN.contradicted)(now)
 
 
-def _pipeline(ctx: VerifyContext, api: forge.Api, body: str) -> Observation:
+def _pipeline(ctx: api.VerifyContext, service: api.Service, body: str) -> api.Observation:
     rest = body.removeprefix("pipeline/").partition("=")[0]
     path, _, sha = rest.rpartition("@")
-    url = f"{api.base}/projects/{quote(path, safe='')}/pipelines?sha={sha}&per_page=100"
-    return _judge(sha, forge.fetch_pages(ctx, api, url))
+    url = f"{service.base}/projects/{quote(path, safe='')}/pipelines?sha={sha}&per_page=100"
+    return _judge(sha, api.fetch_pages(ctx, service, url))
 
 
-def _judge(sha: str, pipelines: list[Any]) -> Observation:
+def _judge(sha: str, pipelines: list[Any]) -> api.Observation:
     """The newest pipeline of the commit on each ref decides (a retried pipeline replaces
     the failed one; a branch and a merge request pipeline are both CI on that commit)."""
     latest: dict[str, dict[str, Any]] = {}
@@ -127,29 +120,31 @@ def _judge(sha: str, pipelines: list[Any]) -> Observation:
             ref = str(p.get("ref"))
             if ref not in latest or p["id"] > latest[ref]["id"]:
                 latest[ref] = p
-    on = f"on {forge.short(sha)}"
+    on = f"on {api.short(sha)}"
     if not latest:
-        return _seen("contradicted", f"CI never saw {forge.short(sha)}: no pipeline for it")
+        return SEEN.contradicted(f"CI never saw {api.short(sha)}: no pipeline for it")
     ordered = sorted(latest.values(), key=lambda p: p["id"], reverse=True)
     red = [p for p in ordered if p.get("status") in RED]
     waiting = [p for p in ordered if p.get("status") != "success" and p not in red]
     if red:
         p = red[0]
-        return _seen("contradicted", f"pipeline #{p['id']} ({p.get('ref')}) {p.get('status')} {on}")
+        return SEEN.contradicted(f"pipeline #{p['id']} ({p.get('ref')}) {p.get('status')} {on}")
     if waiting:
         p = waiting[0]
-        return _seen("unknown", f"pipeline #{p['id']} ({p.get('ref')}) is {p.get('status')} {on}; not decided yet")
+        return SEEN.unknown(f"pipeline #{p['id']} ({p.get('ref')}) is {p.get('status')} {on}; not decided yet")
     ids = ", ".join(f"#{p['id']}" for p in ordered)
-    return _seen("verified", f"pipeline{'s' if len(ordered) > 1 else ''} {ids} succeeded {on}")
+    return SEEN.verified(f"pipeline{'s' if len(ordered) > 1 else ''} {ids} succeeded {on}")
 
 
-@hookimpl
-def continuity_verify(handles: Sequence[Handle], context: VerifyContext) -> Mapping[Handle, Observation]:
-    api = api_for_run()
+@api.hookimpl
+def continuity_verify(
+    handles: Sequence[api.Handle], context: api.VerifyContext
+) -> Mapping[api.Handle, api.Observation]:
+    service = service_for_run()
 
-    def check(handle: Handle) -> Observation:
+    def check(handle: api.Handle) -> api.Observation:
         if handle.body.startswith("mr/"):
-            return _mr(context, api, handle.body)
-        return _pipeline(context, api, handle.body)
+            return _mr(context, service, handle.body)
+        return _pipeline(context, service, handle.body)
 
-    return forge.each(handles, context, check, lambda reason: _seen("unknown", reason))
+    return api.each(handles, context, check, SEEN.unknown)
