@@ -70,7 +70,7 @@ class Verifier:
         return self._seen("unknown", reason, depends_on)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Repository:
     """Read-only questions about the repository being verified. Object ids are full
     hexadecimal strings; nothing returned is a pygit2 object."""

@@ -197,6 +197,11 @@ def test_two_plugins_declaring_one_scheme_are_refused_naming_both(
     )
     assert (refused.code, refused.out, refused.err) == (2, "", said)
     assert cont(repo, "status").err == said
+    # `plugins` still lists both, then says the same.
+    listed = cont(repo, "plugins")
+    assert (listed.code, listed.err) == (2, said)
+    assert "aaa 1.0\n  tag:        aaa's tags  [live]\n              e.g. tag:v9\n" in listed.out
+    assert "git 0.1.0\n  commit:     the commit exists here  [live]\n" in listed.out
 
 
 # -- the README's plugin, exactly as written ----------------------------------------------
@@ -326,6 +331,19 @@ def test_every_built_in_scheme_is_owned_exactly_once() -> None:
     assert sorted(declared) == sorted([*git_schemes, "cmd", "ci", "github", "gitlab", "gitea", "forgejo", "buildbot"])
     owners = verify.schemes()
     assert {name: owners[name][0].name for name in declared} == {s.name: p.name for p in built_in for s in p.schemes}
+
+
+def test_the_api_names_what_it_offers_and_hands_out_no_pygit2_object() -> None:
+    from git_continuity import api
+
+    assert re.fullmatch(r"[0-9]+\.[0-9]+", api.API_VERSION)
+    assert [name for name in api.__all__ if not hasattr(api, name)] == []
+    queries = [f for name, f in inspect.getmembers(api.Repository) if not name.startswith("_")]
+    annotations = {inspect.signature(f).return_annotation for f in queries if callable(f)}
+    annotations |= {f.fget.__annotations__["return"] for f in queries if isinstance(f, property)}
+    # Plain values (ids are hex strings); Changes is a dataclass of path lists.
+    assert [a for a in annotations if "pygit2" in str(a) or "git.Repo" in str(a)] == []
+    assert len(annotations) > 5
 
 
 def test_the_built_in_verifiers_import_only_the_api_and_the_standard_library() -> None:

@@ -4,8 +4,14 @@ from git_continuity import render, verify
 
 
 def plugins(*, as_json: bool) -> int:
-    """Every verifier plugin, its version and the handle schemes it adds."""
-    found = verify.plugins()
+    """Every verifier plugin, its version and the handle schemes it adds; then, when two of
+    them declare one scheme, the error that every handle command gives (exit 2)."""
+    _list(verify.plugins(), as_json=as_json)
+    verify.schemes()  # raises UserError naming both plugins of a scheme declared twice
+    return 0
+
+
+def _list(found: tuple[verify.PluginInfo, ...], *, as_json: bool) -> None:
     if as_json:
         render.emit_json(
             "plugins",
@@ -29,7 +35,7 @@ def plugins(*, as_json: bool) -> int:
                 ]
             },
         )
-        return 0
+        return
     for p in found:
         print(f"{p.name} {p.version}")
         for s in p.schemes:
@@ -37,4 +43,3 @@ def plugins(*, as_json: bool) -> int:
             # shows the last evidence; evidence: re-derived by verify.
             kind = "live" if s.live else "network" if s.network else "evidence"
             print(f"  {(s.name + ':').ljust(11)} {s.summary}  [{kind}]\n  {'':11} e.g. {s.example}")
-    return 0
