@@ -126,7 +126,10 @@ def plugins() -> tuple[PluginInfo, ...]:
         declared = [s for answer in _hook(name, "continuity_schemes")() for s in answer or ()]
         for s in declared:
             if not isinstance(s, Scheme):
-                raise UserError(f"plugin {name} declares {s!r}, which is not a git_continuity.api.Scheme")
+                raise UserError(
+                    f"plugin {name} declares {s!r} as a handle scheme; its continuity_schemes must return "
+                    "git_continuity.api.Scheme values: update or uninstall its package"
+                )
         found.append(PluginInfo(name, versions.get(name, __version__), impl.plugin, tuple(declared)))
     return tuple(sorted(found, key=lambda p: p.name))
 

@@ -204,6 +204,20 @@ def test_two_plugins_declaring_one_scheme_are_refused_naming_both(
     assert "git 0.1.0\n  commit:     the commit exists here  [live]\n" in listed.out
 
 
+def test_a_plugin_declaring_something_else_than_a_scheme_is_refused_naming_it(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = "from git_continuity import api\n\n@api.hookimpl\ndef continuity_schemes():\n    return [('x', 'y')]\n"
+    use_site(install(tmp_path, "continuity_odd", source, "odd", "0.1"), monkeypatch)
+    ran = cont(repo, "plugins")
+    assert (ran.code, ran.out, ran.err) == (
+        2,
+        "",
+        "git-continuity: error: plugin odd declares ('x', 'y') as a handle scheme; its continuity_schemes must "
+        "return git_continuity.api.Scheme values: update or uninstall its package\n",
+    )
+
+
 # -- the README's plugin, exactly as written ----------------------------------------------
 
 
