@@ -352,6 +352,10 @@ def test_the_api_names_what_it_offers_and_hands_out_no_pygit2_object() -> None:
 
     assert re.fullmatch(r"[0-9]+\.[0-9]+", api.API_VERSION)
     assert [name for name in api.__all__ if not hasattr(api, name)] == []
+    documented = set(re.findall(r"`(?:api\.)?(\w+)", readme_section()))
+    assert [name for name in api.__all__ if name not in documented] == []
+    public = [name for name, _ in inspect.getmembers(api.Repository) if not name.startswith("_")]
+    assert [name for name in public if name not in documented] == []
     queries = [f for name, f in inspect.getmembers(api.Repository) if not name.startswith("_")]
     annotations = {inspect.signature(f).return_annotation for f in queries if callable(f)}
     annotations |= {f.fget.__annotations__["return"] for f in queries if isinstance(f, property)}
