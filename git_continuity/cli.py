@@ -18,7 +18,7 @@ from git_continuity import __version__
 from git_continuity.cli_spec import DESCRIPTION, EPILOG, Command, Opt
 from git_continuity.cli_table import COMMANDS
 from git_continuity.constants import env_stream
-from git_continuity.errors import UserError
+from git_continuity.errors import NoState, UserError
 
 # Where the parsed namespace keeps the command that runs and the dests of its own options
 # (a parent's options, journal's -n under journal add, are not the leaf's).
@@ -156,6 +156,16 @@ def hook_impl_shim(hook: str, args: list[str]) -> int:
     return guards.main([hook, *args])
 
 
+def _explained(error: UserError) -> str:
+    """The message of a failure. A missing state also says whether a remote has it: asked
+    here, at the top, since that may reach the network (tracking.explain_missing)."""
+    if isinstance(error, NoState):
+        from git_continuity import tracking
+
+        return tracking.explain_missing(error)
+    return str(error)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(eager=False)
     args = parser.parse_args(argv)
@@ -165,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(args)
     except UserError as error:
-        print(f"git-continuity: error: {error}", file=sys.stderr)
+        print(f"git-continuity: error: {_explained(error)}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         return 130

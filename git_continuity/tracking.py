@@ -6,8 +6,9 @@ so ``git branch -a`` stays as it was:
     refs/continuity-remotes/<remote>/<stream>   the remote's refs/continuity/<stream>
     refs/notes/continuity-remotes/<remote>      the remote's refs/notes/continuity
 
-Everything here reads local refs and config only, except ``remote_state_hint``, which asks
-the remote once, on the error path of a clone that has no state at all.
+Everything here reads local refs and config only, except ``remote_state_hint`` (and
+``explain_missing``, which the command layer calls), which asks the remote once, on the
+error path of a clone that has no state at all.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Literal
 from git_continuity import repo as git
 from git_continuity import transport
 from git_continuity.constants import NOTES_TRACKING_PREFIX, STATE_PREFIX, TRACKING_PREFIX
-from git_continuity.errors import UserError
+from git_continuity.errors import NoState, UserError
 from git_continuity.repo import Oid, Repo
 
 HINT_TIMEOUT = 10.0  # seconds: the no-state error path asks the remote, briefly
@@ -131,6 +132,17 @@ def standings(repo: Repo, stream: str, local: Oid) -> list[Standing]:
         )
         found.append(Standing(remote, ref, theirs, relation, ahead, behind))
     return found
+
+
+def explain_missing(error: NoState) -> str:
+    """A missing state's whole message: the store's (how to start one), or, when a remote
+    has the state, how to take it in. Never let a clone that lacks the state ref look like it
+    has an empty state (git-bug #1301, tbd #135 in FIELD-NOTES). The command layer calls
+    this; the store never asks the network."""
+    on_remote, said = remote_state_hint(error.repo, error.stream)
+    if on_remote:
+        return f"{error.missing}\n{said}"
+    return f"{error}\n{said}" if said else str(error)
 
 
 def remote_state_hint(repo: Repo, stream: str) -> tuple[bool, str | None]:

@@ -17,6 +17,7 @@ from conftest import Ran, commit, git, state_refs, untouched, write_state
 
 from git_continuity import packetfile, store
 from git_continuity import repo as gitrepo
+from git_continuity.errors import UserError
 
 Run = Callable[..., Ran]
 ID = r"[2-9a-hjkmnp-z]{6}"
@@ -730,7 +731,43 @@ def test_a_ref_that_keeps_moving_is_given_up_on_naming_it(repo: Path, inproc: Ru
         seen.append(tip)
         raise gitrepo.RefMoved("refs/continuity/main")
 
-    with pytest.raises(store.UserError) as raised:
+    with pytest.raises(UserError) as raised:
         gitrepo.update_ref(opened, "refs/continuity/main", step, gave_up="nothing was written.", tries=3)
     assert str(raised.value) == "refs/continuity/main kept moving under 3 tries; nothing was written."
     assert seen == [git(repo, "rev-parse", "refs/continuity/main")] * 3
+
+
+# -- reading: one immutable state, each problem once, no network -----------------------------
+
+
+def test_a_snapshot_is_immutable_and_names_each_bad_file_once(repo: Path, inproc: Run) -> None:
+    ok(inproc, repo, "init")
+    write_state(repo, {".continuity/claims/c-222222.json": "{not json\n"})
+    snap = store.snapshot(gitrepo.open_repo(repo), "main")
+    assert store.read_claims(snap) == {}
+    assert store.read_claims(snap) == {}
+    problem = (
+        ".continuity/claims/c-222222.json: not valid JSON: Expecting property name enclosed in double quotes:"
+        " line 1 column 2 (char 1)"
+    )
+    assert store.all_problems(snap) == [problem]
+    assert store.all_problems(snap) == [problem]
+    assert list(snap.problems) == [problem]
+    with pytest.raises(AttributeError):
+        snap.commit = None  # type: ignore[misc]
+
+
+def test_a_missing_state_is_refused_without_asking_a_remote(repo: Path, tmp_path: Path, inproc: Run) -> None:
+    git(repo, "remote", "add", "origin", str(tmp_path / "gone.git"))
+    missing = "no continuity state for stream 'main' here (refs/continuity/main does not exist)."
+    snap = store.snapshot(gitrepo.open_repo(repo), "main")
+    with pytest.raises(UserError) as raised:
+        store.require_state(snap)
+    assert str(raised.value) == f"{missing}\nStart one with: git continuity init"
+    # The command says whether a remote has it: that is where the network is asked.
+    ran = inproc(repo, "status")
+    assert ran.code == 2
+    assert ran.err.startswith(
+        f"git-continuity: error: {missing}\nStart one with: git continuity init\n"
+        "(Could not ask origin whether it has state: "
+    ), ran.err

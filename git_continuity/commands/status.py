@@ -37,8 +37,7 @@ def status(repo: Repo, *, stream: str, as_json: bool) -> int:
     # known good (store.ValidityCache).
     conflicts = store.read_conflicts(snap)
     standings = tracking.standings(repo, stream, snap.commit)
-    read = list(snap.problems)
-    problems = list(dict.fromkeys(read + store.all_problems(snap)))
+    problems = store.all_problems(snap)
     snap.cache.save()
     if as_json:
         render.emit_json(

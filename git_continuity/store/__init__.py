@@ -1,0 +1,108 @@
+"""The state ref: ``refs/continuity/<stream>``, a chain of commits whose tree is ``.continuity/``.
+
+Layout (machine-written entries are one file each, so two clones' additions never touch
+the same file and merge without conflicts; busy folders are sharded):
+
+    .continuity/format                          "1"
+    .continuity/packet.yaml                     objective, next action, blockers (people edit it)
+    .continuity/claims/<id>.json                one claim (a thread's checks name it in ``thread``)
+    .continuity/threads/<id>.json               one thread
+    .continuity/objective/<time>-<id>.json      one change of the objective
+    .continuity/journal/<day>/<time>-<id>.json  one journal entry
+    .continuity/evidence/<claim>/<time>-<id>.json  one dereference of a claim's handle
+    .continuity/handoffs/<day>/<time>-<id>.json one handoff: the state a session left for the next
+    .continuity/conflicts/<id>.json             one value a merge did not keep (merge.py)
+
+Writing never touches HEAD, the index, the work tree or a branch: trees are built with
+TreeBuilder and the ref moves by compare-and-swap, retried when another writer won. Each
+commit's message ends with trailers saying where it was written and in which session
+(``Host:``, ``Session:``, ``Agent:``), so ``log`` can say who did what where.
+
+The package's parts: ``state`` (the immutable snapshot, where it comes from, the missing
+state), ``read`` (every kind of entry, and every problem of a tree) and ``write`` (paths,
+and one change as one commit). Callers use it as one module: ``store.read_claims(snap)``.
+"""
+
+from __future__ import annotations
+
+from git_continuity.store.read import (
+    all_problems,
+    claim_ids,
+    count_objective_changes,
+    journal_since,
+    latest_evidence,
+    latest_handoff,
+    read_claims,
+    read_conflicts,
+    read_journal,
+    read_objective_log,
+    read_packet,
+    read_packet_doc,
+    read_threads,
+    thread_path,
+)
+from git_continuity.store.state import (
+    FORMAT,
+    KINDS,
+    ROOT,
+    Snapshot,
+    ValidityCache,
+    at_commit,
+    ref_name,
+    require_state,
+    snapshot,
+    snapshot_at,
+)
+from git_continuity.store.write import (
+    Change,
+    claim_path,
+    entry_bytes,
+    evidence_path,
+    handoff_bytes,
+    handoff_path,
+    journal_path,
+    objective_path,
+    remember_active,
+    require_well_formed,
+    stamp_day,
+    update,
+)
+
+__all__ = [
+    "FORMAT",
+    "KINDS",
+    "ROOT",
+    "Change",
+    "Snapshot",
+    "ValidityCache",
+    "all_problems",
+    "at_commit",
+    "claim_ids",
+    "claim_path",
+    "count_objective_changes",
+    "entry_bytes",
+    "evidence_path",
+    "handoff_bytes",
+    "handoff_path",
+    "journal_path",
+    "journal_since",
+    "latest_evidence",
+    "latest_handoff",
+    "objective_path",
+    "read_claims",
+    "read_conflicts",
+    "read_journal",
+    "read_objective_log",
+    "read_packet",
+    "read_packet_doc",
+    "read_threads",
+    "ref_name",
+    "remember_active",
+    "require_state",
+    "require_well_formed",
+    "snapshot",
+    "snapshot_at",
+    "stamp_day",
+    "thread_path",
+    "update",
+]

@@ -1,0 +1,178 @@
+"""One stream's state as of one commit: an immutable snapshot, and where it comes from.
+
+A snapshot never changes once made. What reading it finds wrong is recorded once per file
+(``_Reads``, private to the snapshot): a file read twice is parsed again but validated and
+reported once, so ``problems`` lists each malformed file once, in the order first met, and
+callers never deduplicate. Nothing here asks the network: a missing state raises
+``NoState``, and the command layer says whether a remote has it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from git_continuity import repo as git
+from git_continuity.constants import STATE_PREFIX, STREAM_RE
+from git_continuity.errors import NoState, UserError
+from git_continuity.repo import Oid, Repo
+
+ROOT = ".continuity"
+FORMAT = "1"
+
+# Which schema each folder's entries follow.
+KINDS = {
+    "claims": "claim",
+    "threads": "thread",
+    "objective": "objective-change",
+    "journal": "journal-entry",
+    "evidence": "evidence",
+    "handoffs": "handoff",
+    "conflicts": "conflict",
+}
+
+
+def ref_name(stream: str) -> str:
+    if not STREAM_RE.match(stream) or stream.endswith(".lock"):
+        raise UserError(
+            f"stream name {stream!r} is not usable: letters, digits, '-', '_' and inner '.' only,"
+            " not ending in .lock (one ref name each, e.g. agent-b)"
+        )
+    return f"{STATE_PREFIX}{stream}"
+
+
+class ValidityCache:
+    """Content already validated against the current schemas, by object id.
+
+    Objects are content-addressed, so a blob or tree that passed once always passes; this
+    keeps jsonschema (and a walk of every entry) off the read path. Local only, under
+    ``.git/continuity/cache/``, keyed by a digest of the schemas.
+    """
+
+    def __init__(self, repo: Repo) -> None:
+        from git_continuity import schema
+
+        self.path = repo.local_dir / "cache" / f"valid-{schema.digest()}"
+        self._known: set[str] | None = None
+        self._new: list[str] = []
+
+    @property
+    def known(self) -> set[str]:
+        if self._known is None:
+            try:
+                self._known = set(self.path.read_text().split())
+            except OSError:
+                self._known = set()
+        return self._known
+
+    def __contains__(self, oid: object) -> bool:
+        return oid in self.known
+
+    def add(self, oids: Iterable[str]) -> None:
+        fresh = [o for o in oids if o not in self.known]
+        self.known.update(fresh)
+        self._new.extend(fresh)
+
+    def save(self) -> None:
+        if not self._new:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Appended, not replaced: lines of oids from racing writers interleave whole
+            # or make a line no object id matches; either way only a cache miss.
+            with self.path.open("a") as f:
+                f.write("\n".join(self._new) + "\n")
+            self._new = []
+        except OSError:
+            pass  # a cache that cannot be written only costs speed
+
+
+@dataclass
+class _Reads:
+    """What reading one snapshot found: each malformed file's problems (by path, first met
+    first), the whole tree's once walked, and the validity cache it uses."""
+
+    validity: ValidityCache | None = None
+    bad: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    walked: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The state of one stream as of one commit of its ref (commit None: never initialized)."""
+
+    repo: Repo
+    stream: str
+    commit: Oid | None
+    tree: Oid | None
+    validity: ValidityCache | None = field(default=None, repr=False, compare=False)
+    _reads: _Reads = field(default_factory=_Reads, init=False, repr=False, compare=False)
+
+    @property
+    def ref(self) -> str:
+        return ref_name(self.stream)
+
+    @property
+    def cache(self) -> ValidityCache:
+        if self._reads.validity is None:
+            self._reads.validity = self.validity or ValidityCache(self.repo)
+        return self._reads.validity
+
+    @property
+    def problems(self) -> list[str]:
+        """The malformed files met so far while reading, each once."""
+        return [p for found in self._reads.bad.values() for p in found]
+
+    @property
+    def walked(self) -> tuple[str, ...] | None:
+        """Every problem of the whole tree, once all_problems has walked it."""
+        return self._reads.walked
+
+    def keep_walked(self, problems: Iterable[str]) -> None:
+        self._reads.walked = tuple(problems)
+
+    def known_bad(self, path: str) -> bool:
+        return path in self._reads.bad
+
+    def found_bad(self, path: str, problems: Iterable[str]) -> None:
+        """Record what is wrong with one file (the first reading of it only)."""
+        self._reads.bad.setdefault(path, tuple(problems))
+
+
+def snapshot(repo: Repo, stream: str) -> Snapshot:
+    return snapshot_at(repo, stream, git.ref_target(repo, ref_name(stream)))
+
+
+def snapshot_at(repo: Repo, stream: str, target: Oid | None) -> Snapshot:
+    """The stream as of target, the commit its ref was read at (None: no ref)."""
+    ref = ref_name(stream)
+    if target is not None and git.peel_to_commit(repo, target) != target:
+        raise UserError(
+            f"{ref} points at {target[:7]}, which is not a commit; nothing was read or written.\n"
+            f"Put it back on an earlier state: git reflog {ref} lists them, then "
+            f"git update-ref {ref} <commit> {target}"
+        )
+    tree = git.commit_info(repo, target).tree if target else None
+    return Snapshot(repo, stream, target, tree)
+
+
+def at_commit(snap: Snapshot, commit: Oid | None) -> Snapshot | None:
+    """The same stream as of an earlier state commit (None when this clone lacks it)."""
+    if commit is None or not git.has_commit(snap.repo, commit):
+        return None
+    return Snapshot(snap.repo, snap.stream, commit, git.commit_info(snap.repo, commit).tree, validity=snap.cache)
+
+
+def require_state(snap: Snapshot) -> None:
+    """Refuse to go on when the stream has no state here, saying how to start.
+
+    Local only: whether a remote has the state is for the command layer to add (cli.main
+    asks, through tracking.explain_missing), never a reader's business."""
+    if snap.commit is not None:
+        return
+    missing = f"no continuity state for stream '{snap.stream}' here ({snap.ref} does not exist)."
+    others = [r.removeprefix(STATE_PREFIX) for r in git.list_refs(snap.repo, STATE_PREFIX)]
+    hint = f"\nStreams here: {', '.join(others)} (choose one with --stream NAME)." if others else ""
+    raise NoState(
+        f"{missing}\nStart one with: git continuity init{hint}", repo=snap.repo, stream=snap.stream, missing=missing
+    )

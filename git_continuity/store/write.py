@@ -1,0 +1,149 @@
+"""Writing the state: where each entry goes, and one change as one commit on the state ref,
+never on top of malformed state, retried when another writer won."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from git_continuity import atomic, packetfile, session
+from git_continuity import repo as git
+from git_continuity.errors import UserError
+from git_continuity.model import Evidence, JournalEntry, ObjectiveChange, sortable_name, stamp, to_json
+from git_continuity.repo import Oid, Repo
+from git_continuity.store.read import all_problems, read_packet
+from git_continuity.store.state import KINDS, ROOT, Snapshot, ref_name, require_state, snapshot_at
+
+
+def entry_bytes(entry: Any) -> bytes:
+    return (json.dumps(to_json(entry), indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def claim_path(claim_id: str) -> str:
+    return f"{ROOT}/claims/{claim_id}.json"
+
+
+def journal_path(entry: JournalEntry, moment: Any) -> str:
+    return f"{ROOT}/journal/{entry.at[:10]}/{sortable_name(moment, entry.id)}.json"
+
+
+def evidence_path(evidence: Evidence, moment: Any) -> str:
+    return f"{ROOT}/evidence/{evidence.claim}/{sortable_name(moment, evidence.id)}.json"
+
+
+def objective_path(change: ObjectiveChange, moment: Any) -> str:
+    return f"{ROOT}/objective/{sortable_name(moment, change.id)}.json"
+
+
+def handoff_path(handoff_id: str, moment: Any) -> str:
+    return f"{ROOT}/handoffs/{stamp_day(moment)}/{sortable_name(moment, handoff_id)}.json"
+
+
+def stamp_day(moment: Any) -> str:
+    return str(stamp(moment))[:10]
+
+
+def handoff_bytes(data: dict[str, Any]) -> bytes:
+    return (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+@dataclass
+class Change:
+    """One change of state: the files it sets (None deletes) and the commit message."""
+
+    message: str
+    files: dict[str, bytes | None]
+
+
+def _validate_change(snap: Snapshot, change: Change) -> None:
+    from git_continuity import schema
+
+    for path, data in change.files.items():
+        if data is None:
+            continue
+        if path == packetfile.PATH:
+            try:
+                packetfile.parse(data.decode(), path)
+            except packetfile.YamlError as error:
+                raise UserError(f"refusing to write an invalid packet:\n{error}") from None
+        elif path != f"{ROOT}/format":
+            kind = KINDS[path.split("/")[1]]
+            schema.require_valid(kind, json.loads(data), path)
+        snap.cache.add([git.write_blob(snap.repo, data)])
+
+
+def require_well_formed(snap: Snapshot, *, replacing: str | None = None) -> None:
+    """Refuse to go on from malformed state, naming every bad file (except ``replacing``)."""
+    problems = [p for p in all_problems(snap) if not (replacing and p.startswith(replacing))]
+    if problems:
+        raise UserError(
+            f"the state on {snap.ref} is malformed; nothing was written:\n  "
+            + "\n  ".join(problems)
+            + "\nThe packet is repaired with git continuity edit. Any other file: put the state back on the"
+            f"\nlast good change (git continuity log lists them): git update-ref {snap.ref} <commit>"
+        )
+
+
+def remember_active(snap: Snapshot) -> dict[str, Any]:
+    """Leave ``.git/continuity/active/<stream>.json`` (state commit, objective digest) for the
+    post-commit hook, which must not pay for pygit2 on every commit."""
+    import hashlib
+
+    packet = read_packet(snap)
+    text = packet.objective.text if packet and packet.objective else None
+    data = {
+        "stream": snap.stream,
+        "state": snap.commit,
+        "objective": hashlib.sha256(text.encode()).hexdigest()[:16] if text else None,
+    }
+    try:
+        path = snap.repo.local_dir / "active" / f"{snap.stream}.json"
+        atomic.write(path, json.dumps(data) + "\n")
+    except OSError:
+        pass  # the hook recomputes it
+    return data
+
+
+def update(
+    repo: Repo,
+    stream: str,
+    make: Callable[[Snapshot], Change],
+    *,
+    create: bool = False,
+    replacing: str | None = None,
+    who: session.Who | None = None,
+) -> Snapshot:
+    """Apply one change as one commit on the state ref, retrying when another writer won.
+
+    ``make`` is called on a fresh snapshot each try, so it always builds on the latest state.
+    Broken state is never written on top of: its problems are reported instead, except
+    those of the one file ``replacing`` names (how ``edit`` repairs a broken packet).
+    ``who`` is the session the commit's trailers name (default: this work tree's current one).
+    """
+    ref = ref_name(stream)
+    trailers = (who or session.who(repo)).trailers()
+
+    def step(tip: Oid | None) -> tuple[Snapshot, bool]:
+        snap = snapshot_at(repo, stream, tip)
+        if not create:
+            require_state(snap)
+        require_well_formed(snap, replacing=replacing)
+        change = make(snap)
+        _validate_change(snap, change)
+        tree = git.write_tree(repo, snap.tree, change.files)
+        if tree == snap.tree:
+            return snap, False  # nothing changed: no empty commit
+        message = change.message.rstrip("\n") + "\n\n" + trailers + "\n"
+        commit = git.write_commit(repo, tree, [snap.commit] if snap.commit else [], message)
+        summary = change.message.splitlines()[0]
+        git.compare_and_swap(repo, ref, commit, snap.commit, f"continuity: {summary}")
+        snap.cache.add([tree])
+        return Snapshot(repo, stream, commit, tree, validity=snap.cache), True
+
+    after, moved = git.update_ref(repo, ref, step, gave_up="nothing was written. Try again.")
+    if moved:
+        after.cache.save()
+        remember_active(after)
+    return after
