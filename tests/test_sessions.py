@@ -749,3 +749,48 @@ def test_every_budget_gives_a_brief(repo: Path, inproc) -> None:  # type: ignore
         done = inproc(repo, "orient", "--max-tokens", str(budget))
         assert (done.code, done.err) == (0, ""), budget
         assert done.out.startswith("# git-continuity brief: stream main\n"), budget
+
+
+def hook(repo: Path, action: str, conversation: str) -> dict[str, Any]:
+    """An agent's hook for one conversation, as Claude Code runs it (no GIT_CONTINUITY_SESSION)."""
+    env = {k: v for k, v in os.environ.items() if k != "GIT_CONTINUITY_SESSION"}
+    done = subprocess.run(
+        ["git-continuity-hook", "agent", "claude", action],
+        cwd=repo,
+        input=json.dumps({"session_id": conversation, "cwd": str(repo)}),
+        capture_output=True,
+        text=True,
+        env={**env, "GIT_CONTINUITY_HOST": "laptop"},
+    )
+    assert (done.returncode, done.stderr) == (0, ""), done
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer
+
+
+def test_one_agent_session_keeps_one_session_id_across_streams_and_commands(repo: Path) -> None:
+    for stream in ("main", "b"):
+        ok(repo, "--stream", stream, "init")
+        ok(repo, "--stream", stream, "objective", "set", f"Ship {stream}", "--why", "users wait")
+    hook(repo, "session-start", "conversation-1")
+    started = json.loads((repo / ".git" / "continuity" / "session.json").read_text())
+    session = started["id"]
+    assert (started["stream"], started["agent_session"]) == ("main", "conversation-1")
+
+    # The session started for main; the agent works on stream b too, in the same session.
+    entry = made(ok(repo, "--stream", "b", "journal", "add", "worked on b").out, "j")
+    journal = json.loads(ok(repo, "--stream", "b", "journal", "--json").out)["entries"]
+    assert [(e["id"], e.get("session")) for e in journal] == [(entry, session)]
+    brief = json.loads(ok(repo, "--stream", "b", "orient", "--json").out)
+    assert (brief["session"]["id"], brief["session"]["continued"], brief["warnings"]) == (session, True, [])
+    handoff = json.loads(ok(repo, "--stream", "b", "handoff", "--json").out)["handoff"]
+    assert (handoff["session"], handoff["agent_session"]) == (session, "conversation-1")
+    assert handoff["baseline"] == {"kind": "none"}  # its start was on main: nothing on b to diff with
+
+    # The rule (session.py): a handoff on another stream than the session's own leaves it open;
+    # the handoff on its own stream, at the agent's session end, ends it.
+    assert json.loads((repo / ".git" / "continuity" / "session.json").read_text())["ended_at"] is None
+    said = hook(repo, "session-end", "conversation-1")["systemMessage"]
+    assert said.endswith(f" recorded at the end of the session (session {session})"), said
+    ended = json.loads((repo / ".git" / "continuity" / "session.json").read_text())
+    assert (ended["id"], ended["handoff"] is not None) == (session, True)
+    assert ended["handoff"] in said
