@@ -27,11 +27,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_continuity import atomic
 from git_continuity.agents import AGENT_NAMES
 from git_continuity.constants import ENV_BRIEF_TOKENS, env_stream
+
+if TYPE_CHECKING:
+    from git_continuity.records import Handoff
 
 STOP_BLOCK_LIMIT = 3
 DEFAULT_BRIEF_TOKENS = 2500
@@ -104,9 +107,9 @@ def _context(text: str) -> dict[str, Any]:
 
 
 def _session_start(repo: Any, stream: str, agent_session: str | None) -> int:
-    from git_continuity.commands import orient
+    from git_continuity import orientation
 
-    result = orient.make(repo, stream=stream, max_tokens=_budget(), agent_session=agent_session)
+    result = orientation.build(repo, stream=stream, max_tokens=_budget(), agent_session=agent_session)
     return _answer(_context(result.text))
 
 
@@ -116,27 +119,26 @@ def _plain(text: str) -> int:
     return 0
 
 
-def _instructions(handoff: dict[str, Any]) -> str:
+def _instructions(handoff: Handoff) -> str:
     """What the summary of a compaction must keep: the ids the next turns act on."""
-    kept = [f"the handoff id {handoff['id']}", f'the objective "{handoff["objective"]["text"]}"']
-    kept += [f'the open thread {t["id"]} "{t["title"]}" ({t["status"]})' for t in handoff["threads"]]
-    kept += [f'the blocker {b["id"]} "{b["text"]}"' for b in handoff["blockers"]]
+    kept = [f"the handoff id {handoff.id}", f'the objective "{handoff.objective.text}"']
+    kept += [f'the open thread {t.id} "{t.title}" ({t.status})' for t in handoff.threads]
+    kept += [f'the blocker {b.id} "{b.text}"' for b in handoff.blockers]
     return (
-        f"git-continuity recorded handoff {handoff['id']} before this compaction (session {handoff['session']}). "
+        f"git-continuity recorded handoff {handoff.id} before this compaction (session {handoff.session}). "
         f"Keep in the summary, word for word: {'; '.join(kept)}. After the compaction git-continuity puts a fresh "
         "brief into the context: where it and this summary differ, the brief is right."
     )
 
 
 def _handoff(repo: Any, stream: str, agent_session: str | None, action: str, plain: bool = False) -> int:
-    from git_continuity.commands import handoff
+    from git_continuity import handoffs
 
-    done = handoff.make(repo, stream=stream, agent_session=agent_session)
+    done = handoffs.make(repo, stream=stream, agent_session=agent_session).handoff
     if plain:
-        return _plain(_instructions(done.handoff))
+        return _plain(_instructions(done))
     when = "before the compaction" if action == "pre-compact" else "at the end of the session"
-    said = f"git-continuity: handoff {done.handoff['id']} recorded {when} (session {done.handoff['session']})"
-    return _answer({"systemMessage": said})
+    return _answer({"systemMessage": f"git-continuity: handoff {done.id} recorded {when} (session {done.session})"})
 
 
 def _stop_file(repo: Any) -> Path:

@@ -1,5 +1,5 @@
 """What ``handoff`` leaves and ``orient`` reads: facts about the repository and the state,
-gathered as plain JSON-ready values, and the Markdown lines that show them.
+gathered as typed records (records.py), and the Markdown lines that show them.
 
 The two commands compare snapshots: the refs and the state commit when a session started
 (kept in its session file), and those a handoff recorded. Everything said here is read from
@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from git_continuity import render, store
+from git_continuity import render, session, store
 from git_continuity import repo as git
-from git_continuity.budget import Item
+from git_continuity.budget import Item, Section
 from git_continuity.model import Claim, JournalEntry, Objective, ObjectiveChange, Thread, shown
+from git_continuity.records import ClaimAdded, Handoff, MovedRef, RefCommit, Stash, ThreadMoved, WorkTree
 from git_continuity.repo import Oid, Repo
 from git_continuity.verify import Assessed
 
@@ -50,28 +51,28 @@ def ref_snapshot(repo: Repo) -> dict[str, str]:
     return dict(list(kept.items())[:MAX_REFS])
 
 
-def work_tree(repo: Repo) -> dict[str, Any] | None:
+def work_tree(repo: Repo) -> WorkTree | None:
     """Branch, HEAD, uncommitted changes in brief and stashes; None in a bare repository."""
     changes = git.changes(repo)
     if changes is None:
         return None
     head = git.head_commit(repo)
     touched = list(dict.fromkeys(changes.conflicted + changes.staged + changes.unstaged + changes.untracked))
-    return {
-        "branch": git.current_branch(repo),
-        "head": head,
-        "head_summary": summary_of(git.commit_info(repo, head)) if head else None,
-        "staged": len(changes.staged),
-        "unstaged": len(changes.unstaged),
-        "untracked": len(changes.untracked),
-        "conflicted": len(changes.conflicted),
-        "touched": len(touched),
-        "paths": touched[:SHOWN_PATHS],
-        "stashes": [{"commit": oid, "message": message} for oid, message in git.stashes(repo)],
-    }
+    return WorkTree(
+        branch=git.current_branch(repo),
+        head=head,
+        head_summary=summary_of(git.commit_info(repo, head)) if head else None,
+        staged=len(changes.staged),
+        unstaged=len(changes.unstaged),
+        untracked=len(changes.untracked),
+        conflicted=len(changes.conflicted),
+        touched=len(touched),
+        paths=touched[:SHOWN_PATHS],
+        stashes=[Stash(oid, message) for oid, message in git.stashes(repo)],
+    )
 
 
-def moved_refs(repo: Repo, before: Mapping[str, str], after: Mapping[str, str]) -> list[dict[str, Any]]:
+def moved_refs(repo: Repo, before: Mapping[str, str], after: Mapping[str, str]) -> list[MovedRef]:
     """Every ref that differs between two snapshots. Branches and remote-tracking refs also
     say how many commits they gained (naming the first few) and lost (rewound or rewritten);
     ``missing`` says the earlier tip is not in this clone, so nothing can be counted."""
@@ -90,25 +91,15 @@ def moved_refs(repo: Repo, before: Mapping[str, str], after: Mapping[str, str]) 
             continue
         old_tip = git.peel_to_commit(repo, Oid(was)) if was else None
         new_tip = git.peel_to_commit(repo, Oid(now)) if now else None
-        entry: dict[str, Any] = {
-            "ref": name,
-            "was": was,
-            "now": now,
-            "missing": was is not None and old_tip is None,
-            "gained": 0,
-            "lost": 0,
-            "commits": [],
-        }
-        if not name.startswith("refs/tags/") and new_tip is not None and not entry["missing"]:
-            # A new ref's own commits: those on no other branch, then or now.
-            hidden = [old_tip] if old_tip else heads(before, name) + heads(after, name)
-            commits, entry["gained"] = git.commits_since(
-                repo, new_tip, hidden, show=SHOWN_COMMITS, count_up_to=COUNT_UP_TO
-            )
-            entry["commits"] = [{"commit": c.oid, "summary": summary_of(c)} for c in commits]
-            if old_tip is not None:
-                entry["lost"] = git.commits_since(repo, old_tip, [new_tip], show=0, count_up_to=COUNT_UP_TO)[1]
-        found.append(entry)
+        missing = was is not None and old_tip is None
+        if name.startswith("refs/tags/") or new_tip is None or missing:
+            found.append(MovedRef(name, was, now, missing))
+            continue
+        # A new ref's own commits: those on no other branch, then or now.
+        hidden = [old_tip] if old_tip else heads(before, name) + heads(after, name)
+        commits, gained = git.commits_since(repo, new_tip, hidden, show=SHOWN_COMMITS, count_up_to=COUNT_UP_TO)
+        lost = git.commits_since(repo, old_tip, [new_tip], show=0, count_up_to=COUNT_UP_TO)[1] if old_tip else 0
+        found.append(MovedRef(name, was, now, False, gained, lost, [RefCommit(c.oid, summary_of(c)) for c in commits]))
     return found
 
 
@@ -119,42 +110,42 @@ def ref_label(name: str) -> str:
     return name
 
 
-def ref_line(entry: Mapping[str, Any]) -> str:
+def ref_line(entry: MovedRef) -> str:
     """``main: +2 (0ca66e8 Fix the login loop; …)`` and the like."""
-    name, was, now = ref_label(entry["ref"]), entry["was"], entry["now"]
+    name, was, now = ref_label(entry.ref), entry.was, entry.now
     if now is None:
-        gone = ", a commit not in this clone" if entry.get("missing") else ""
+        gone = ", a commit not in this clone" if entry.missing else ""
         return f"{name}: not here now (it was at {short(was)}{gone})"
-    commits = "; ".join(f"{short(c['commit'])} {c['summary']}" for c in entry["commits"])
-    more = entry["gained"] - len(entry["commits"])
+    commits = "; ".join(f"{short(c.commit)} {c.summary}" for c in entry.commits)
+    more = entry.gained - len(entry.commits)
     commits += f"; {more} more" if more > 0 else ""
-    gained = f"+{entry['gained']}{'+' if entry['gained'] >= COUNT_UP_TO else ''}"
+    gained = f"+{entry.gained}{'+' if entry.gained >= COUNT_UP_TO else ''}"
     if was is None:
-        return f"{name}: new at {short(now)}" + (f", {gained} ({commits})" if entry["gained"] else "")
+        return f"{name}: new at {short(now)}" + (f", {gained} ({commits})" if entry.gained else "")
     text = f"{name}: {short(was)} → {short(now)}"
-    if entry.get("missing"):
+    if entry.missing:
         return text + f" ({short(was)} is not in this clone)"
-    if entry["lost"]:
-        text += f", rewound or rewritten: {entry['lost']} commits no longer on it"
-    return text + (f", {gained} ({commits})" if entry["gained"] else "")
+    if entry.lost:
+        text += f", rewound or rewritten: {entry.lost} commits no longer on it"
+    return text + (f", {gained} ({commits})" if entry.gained else "")
 
 
 # -- the state now and then -----------------------------------------------------------------
 
 
-def threads_moved(before: Mapping[str, Thread], after: Mapping[str, Thread]) -> list[dict[str, Any]]:
+def threads_moved(before: Mapping[str, Thread], after: Mapping[str, Thread]) -> list[ThreadMoved]:
     return [
-        {"id": t.id, "title": t.title, "was": before[t.id].status if t.id in before else None, "now": t.status}
+        ThreadMoved(t.id, t.title, before[t.id].status if t.id in before else None, t.status)
         for t in sorted(after.values(), key=lambda t: (t.added_at, t.id))
         if t.id not in before or before[t.id].status != t.status
     ]
 
 
-def claims_added(before: Iterable[str], after: Mapping[str, Claim], session_id: str | None) -> list[dict[str, Any]]:
+def claims_added(before: Iterable[str], after: Mapping[str, Claim], session_id: str | None) -> list[ClaimAdded]:
     """Claims new since ``before``, written in this session (or before sessions existed)."""
     old = set(before)
     return [
-        {"id": c.id, "text": c.text, "handle": c.handle, "thread": c.thread}
+        ClaimAdded(c.id, c.text, c.handle, c.thread)
         for c in sorted(after.values(), key=lambda c: (c.added_at, c.id))
         if c.id not in old and c.session in (session_id, None)
     ]
@@ -176,11 +167,6 @@ def claims_changed(was: Mapping[str, str], assessed: Sequence[Assessed]) -> list
         for a in assessed
         if a.claim.id in was and was[a.claim.id] != a.derived.state
     ]
-
-
-def handoff_summary(handoff: Mapping[str, Any]) -> dict[str, Any]:
-    keys = ("id", "at", "by", "host", "session", "agent")
-    return {k: handoff.get(k) for k in keys}
 
 
 def loose(assessed: Sequence[Assessed], threads: Mapping[str, Thread]) -> list[Assessed]:
@@ -223,25 +209,24 @@ def objective_items(o: Objective | None, change: ObjectiveChange | None) -> list
     return [Item(lines, render.objective_json(o))]
 
 
-def work_tree_items(tree: Mapping[str, Any] | None) -> list[Item]:
+def work_tree_items(tree: WorkTree | None) -> list[Item]:
     if tree is None:
         return [Item(["- bare repository: no work tree"], None)]
-    where = f"on branch {tree['branch']}" if tree["branch"] else "detached HEAD"
-    head = f' at {short(tree["head"])} "{tree["head_summary"]}"' if tree["head"] else " (no commits yet)"
+    where = f"on branch {tree.branch}" if tree.branch else "detached HEAD"
+    head = f' at {short(tree.head)} "{tree.head_summary}"' if tree.head else " (no commits yet)"
     lines = [f"- {where}{head}"]
-    counts = [f"{tree[k]} {k}" for k in ("conflicted", "staged", "unstaged", "untracked") if tree[k]]
+    kinds = {"conflicted": tree.conflicted, "staged": tree.staged, "unstaged": tree.unstaged}
+    counts = [f"{n} {kind}" for kind, n in {**kinds, "untracked": tree.untracked}.items() if n]
     if counts:
-        # Handoffs written before "touched" was recorded count the paths they list.
-        more = tree.get("touched", len(tree["paths"])) - len(tree["paths"])
-        paths = ", ".join(tree["paths"]) + (f", … {more} more" if more > 0 else "")
+        more = tree.more_paths
+        paths = ", ".join(tree.paths) + (f", … {more} more" if more > 0 else "")
         lines.append(f"- uncommitted: {', '.join(counts)}: {paths}")
     else:
         lines.append("- no uncommitted changes")
-    if tree["stashes"]:
-        latest = tree["stashes"][0]
-        count = len(tree["stashes"])
-        lines.append(f"- {count} stash{'es' if count != 1 else ''}, the latest: {latest['message']}")
-    return [Item(lines, dict(tree))]
+    if tree.stashes:
+        count = len(tree.stashes)
+        lines.append(f"- {count} stash{'es' if count != 1 else ''}, the latest: {tree.stashes[0].message}")
+    return [Item(lines, tree.to_json())]
 
 
 def journal_item(e: JournalEntry) -> Item:
@@ -255,3 +240,78 @@ def read_at(snap: store.Snapshot, commit: str | None) -> tuple[dict[str, Thread]
     if old is None:
         return None
     return store.read_threads(old), store.claim_ids(old)
+
+
+# -- since the last session -----------------------------------------------------------------
+
+
+def since_sections(snap: store.Snapshot, last: Handoff | None, assessed: Sequence[Assessed]) -> list[Section]:
+    """The brief's "Since the last session": what changed since the stream's last handoff
+    (claim states, branches, other refs, other machines' journal entries)."""
+    if last is None:
+        return [
+            Section(
+                "since_none",
+                "Since the last session",
+                8,
+                [Item(["- no earlier handoff on this stream: nothing to compare with"], None)],
+                what="the changes since the last session",
+            )
+        ]
+    who = render.where(last.by.split(" <")[0], last.host, last.agent, last.session)
+    group = f"## Since the last session: handoff {last.id}, {shown(last.at)} UTC by {who}"
+    moved = moved_refs(snap.repo, last.refs, ref_snapshot(snap.repo))
+    heads = [m for m in moved if m.grew]
+    others = [m for m in moved if not m.grew]
+    here = session.hostname()
+    journal = [e for e in store.journal_since(snap, last.at) if e.host != here]
+    changed = claims_changed(last.claims, assessed)
+    quiet = Item(["- nothing changed: no commits, refs, claim states or journal entries"], None)
+    return [
+        Section(
+            "since_claims",
+            "Claims whose state changed",
+            4,
+            [
+                Item([f'- {c["id"]} "{c["text"]}": {c["was"]} → {c["now"]}: {first_line(c["observed"])}'], c)
+                for c in changed
+            ],
+            what="changed claims",
+            group=group,
+        ),
+        Section(
+            "since_commits",
+            "New commits",
+            8,
+            [Item([f"- {ref_line(m)}"], m.to_json()) for m in heads],
+            see="git log",
+            what="branches",
+            group=group,
+        ),
+        Section(
+            "since_refs",
+            "Refs that moved",
+            8,
+            [Item([f"- {ref_line(m)}"], m.to_json()) for m in others],
+            see="git for-each-ref",
+            what="refs",
+            group=group,
+        ),
+        Section(
+            "since_journal",
+            "Journal entries from other machines",
+            9,
+            [journal_item(e) for e in journal],
+            see="git continuity journal",
+            what="journal entries from other machines",
+            group=group,
+        ),
+        Section(
+            "since_quiet",
+            "",
+            8,
+            [] if moved or journal or changed else [quiet],
+            what="the changes since the last session",
+            group=group,
+        ),
+    ]

@@ -9,7 +9,23 @@ the session, the trailers on each state commit, and the handoff.
 ``GIT_CONTINUITY_SESSION`` and ``GIT_CONTINUITY_AGENT`` override the file, for a process that
 manages its own sessions (a scheduler, a CI job).
 
-Every command that writes reads the session through ``current()``, and so does the
+Which session is current is decided in one place, ``resolve()``, for every writer (through
+``who()``), for orient, for handoff and for the post-commit hook:
+
+- a session named in the environment is current; the work tree's open session only when it
+  is that one;
+- else the work tree's open session, unless an agent's hook names another conversation of
+  the agent (``agent_session``) than the one the session was started for: then that session
+  ended without a handoff and is not current;
+- the stream written to does not enter into it. A session started for stream a that writes
+  to stream b stamps its own id on b's entries, and orient on b continues it: one agent
+  session keeps one session id across streams and commands. What is tied to the stream it
+  started on is its baseline (the state commit at its start) and its end: a handoff on that
+  stream measures what the session did from its start and ends it; a handoff on another
+  stream records the session's id, measures from that stream's previous handoff, and leaves
+  the session open.
+
+Every command that writes reads the session through ``resolve()``, and so does the
 post-commit hook on every commit: this module imports nothing heavy (no pygit2), only the
 standard library (NamedTuple, not dataclasses: importing dataclasses alone costs ~7 ms of a
 commit's 80 ms budget).
@@ -95,16 +111,35 @@ def from_env() -> tuple[str | None, str | None]:
     return session, agent
 
 
-def current(git_dir: Path) -> tuple[str | None, str | None]:
-    """(session id, agent name) for what is written now: the environment first, then the
-    work tree's open session."""
+class Current(NamedTuple):
+    """The session what is written now belongs to."""
+
+    id: str | None  # None: no session is open here and none is named
+    agent: str | None
+    stored: Session | None  # the work tree's open session, when it is the current one
+    ended: Session | None  # the work tree's open session, when another one is current
+
+
+def resolve(git_dir: Path, *, agent_session: str | None = None) -> Current:
+    """The one rule for which session is current (the module's docstring): the environment
+    first, then the work tree's open session unless ``agent_session`` (the agent's own id for
+    its conversation, known only to its hooks) says it belongs to another conversation."""
     env_session, env_agent = from_env()
     stored = open_session(git_dir)
-    if env_session is not None and (stored is None or stored.id != env_session):
-        return env_session, env_agent
     if stored is None:
-        return None, env_agent
-    return stored.id, env_agent or stored.agent
+        return Current(env_session, env_agent, None, None)
+    other_named = env_session is not None and env_session != stored.id
+    # a command the agent runs itself names no conversation: it belongs to the open session
+    other_conversation = agent_session is not None and stored.agent_session != agent_session
+    if other_named or other_conversation:
+        return Current(env_session, env_agent, None, stored)
+    return Current(stored.id, env_agent or stored.agent, stored, None)
+
+
+def current(git_dir: Path) -> tuple[str | None, str | None]:
+    """(session id, agent name) for what is written now (``resolve()``)."""
+    found = resolve(git_dir)
+    return found.id, found.agent
 
 
 def hostname() -> str:
@@ -153,8 +188,10 @@ def parse_trailers(message: str) -> dict[str, str]:
     return found
 
 
-def who(repo: Repo) -> Who:
+def who(repo: Repo, *, agent_session: str | None = None) -> Who:
+    """Who writes now: the repository's identity, this machine, and the current session
+    (``resolve()``)."""
     from git_continuity import repo as git
 
-    session_id, agent = current(git.worktree_git_dir(repo))
-    return Who(git.identity(repo), hostname(), session_id, agent)
+    found = resolve(git.worktree_git_dir(repo), agent_session=agent_session)
+    return Who(git.identity(repo), hostname(), found.id, found.agent)

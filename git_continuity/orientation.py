@@ -1,0 +1,344 @@
+"""The brief a session starts with (``orient``, and an agent's SessionStart hook): it starts
+(or continues) the work tree's session, re-dereferences every load-bearing claim, records the
+evidence of the costly ones, and puts what is true now on top.
+
+``build`` returns the Markdown and the ``--json`` document; the command and the agent hook
+only print one of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from git_continuity import brief, budget, policy, render, session, store, tracking, verify
+from git_continuity import repo as git
+from git_continuity.budget import Item, Section
+from git_continuity.errors import UserError
+from git_continuity.model import STATES, Blocker, Packet, ago, new_id, now, parse_stamp, shown, stamp
+from git_continuity.records import Handoff, SessionShown
+from git_continuity.repo import Repo
+from git_continuity.verify import Assessed
+
+JOURNAL_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class Oriented:
+    text: str  # the Markdown brief
+    document: dict[str, Any]  # the same for --json (schema/orient.schema.json)
+    code: int  # 0; 1 when there is no state here to orient on; 2 when the state is malformed
+
+
+def build(
+    repo: Repo,
+    *,
+    stream: str,
+    max_tokens: int | None,
+    online: bool = False,
+    agent_session: str | None = None,
+) -> Oriented:
+    """The brief. ``agent_session`` is the agent's own id for its conversation, when a hook
+    runs it: another one than the open session's starts a new session (session.resolve)."""
+    if max_tokens is not None and max_tokens < 1:
+        raise UserError("--max-tokens takes a whole number of tokens, 1 or more")
+    snap = store.snapshot(repo, stream)
+    if snap.commit is None:
+        return _not_here(repo, stream, max_tokens)
+    moment = now()
+    rules = policy.load(repo.work_dir)
+    problems = store.all_problems(snap)
+    started, warnings = start_session(repo, snap, at=moment, agent_session=agent_session)
+    claims = sorted(store.read_claims(snap).values(), key=lambda c: (c.added_at, c.id))
+    threads = {t.id: t for t in store.read_threads(snap).values()}
+    open_threads = sorted((t for t in threads.values() if t.status != "done"), key=lambda t: (t.added_at, t.id))
+    # Load-bearing: every claim with a handle that something rests on (all but the checks of
+    # threads already done, whose live checks are re-derived anyway). Re-dereferenced now;
+    # a costly check whose last evidence is verified and still applies is not run again.
+    # cmd: checks are not run here: a test suite may take longer than an agent's session start
+    # waits; they show their last evidence (stale once the files moved) until verify or the gate.
+    bearing = [
+        c
+        for c in claims
+        if c.handle
+        and not c.handle.startswith("cmd:")
+        and (c.thread is None or threads.get(c.thread) is None or threads[c.thread].status != "done")
+    ]
+    assessed = verify.assess(
+        snap, bearing, at=moment, policy=rules, dereference_all=True, online=online, reuse_fresh=True
+    )
+    chosen = {c.id for c in bearing}
+    others = [c for c in claims if c.id not in chosen]
+    assessed += verify.assess(snap, others, at=moment, policy=rules)
+    assessed.sort(key=lambda a: (a.claim.added_at, a.claim.id))
+    if not problems:
+        _record_costly(snap, assessed, moment)
+    packet = store.read_packet(snap)
+    if packet is not None and packet.objective is None:
+        warnings.append(
+            'No objective: nothing says what this work is for (git continuity objective set "…" --why "…").'
+        )
+    problems = list(dict.fromkeys(snap.problems + problems))
+    changes = store.read_objective_log(snap)
+    stored = store.latest_handoff(snap)
+    last = Handoff.from_json(stored) if stored is not None else None
+    tree = brief.work_tree(repo)
+    journal, journal_total = store.read_journal(snap, latest=JOURNAL_SHOWN)
+    updated = git.commit_info(repo, snap.commit).time
+
+    checks = {t.id: [a for a in assessed if a.claim.thread == t.id] for t in open_threads}
+    standing = brief.loose(assessed, threads)
+    header = [
+        f"# git-continuity brief: stream {stream}",
+        f"State {snap.ref} at {snap.commit[:7]}, changed {ago(updated, moment)}. "
+        f"Claims derived now, not read from storage: {_tally(assessed)}.",
+        _session_line(started, moment),
+    ]
+    # Another clone's state fetched but not taken in: this brief may be behind it.
+    standings = tracking.standings(repo, stream, snap.commit)
+    header += [f"Sync: {render.standing_text(s)}" for s in standings if s.relation != "same"]
+    header += [f"Warning: {w}" for w in warnings]
+    header += [f"Problem: {p}" for p in problems]
+    sections = [
+        Section("header", "", budget.TRUTH, [Item(header, None)]),
+        Section(
+            "do_not_act",
+            "Do not act on these: not true now",
+            budget.TRUTH,
+            [brief.claim_item(a, state=True, bold=True) for a in standing if a.derived.state in brief.DO_NOT_ACT],
+        ),
+        Section(
+            "verified",
+            "Verified now",
+            5,
+            [brief.claim_item(a, state=False) for a in standing if a.derived.state == "verified"],
+            see="git continuity claim list --state verified",
+            what="verified claims",
+        ),
+        Section(
+            "unconfirmed",
+            "Not confirmed: check before relying on these",
+            7,
+            [brief.claim_item(a, state=True) for a in standing if a.derived.state in brief.UNCONFIRMED],
+            see="git continuity claim list",
+            what="unconfirmed claims",
+        ),
+        Section(
+            "objective",
+            "Objective",
+            1,
+            brief.objective_items(packet.objective if packet else None, changes[-1] if changes else None),
+            what="the objective",
+        ),
+        Section(
+            "next_action",
+            "Next action",
+            1,
+            [Item([_next(packet)], packet.next_action if packet else None)],
+            what="the next action",
+        ),
+        Section(
+            "blockers",
+            "Blockers",
+            2,
+            [Item([f"- {b.id} {b.text}"], _blocker_json(b)) for b in (packet.open_blockers() if packet else [])]
+            or [Item(["- none"], None, placeholder=True)],
+            see="git continuity status",
+            what="blockers",
+        ),
+        Section(
+            "threads",
+            "Open threads",
+            3,
+            [brief.thread_item(t, checks[t.id]) for t in open_threads] or [Item(["- none"], None, placeholder=True)],
+            see="git continuity status",
+            what="threads",
+        ),
+        Section("work_tree", "Work tree", 6, brief.work_tree_items(tree), see="git status", what="the work tree"),
+    ]
+    sections += brief.since_sections(snap, last, assessed)
+    sections.append(
+        Section(
+            "journal",
+            f"Journal (latest {len(journal)} of {journal_total})",
+            10,
+            [brief.journal_item(e) for e in reversed(journal)],
+            see="git continuity journal",
+            what="journal entries",
+        )
+    )
+    fitted = budget.fit(sections, max_tokens)
+    kept = {s.key: [i.data for i in s.items[: fitted.kept[s.key]]] for s in sections}
+    document = {
+        "stream": stream,
+        "state": {"ref": snap.ref, "commit": snap.commit, "updated_at": stamp(updated)},
+        "fetch": None,
+        "session": started.to_json(),
+        "remotes": [render.standing_json(s) for s in standings],
+        "warnings": warnings,
+        "problems": problems,
+        "counts": render.counts(assessed),
+        "do_not_act": kept["do_not_act"],
+        "verified": kept["verified"],
+        "unconfirmed": kept["unconfirmed"],
+        "objective": render.objective_json(packet.objective) if packet and fitted.kept["objective"] else None,
+        "objective_change": render.change_json(changes[-1]) if changes and fitted.kept["objective"] else None,
+        "next_action": packet.next_action if packet and fitted.kept["next_action"] else None,
+        "blockers": [b for b in kept["blockers"] if b is not None],
+        "threads": [t for t in kept["threads"] if t is not None],
+        "work_tree": tree.to_json() if tree and fitted.kept["work_tree"] else None,
+        "since": _since_json(last, kept),
+        "journal": kept["journal"],
+        "journal_total": journal_total,
+        "budget": _budget_json(fitted),
+    }
+    return Oriented(fitted.text, document, 2 if problems else 0)
+
+
+def _tally(assessed: Sequence[Assessed]) -> str:
+    return ", ".join(f"{n} {s}" for s, n in render.counts(assessed).items() if n) or "no claims yet"
+
+
+def _next(packet: Packet | None) -> str:
+    if packet is None:
+        return "(unreadable packet: see the problems above)"
+    return packet.next_action or "(none: git continuity next TEXT)"
+
+
+def _blocker_json(b: Blocker) -> dict[str, str]:
+    return {"id": b.id, "text": b.text, "added_at": b.added_at, "added_by": b.added_by}
+
+
+def _session_line(started: SessionShown, moment: datetime) -> str:
+    agent = f" ({started.agent})" if started.agent else ""
+    end = "end it with: git continuity handoff"
+    if started.continued:
+        when = ago(parse_stamp(started.started_at), moment)
+        return f"Session {started.id}{agent} continues, started {when} on {started.host}; {end}"
+    return f"Session {started.id}{agent} started now on {started.host}; {end}"
+
+
+def start_session(
+    repo: Repo, snap: store.Snapshot, *, at: datetime, agent_session: str | None
+) -> tuple[SessionShown, list[str]]:
+    """Continue the current session (session.resolve), or start one when there is none: the
+    open one, on whichever stream it started, unless the environment or the agent's hook names
+    another. Returns it, and warnings. The agent's name comes from GIT_CONTINUITY_AGENT (an
+    agent's hook sets it)."""
+    git_dir = git.worktree_git_dir(repo)
+    found = session.resolve(git_dir, agent_session=agent_session)
+    warnings = []
+    if found.stored is not None:
+        stored = found.stored
+        current = stored._replace(agent=found.agent, agent_session=agent_session or stored.agent_session)
+    else:
+        ended = found.ended
+        if ended is not None and ended.id != found.id:
+            warnings.append(
+                f"The previous session {ended.id} (started {shown(ended.started_at)} UTC on {ended.host}) "
+                "ended without a handoff: what it left is in the work tree and under 'Since the last session'."
+            )
+        current = session.Session(
+            id=found.id or new_id("session"),
+            started_at=stamp(at),
+            host=session.hostname(),
+            stream=snap.stream,
+            agent=found.agent,
+            agent_session=agent_session,
+            state=snap.commit,
+            refs=brief.ref_snapshot(repo),
+        )
+    try:
+        session.save(git_dir, current)
+    except OSError as error:
+        warnings.append(f"could not record the session in {session.path(git_dir)}: {error}")
+    shown_as = SessionShown(
+        current.id, current.agent, current.agent_session, current.host, current.started_at, found.stored is not None
+    )
+    return shown_as, warnings
+
+
+def _record_costly(snap: store.Snapshot, assessed: Sequence[Assessed], at: datetime) -> None:
+    """Evidence of the costly checks dereferenced now (a network answer, a test run), so the
+    next status and gate can reuse it; live local checks are re-derived on every read."""
+    taken: set[str] = set()
+    who = session.who(snap.repo)
+    files: dict[str, bytes | None] = {}
+    for a in assessed:
+        if a.observation is None or a.observation.result == "unknown" or verify.is_live(a.claim):
+            continue
+        evidence = verify.evidence_for(a, at, taken, who)
+        if evidence is not None:
+            files[store.evidence_path(evidence, at)] = store.entry_bytes(evidence)
+    if files:
+        message = f"orient: evidence of {len(files)} costly check{'s' if len(files) != 1 else ''}"
+        store.update(snap.repo, snap.stream, lambda s: store.Change(message, files))
+
+
+def _since_json(last: Handoff | None, kept: dict[str, list[Any]]) -> dict[str, Any] | None:
+    if last is None:
+        return None
+    return {
+        "handoff": last.summary_json(),
+        "claims": kept["since_claims"],
+        "commits": kept["since_commits"],
+        "refs": kept["since_refs"],
+        "journal": kept["since_journal"],
+    }
+
+
+def _budget_json(fitted: budget.Fitted) -> dict[str, Any]:
+    return {
+        "max_tokens": fitted.max_tokens,
+        "estimated_tokens": fitted.tokens,
+        "over_budget": fitted.over_budget,
+        "left_out": [
+            {"section": x.section, "count": x.count, "of": x.of, "see": x.see or None} for x in fitted.left_out
+        ],
+    }
+
+
+def _not_here(repo: Repo, stream: str, max_tokens: int | None) -> Oriented:
+    """No state ref here: say so, whether a remote has it, and how to take it in. Never an
+    empty brief, which a session would take for an empty state."""
+    lines = [
+        f"# git-continuity brief: stream {stream}",
+        f"No continuity state for stream '{stream}' in this clone: {store.ref_name(stream)} does not exist here. "
+        "Nothing below is known; do not take this for an empty state.",
+    ]
+    # The same question and words as every command in a clone without the state (sync's).
+    on_remote, said = tracking.remote_state_hint(repo, stream)
+    lines += said.splitlines() if said else []
+    if not on_remote:
+        local = [r.removeprefix("refs/continuity/") for r in git.list_refs(repo, "refs/continuity/")]
+        if local:
+            lines.append(f"Streams in this clone: {', '.join(local)} (choose one with --stream NAME).")
+        lines.append("To start keeping state here: git continuity init")
+    commands = [line.split(": ", 1)[1] for line in lines if line.startswith(("Take it with: ", "To start"))]
+    fitted = budget.fit([Section("header", "", budget.TRUTH, [Item(lines, None)])], max_tokens)
+    document: dict[str, Any] = {
+        "stream": stream,
+        "state": None,
+        "fetch": {"message": "\n".join(lines[1:]), "on_remote": on_remote, "commands": commands},
+        "session": None,
+        "remotes": [],
+        "warnings": [],
+        "problems": [],
+        "counts": dict.fromkeys(STATES, 0),
+        "do_not_act": [],
+        "verified": [],
+        "unconfirmed": [],
+        "objective": None,
+        "objective_change": None,
+        "next_action": None,
+        "blockers": [],
+        "threads": [],
+        "work_tree": None,
+        "since": None,
+        "journal": [],
+        "journal_total": 0,
+        "budget": _budget_json(fitted),
+    }
+    return Oriented(fitted.text, document, 1)
