@@ -6,7 +6,7 @@ import json
 import re
 import sys
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -23,6 +23,7 @@ from git_continuity.model import (
     parse_stamp,
     shown,
 )
+from git_continuity.records import ConflictRecord
 from git_continuity.tracking import Standing
 from git_continuity.verify import Assessed
 
@@ -151,7 +152,7 @@ def status_text(
     problems: Sequence[str],
     at: datetime,
     standings: Sequence[Standing] = (),
-    conflicts: Sequence[Mapping[str, Any]] = (),
+    conflicts: Sequence[ConflictRecord] = (),
 ) -> str:
     out = [f"stream {stream}  ({ref_line})"]
     for index, s in enumerate(standings):
@@ -207,18 +208,18 @@ def status_text(
     return "\n".join(out) + "\n"
 
 
-def describe_conflict(record: Mapping[str, Any]) -> str:
+def describe_conflict(record: ConflictRecord) -> str:
     """One line naming what a conflict is about and what happened."""
-    path = str(record["path"]).removeprefix(".continuity/")
-    key = record.get("key")
+    path = record.path.removeprefix(".continuity/")
+    key = record.key
     if key:
         named = {"objective": "the objective", "next_action": "the next action", "layout": "packet.yaml"}
-        what = named.get(str(key), f"blocker {str(key).removeprefix('blockers/')}")
+        what = named.get(key, f"blocker {key.removeprefix('blockers/')}")
     else:
         folder, _, name = path.rpartition("/")
         kinds = {"claims": "claim", "threads": "thread", "conflicts": "conflict record"}
         what = f"{kinds[folder]} {name.removesuffix('.json')}" if folder in kinds else path
-    return f"{what}: {record['what']}"
+    return f"{what}: {record.what}"
 
 
 def _value(value: Any, width: int = 70) -> str:
@@ -226,14 +227,14 @@ def _value(value: Any, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def conflict_lines(conflicts: Sequence[Mapping[str, Any]]) -> list[str]:
+def conflict_lines(conflicts: Sequence[ConflictRecord]) -> list[str]:
     """Each conflict: what it is about, the value kept and the other one, and where each
     came from (the commit that introduced it and when)."""
     lines = []
     for c in conflicts:
-        kept, lost = c["kept"], c["lost"]
-        lines.append(f"  {c['id']}  {describe_conflict(c)}")
-        if c.get("key") == "layout":
+        kept, lost = c.kept, c.lost
+        lines.append(f"  {c.id}  {describe_conflict(c)}")
+        if c.key == "layout":
             kept_text, lost_text = "this side's text", "the other side's text (conflict list --json has it)"
         elif isinstance(kept, dict) and isinstance(lost, dict):
             keys = [k for k in sorted(set(kept) | set(lost)) if kept.get(k) != lost.get(k)]
@@ -241,8 +242,8 @@ def conflict_lines(conflicts: Sequence[Mapping[str, Any]]) -> list[str]:
             lost_text = ", ".join(f"{k} {_value(lost.get(k), 50)}" for k in keys)
         else:
             kept_text, lost_text = _value(kept), _value(lost)
-        for label, text, origin in (("kept ", kept_text, c["kept_from"]), ("other", lost_text, c["lost_from"])):
-            lines.append(f"            {label}  {text}  ({shown(origin['at'])}, {origin['commit'][:7]})")
+        for label, text, origin in (("kept ", kept_text, c.kept_from), ("other", lost_text, c.lost_from)):
+            lines.append(f"            {label}  {text}  ({shown(origin.at)}, {origin.commit[:7]})")
     return lines
 
 

@@ -5,15 +5,17 @@ from __future__ import annotations
 from git_continuity import render, store
 from git_continuity.errors import UserError
 from git_continuity.merge import conflict_path
+from git_continuity.records import ConflictRecord
 from git_continuity.repo import Repo
 
 
 def list_conflicts(repo: Repo, *, stream: str, as_json: bool) -> int:
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
-    conflicts = store.read_conflicts(snap)
+    conflicts = [ConflictRecord.from_json(c) for c in store.read_conflicts(snap)]
     if as_json:
-        render.emit_json("conflict-list", {"stream": stream, "conflicts": conflicts, "problems": snap.problems})
+        records = [c.to_json() for c in conflicts]
+        render.emit_json("conflict-list", {"stream": stream, "conflicts": records, "problems": snap.problems})
     else:
         print("\n".join(render.conflict_lines(conflicts)) or "No conflicts.")
         for p in snap.problems:

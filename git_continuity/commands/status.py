@@ -3,6 +3,7 @@ from __future__ import annotations
 from git_continuity import policy, render, store, tracking, verify
 from git_continuity import repo as git
 from git_continuity.model import ago, now, stamp
+from git_continuity.records import ConflictRecord
 from git_continuity.repo import Repo
 
 JOURNAL_SHOWN = 5
@@ -78,7 +79,7 @@ def status(repo: Repo, *, stream: str, as_json: bool) -> int:
                 problems=problems,
                 at=moment,
                 standings=standings,
-                conflicts=conflicts,
+                conflicts=[ConflictRecord.from_json(c) for c in conflicts],
             ),
             end="",
         )
