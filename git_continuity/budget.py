@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 BYTES_PER_TOKEN = 3
 TRUTH = 0
@@ -31,7 +30,7 @@ def estimate(text: str) -> int:
 @dataclass
 class Item:
     lines: list[str]  # its Markdown
-    data: Any  # its JSON
+    data: object  # its JSON
     placeholder: bool = False  # "- none": nothing to say is left out when it is cut
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
@@ -47,49 +48,62 @@ def parse(text: str, where: str) -> tuple[Any, Node]:
         value = json.loads(text)
     except json.JSONDecodeError as error:
         raise JSONEditError(f"{where} line {error.lineno} column {error.colno}: not valid JSON: {error.msg}") from None
-    node, _ = _value(text, _WS.match(text, 0).end(), 0, where)  # type: ignore[union-attr]
+    node, _ = _value(text, _skip(text, 0), 0, where)
     return value, node
+
+
+def _skip(text: str, at: int) -> int:
+    """Past the whitespace at ``at``."""
+    found = _WS.match(text, at)
+    assert found is not None  # the pattern matches the empty string too
+    return found.end()
+
+
+def _string(text: str, at: int) -> tuple[str, int]:
+    """The JSON string whose opening quote is at ``at``, and the offset past its closing one."""
+    value, end = _DECODER.raw_decode(text, at)
+    return str(value), end
 
 
 def _value(text: str, at: int, depth: int, where: str) -> tuple[Node, int]:
     c = text[at]
     if c == "{":
         node = Node("object", at, at, depth)
-        at = _WS.match(text, at + 1).end()  # type: ignore[union-attr]
+        at = _skip(text, at + 1)
         if text[at] == "}":
             node.end = at + 1
             return node, at + 1
         while True:
-            key, after = json.decoder.scanstring(text, at + 1)  # type: ignore[attr-defined]
+            key, after = _string(text, at)
             if key in node.keys:
                 raise JSONEditError(f"{where} line {line_of(text, at)}: duplicate key {key!r}")
             node.keys.append(key)
             node.key_starts.append(at)
-            at = _WS.match(text, after).end()  # type: ignore[union-attr]
-            at = _WS.match(text, at + 1).end()  # type: ignore[union-attr]  # past ':'
+            at = _skip(text, after)
+            at = _skip(text, at + 1)  # past ':'
             child, at = _value(text, at, depth + 1, where)
             node.children.append(child)
-            at = _WS.match(text, at).end()  # type: ignore[union-attr]
+            at = _skip(text, at)
             if text[at] == "}":
                 node.end = at + 1
                 return node, at + 1
-            at = _WS.match(text, at + 1).end()  # type: ignore[union-attr]  # past ','
+            at = _skip(text, at + 1)  # past ','
     if c == "[":
         node = Node("array", at, at, depth)
-        at = _WS.match(text, at + 1).end()  # type: ignore[union-attr]
+        at = _skip(text, at + 1)
         if text[at] == "]":
             node.end = at + 1
             return node, at + 1
         while True:
             child, at = _value(text, at, depth + 1, where)
             node.children.append(child)
-            at = _WS.match(text, at).end()  # type: ignore[union-attr]
+            at = _skip(text, at)
             if text[at] == "]":
                 node.end = at + 1
                 return node, at + 1
-            at = _WS.match(text, at + 1).end()  # type: ignore[union-attr]
+            at = _skip(text, at + 1)
     if c == '"':
-        end = json.decoder.scanstring(text, at + 1)[1]  # type: ignore[attr-defined]
+        end = _string(text, at)[1]
         return Node("scalar", at, end, depth), end
     for literal in ("true", "false", "null"):
         if text.startswith(literal, at):

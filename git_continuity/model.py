@@ -10,10 +10,13 @@ import secrets
 from collections.abc import Container, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from git_continuity.constants import ID_ALPHABET
 from git_continuity.errors import UserError
+
+if TYPE_CHECKING:  # typeshed's name for "an instance of any dataclass"
+    from _typeshed import DataclassInstance
 
 State = Literal["verified", "contradicted", "unknown", "unchecked", "stale", "prose"]
 Result = Literal["verified", "contradicted", "unknown"]
@@ -217,7 +220,7 @@ class ObjectiveChange:
     agent: str | None = None
 
 
-def to_json(entry: Any) -> dict[str, Any]:
+def to_json(entry: DataclassInstance) -> dict[str, Any]:
     """A dataclass as stored: keys with a None value are left out."""
     return {k: v for k, v in asdict(entry).items() if v is not None}
 

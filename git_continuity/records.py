@@ -308,9 +308,9 @@ class ConflictRecord:
     id: str
     path: str
     what: str
-    kept: Any  # any JSON value: what the merge kept (None: deleted)
+    kept: object  # any JSON value: what the merge kept (None: deleted)
     kept_from: Origin
-    lost: Any  # the other value, kept here so nothing is lost
+    lost: object  # the other value, kept here so nothing is lost
     lost_from: Origin
     between: tuple[str, str]  # the two state commits merged, sorted
     key: str | None = None  # within the packet: objective, next_action, blockers/<id> or layout

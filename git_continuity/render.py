@@ -222,7 +222,7 @@ def describe_conflict(record: ConflictRecord) -> str:
     return f"{what}: {record.what}"
 
 
-def _value(value: Any, width: int = 70) -> str:
+def _value(value: object, width: int = 70) -> str:
     text = "(deleted)" if value is None else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= width else text[: width - 1] + "…"
 
