@@ -794,3 +794,34 @@ def test_one_agent_session_keeps_one_session_id_across_streams_and_commands(repo
     ended = json.loads((repo / ".git" / "continuity" / "session.json").read_text())
     assert (ended["id"], ended["handoff"] is not None) == (session, True)
     assert ended["handoff"] in said
+
+
+def test_which_session_is_current_is_one_rule(repo: Path, monkeypatch: Any) -> None:
+    from git_continuity import session
+
+    git_dir = repo / ".git"
+    monkeypatch.delenv("GIT_CONTINUITY_SESSION", raising=False)
+    monkeypatch.delenv("GIT_CONTINUITY_AGENT", raising=False)
+    assert session.resolve(git_dir) == session.Current(None, None, None, None)
+
+    opened = session.Session("s-222222", "2026-11-30T10:00:00.000Z", "laptop", "a", "codex", "conversation-1")
+    session.save(git_dir, opened)
+    mine = session.Current("s-222222", "codex", opened, None)
+    # The stream written to does not enter into it; a command the agent runs names no conversation.
+    assert session.resolve(git_dir) == mine
+    assert session.resolve(git_dir, agent_session="conversation-1") == mine
+    # Another conversation of the agent: the open session is not this one.
+    assert session.resolve(git_dir, agent_session="conversation-2") == session.Current(None, None, None, opened)
+    monkeypatch.setenv("GIT_CONTINUITY_AGENT", "claude-code")
+    assert session.resolve(git_dir) == mine._replace(agent="claude-code")
+    # The environment names a session: it is current, the open one only when it is that one.
+    monkeypatch.setenv("GIT_CONTINUITY_SESSION", "nightly-42")
+    assert session.resolve(git_dir) == session.Current("nightly-42", "claude-code", None, opened)
+    monkeypatch.setenv("GIT_CONTINUITY_SESSION", "s-222222")
+    assert session.resolve(git_dir) == mine._replace(agent="claude-code")
+    assert session.current(git_dir) == ("s-222222", "claude-code")
+
+    # An ended session is no one's.
+    session.save(git_dir, opened._replace(ended_at="2026-11-30T11:00:00.000Z", handoff="h-222222"))
+    monkeypatch.delenv("GIT_CONTINUITY_SESSION")
+    assert session.resolve(git_dir) == session.Current(None, "claude-code", None, None)
