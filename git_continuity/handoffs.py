@@ -51,8 +51,7 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
     stored = found.stored
     own = stored if stored is not None and stored.stream == stream else None  # started on this stream
     session_id = found.id or new_id("session")
-    previous = store.latest_handoff(snap)
-    baseline, since_refs = _baseline(own, Handoff.from_json(previous) if previous is not None else None)
+    baseline, since_refs = _baseline(own, store.latest_handoff(snap))
 
     claims = store.read_claims(snap)
     threads = store.read_threads(snap)

@@ -82,8 +82,7 @@ def build(
         )
     problems = list(dict.fromkeys(snap.problems + problems))
     changes = store.read_objective_log(snap)
-    stored = store.latest_handoff(snap)
-    last = Handoff.from_json(stored) if stored is not None else None
+    last = store.latest_handoff(snap)
     tree = brief.work_tree(repo)
     journal, journal_total = store.read_journal(snap, latest=JOURNAL_SHOWN)
     updated = git.commit_info(repo, snap.commit).time

@@ -146,10 +146,10 @@ def step(world: World, op: tuple[Any, ...]) -> None:
         if not records:
             return
         record = records[op[2] % len(records)]
-        quietly(conflict.dismiss, r, stream=STREAM, ids=[record["id"]])
-        world.dismissed.add(record["id"])
-        key = record.get("key") or record["path"]
-        world.dismissed_values += [(key, record["kept"]), (key, record["lost"])]
+        quietly(conflict.dismiss, r, stream=STREAM, ids=[record.id])
+        world.dismissed.add(record.id)
+        key = record.key or record.path
+        world.dismissed_values += [(key, record.kept), (key, record.lost)]
     else:
         # push and sync both leave the clone and the remote knowing everything of both.
         quietly({"pull": sync.pull, "push": sync.push, "sync": sync.sync}[kind], r, remote=None)
@@ -210,13 +210,13 @@ def check(world: World) -> None:
     records = store.read_conflicts(snap)
     event(f"conflicts left: {min(len(records), 3)}{'+' if len(records) > 2 else ''}")
     event(f"conflicts dismissed: {bool(world.dismissed)}")
-    assert not {c["id"] for c in records} & world.dismissed, "a dismissed conflict came back"
+    assert not {c.id for c in records} & world.dismissed, "a dismissed conflict came back"
     if world.note_lines:
         head = gitrepo.resolve_commit(r, "HEAD")
         assert set((gitrepo.read_note(r, constants.NOTES_REF, head) or "").splitlines()) == world.note_lines
 
     # Nothing lost: every write no later write knew about is the final value or in a record.
-    kept = world.dismissed_values + [(c.get("key") or c["path"], v) for c in records for v in (c["kept"], c["lost"])]
+    kept = world.dismissed_values + [(c.key or c.path, v) for c in records for v in (c.kept, c.lost)]
     superseded = {k for e in world.events.values() for k in e.known}
     for n, write in world.events.items():
         if n in superseded:

@@ -5,14 +5,13 @@ from __future__ import annotations
 from git_continuity import render, store
 from git_continuity.errors import UserError
 from git_continuity.merge import conflict_path
-from git_continuity.records import ConflictRecord
 from git_continuity.repo import Repo
 
 
 def list_conflicts(repo: Repo, *, stream: str, as_json: bool) -> int:
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
-    conflicts = [ConflictRecord.from_json(c) for c in store.read_conflicts(snap)]
+    conflicts = store.read_conflicts(snap)
     if as_json:
         records = [c.to_json() for c in conflicts]
         render.emit_json("conflict-list", {"stream": stream, "conflicts": records, "problems": snap.problems})
@@ -28,7 +27,7 @@ def dismiss(repo: Repo, *, stream: str, ids: list[str]) -> int:
     dismissed conflict stays dismissed on every clone."""
 
     def make(snap: store.Snapshot) -> store.Change:
-        known = {c["id"] for c in store.read_conflicts(snap)}
+        known = {c.id for c in store.read_conflicts(snap)}
         missing = [i for i in ids if i not in known]
         if missing:
             listed = ", ".join(sorted(known)) or "none"

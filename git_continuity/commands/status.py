@@ -3,7 +3,6 @@ from __future__ import annotations
 from git_continuity import policy, render, store, tracking, verify
 from git_continuity import repo as git
 from git_continuity.model import ago, now, stamp
-from git_continuity.records import ConflictRecord
 from git_continuity.repo import Repo
 
 JOURNAL_SHOWN = 5
@@ -58,7 +57,7 @@ def status(repo: Repo, *, stream: str, as_json: bool) -> int:
                 "journal": [render.journal_json(e) for e in journal],
                 "journal_total": journal_total,
                 "counts": render.counts(assessed),
-                "conflicts": conflicts,
+                "conflicts": [c.to_json() for c in conflicts],
                 "remotes": [render.standing_json(s) for s in standings],
                 "warnings": warnings,
                 "problems": problems,
@@ -79,7 +78,7 @@ def status(repo: Repo, *, stream: str, as_json: bool) -> int:
                 problems=problems,
                 at=moment,
                 standings=standings,
-                conflicts=[ConflictRecord.from_json(c) for c in conflicts],
+                conflicts=conflicts,
             ),
             end="",
         )

@@ -14,6 +14,7 @@ from typing import Any
 from git_continuity import atomic, packetfile
 from git_continuity import repo as git
 from git_continuity.model import Claim, Evidence, JournalEntry, ObjectiveChange, Packet, Thread
+from git_continuity.records import ConflictRecord, Handoff
 from git_continuity.repo import Oid
 from git_continuity.store.state import FORMAT, KINDS, ROOT, Snapshot
 
@@ -140,14 +141,14 @@ def read_threads(snap: Snapshot) -> dict[str, Thread]:
     return {i: Thread(**data) for i, data in _by_id(snap, "threads").items()}
 
 
-def read_conflicts(snap: Snapshot) -> list[dict[str, Any]]:
+def read_conflicts(snap: Snapshot) -> list[ConflictRecord]:
     """Conflict records a merge left (merge.py), the newest first."""
     found = []
     for e in _files(snap, "conflicts"):
         data = _entry(snap, f"{ROOT}/conflicts/{e.name}", e.oid, "conflict")
         if data is not None:
-            found.append(data)
-    return sorted(found, key=lambda c: (max(c["kept_from"]["at"], c["lost_from"]["at"]), c["id"]), reverse=True)
+            found.append(ConflictRecord.from_json(data))
+    return sorted(found, key=lambda c: (max(c.kept_from.at, c.lost_from.at), c.id), reverse=True)
 
 
 def thread_path(thread_id: str) -> str:
@@ -209,7 +210,7 @@ def journal_since(snap: Snapshot, moment: str) -> list[JournalEntry]:
     return found
 
 
-def latest_handoff(snap: Snapshot) -> dict[str, Any] | None:
+def latest_handoff(snap: Snapshot) -> Handoff | None:
     """The newest handoff of the stream (the file names sort by time), or None."""
     if snap.tree is None:
         return None
@@ -218,7 +219,7 @@ def latest_handoff(snap: Snapshot) -> dict[str, Any] | None:
         for e in sorted(git.tree_entries(snap.repo, day.oid) or [], key=lambda e: e.name, reverse=True):
             data = _entry(snap, f"{ROOT}/handoffs/{day.name}/{e.name}", e.oid, "handoff")
             if data is not None:
-                return data
+                return Handoff.from_json(data)
     return None
 
 
