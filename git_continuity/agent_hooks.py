@@ -33,8 +33,9 @@ from git_continuity import atomic
 from git_continuity.agents import AGENT_NAMES
 from git_continuity.constants import ENV_BRIEF_TOKENS, env_stream
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the repository door imports pygit2: only once a hook runs in a repository
     from git_continuity.records import Handoff
+    from git_continuity.repo import Repo
 
 STOP_BLOCK_LIMIT = 3
 DEFAULT_BRIEF_TOKENS = 2500
@@ -106,7 +107,7 @@ def _context(text: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
-def _session_start(repo: Any, stream: str, agent_session: str | None) -> int:
+def _session_start(repo: Repo, stream: str, agent_session: str | None) -> int:
     from git_continuity import orientation
 
     result = orientation.build(repo, stream=stream, max_tokens=_budget(), agent_session=agent_session)
@@ -131,7 +132,7 @@ def _instructions(handoff: Handoff) -> str:
     )
 
 
-def _handoff(repo: Any, stream: str, agent_session: str | None, action: str, plain: bool = False) -> int:
+def _handoff(repo: Repo, stream: str, agent_session: str | None, action: str, plain: bool = False) -> int:
     from git_continuity import handoffs
 
     done = handoffs.make(repo, stream=stream, agent_session=agent_session).handoff
