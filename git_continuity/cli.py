@@ -23,6 +23,8 @@ from git_continuity.errors import NoState, UserError
 # Where the parsed namespace keeps the command that runs and the dests of its own options
 # (a parent's options, journal's -n under journal add, are not the leaf's).
 LEAF = "_leaf"
+# And the parser of a command that only holds actions, given none: its help lists them.
+GROUP = "_group"
 
 
 def _columns() -> int:
@@ -81,7 +83,7 @@ def _parser(command: Command, prog: str, eager: bool = False) -> argparse.Argume
         epilog="example:\n" + command.example + (f"\n\n{command.epilog}" if command.epilog else ""),
         formatter_class=_Formatter,
     )
-    if not command.hidden:
+    if _uses_stream(command):
         # --stream is accepted after the command too (git continuity status --stream b); SUPPRESS
         # keeps a subcommand from resetting what was given before it.
         parser.add_argument("--stream", default=argparse.SUPPRESS, help="which line of work (default: main)")
@@ -95,9 +97,15 @@ def _parser(command: Command, prog: str, eager: bool = False) -> argparse.Argume
     if command.target is not None:
         parser.set_defaults(**{LEAF: (command, tuple(dict.fromkeys(dests)))})
     if command.subcommands:
-        sub = parser.add_subparsers(dest="action", metavar="<action>", required=command.target is None)
-        _lazy(sub, command.subcommands, eager)
+        if command.target is None:
+            parser.set_defaults(**{GROUP: parser})
+        _lazy(parser.add_subparsers(dest="action", metavar="<action>"), command.subcommands, eager)
     return parser
+
+
+def _uses_stream(command: Command) -> bool:
+    """Whether --stream means something here: the command, or one of its actions, is given it."""
+    return (command.target is not None and command.stream) or any(_uses_stream(sub) for sub in command.subcommands)
 
 
 def _lazy(sub: argparse._SubParsersAction[argparse.ArgumentParser], commands: Sequence[Command], eager: bool) -> None:
@@ -170,7 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(eager=False)
     args = parser.parse_args(argv)
     if not hasattr(args, LEAF):
-        parser.print_help()
+        # No command, or a command that only holds actions and was given none: its help lists them.
+        getattr(args, GROUP, parser).print_help()
         return 2
     try:
         return _run(args)

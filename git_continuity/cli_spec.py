@@ -106,6 +106,21 @@ class Latest(argparse.Action):
             setattr(namespace, self.dest, values)
 
 
+class Offered(tuple[str, ...]):
+    """Choices argparse offers in usage, help and errors, and one more it accepts without
+    offering it: ``thread set t-… done`` reaches the command, which says how to close."""
+
+    def __new__(cls, offered: tuple[str, ...], accepted: str) -> Offered:
+        made = super().__new__(cls, offered)
+        made.accepted = accepted
+        return made
+
+    accepted: str
+
+    def __contains__(self, value: object) -> bool:
+        return value == self.accepted or super().__contains__(value)
+
+
 JSON = opt("--json", dest="as_json", action="store_true", help="print JSON for programs (schema in schema/)")
 ONLINE = opt("--online", action="store_true", help="ask remotes and services themselves")
 REMOTE = opt("remote", nargs="?", metavar="REMOTE", help="default: the current branch's upstream remote, else origin")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from git_continuity.cli_spec import HANDLES, JSON, ONLINE, Command, Latest, opt
+from git_continuity.cli_spec import HANDLES, JSON, ONLINE, Command, Latest, Offered, opt
 
 STATE: tuple[Command, ...] = (
     Command(
@@ -49,7 +49,7 @@ STATE: tuple[Command, ...] = (
                 '  git continuity objective set "Ship the login fix" --why "users are locked out since 2.3"',
                 "git_continuity.commands.objective:set_objective",
                 (
-                    opt("text"),
+                    opt("text", help="what this line of work is for"),
                     opt("--why", required=True, help="why the objective is this now (kept in the objective log)"),
                 ),
             ),
@@ -65,28 +65,36 @@ STATE: tuple[Command, ...] = (
     Command(
         "next",
         "set the next action (print it when no text is given)",
-        '  git continuity next "rebase on origin/main and push again"',
+        '  git continuity next "rebase on origin/main and push again"\n  git continuity next --json',
         "git_continuity.commands.next:next_action",
-        (opt("text", nargs="?"),),
+        (opt("text", nargs="?", help="the first thing the next session should do (none: print it)"), JSON),
     ),
     Command(
         "blocker",
         "record what stops progress, and when it is gone",
-        '  git continuity blocker add "CI runner is offline"\n  git continuity blocker done b-k7m2qx',
+        '  git continuity blocker add "CI runner is offline"\n  git continuity blocker done b-k7m2qx\n'
+        "  git continuity blocker list",
         subcommands=(
             Command(
                 "add",
                 "record a blocker",
                 '  git continuity blocker add "waiting for the API key"',
                 "git_continuity.commands.blocker:add",
-                (opt("text"),),
+                (opt("text", help="what stops progress"),),
             ),
             Command(
                 "done",
                 "mark a blocker as gone",
                 "  git continuity blocker done b-k7m2qx",
                 "git_continuity.commands.blocker:done",
-                (opt("blocker_id", metavar="id"),),
+                (opt("blocker_id", metavar="id", help="the blocker, e.g. b-k7m2qx (blocker list shows the ids)"),),
+            ),
+            Command(
+                "list",
+                "every blocker: the open ones first, then the done ones",
+                "  git continuity blocker list\n  git continuity blocker list --json",
+                "git_continuity.commands.blocker:list_blockers",
+                (JSON,),
             ),
         ),
     ),
@@ -94,7 +102,8 @@ STATE: tuple[Command, ...] = (
         "claim",
         "record statements with handles that re-derive them",
         '  git continuity claim add "the fix is pushed" --check pushed:HEAD@origin/main\n'
-        "  git continuity claim list --state contradicted",
+        "  git continuity claim list --state contradicted\n"
+        "  git continuity claim show c-k7m2qx",
         subcommands=(
             Command(
                 "add",
@@ -103,7 +112,7 @@ STATE: tuple[Command, ...] = (
                 '  git continuity claim add "config moved" --check file:conf/app.toml@HEAD',
                 "git_continuity.commands.claim:add",
                 (
-                    opt("text"),
+                    opt("text", help="the statement, as the next session should read it"),
                     opt("--check", metavar="HANDLE", help="how to re-derive it, e.g. pushed:HEAD@origin/main"),
                     opt("--thread", metavar="ID", help="make it one of this thread's acceptance checks"),
                 ),
@@ -115,9 +124,16 @@ STATE: tuple[Command, ...] = (
                 '  git continuity claim retract c-k7m2qx --why "superseded by the rebased fix (c-5qh5qd)"',
                 "git_continuity.commands.claim:retract",
                 (
-                    opt("claim_id", metavar="id"),
+                    opt("claim_id", metavar="id", help="the claim, e.g. c-k7m2qx (claim list shows the ids)"),
                     opt("--why", required=True, help="why it is withdrawn (kept in the journal)"),
                 ),
+            ),
+            Command(
+                "show",
+                "one claim: what it says, its state now, and every piece of evidence recorded for it",
+                "  git continuity claim show c-k7m2qx\n  git continuity claim show c-k7m2qx --json",
+                "git_continuity.commands.claim:show",
+                (opt("claim_id", metavar="id", help="the claim, e.g. c-k7m2qx (claim list shows the ids)"), JSON),
             ),
             Command(
                 "list",
@@ -142,6 +158,7 @@ STATE: tuple[Command, ...] = (
         "open pieces of work with acceptance checks; done only when every check verifies now",
         '  git continuity thread add "Ship the login fix" --check pushed:HEAD@origin/main '
         "--check 'cmd:python -m pytest -q'\n"
+        "  git continuity thread list\n"
         "  git continuity thread close t-k7m2qx",
         subcommands=(
             Command(
@@ -151,7 +168,7 @@ STATE: tuple[Command, ...] = (
                 "--check 'cmd:python -m pytest -q'",
                 "git_continuity.commands.thread:add",
                 (
-                    opt("title"),
+                    opt("title", help="what the piece of work is, in a few words"),
                     opt(
                         "--check",
                         dest="checks",
@@ -170,8 +187,13 @@ STATE: tuple[Command, ...] = (
                 "  git continuity thread set t-k7m2qx waiting",
                 "git_continuity.commands.thread:set_status",
                 (
-                    opt("thread_id", metavar="id"),
-                    opt("status", choices=["open", "watching", "blocked", "waiting", "done"]),
+                    opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"),
+                    # done is accepted only to be refused with the way to close (thread close).
+                    opt(
+                        "status",
+                        choices=Offered(("open", "watching", "blocked", "waiting"), "done"),
+                        help="its status now",
+                    ),
                 ),
             ),
             Command(
@@ -179,7 +201,30 @@ STATE: tuple[Command, ...] = (
                 "close a thread if every check verifies now; exit 1 listing what does not",
                 "  git continuity thread close t-k7m2qx",
                 "git_continuity.commands.thread:close",
-                (opt("thread_id", metavar="id"), ONLINE),
+                (opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"), ONLINE),
+            ),
+            Command(
+                "list",
+                "every thread with its status and how many of its checks verify now",
+                "  git continuity thread list\n  git continuity thread list --status open --json",
+                "git_continuity.commands.thread:list_threads",
+                (
+                    opt(
+                        "--status",
+                        dest="statuses",
+                        action="append",
+                        choices=["open", "watching", "blocked", "waiting", "done"],
+                        help="only threads with this status (repeatable)",
+                    ),
+                    JSON,
+                ),
+            ),
+            Command(
+                "show",
+                "one thread: its status, when it was opened and closed, and each check's state now",
+                "  git continuity thread show t-k7m2qx\n  git continuity thread show t-k7m2qx --json",
+                "git_continuity.commands.thread:show",
+                (opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"), JSON),
             ),
         ),
     ),
@@ -230,7 +275,7 @@ STATE: tuple[Command, ...] = (
                 "append an entry: what was done, learned, tried",
                 '  git continuity journal add "login test passes locally; CI not run yet"',
                 "git_continuity.commands.journal:add",
-                (opt("text"),),
+                (opt("text", help="the entry: what was done, learned or tried"),),
             ),
         ),
     ),
@@ -264,7 +309,7 @@ STATE: tuple[Command, ...] = (
                 "delete conflict records once looked at",
                 "  git continuity conflict dismiss x-k7m2qx",
                 "git_continuity.commands.conflict:dismiss",
-                (opt("ids", nargs="+", metavar="ID"),),
+                (opt("ids", nargs="+", metavar="ID", help="the conflicts, e.g. x-k7m2qx (conflict list shows them)"),),
             ),
         ),
     ),

@@ -48,7 +48,7 @@ AROUND: tuple[Command, ...] = (
         "what the continuity notes say about a commit: why it exists, what was verified on it",
         "  git continuity show HEAD\n  git log --notes=continuity   # the same notes in git's own log",
         "git_continuity.commands.show:show",
-        (opt("rev", nargs="?", default="HEAD"), JSON),
+        (opt("rev", nargs="?", default="HEAD", help="the commit (default: HEAD)"), JSON),
         stream=False,
     ),
     Command(
@@ -83,7 +83,7 @@ AROUND: tuple[Command, ...] = (
                 "approve one exact command here (never synced)",
                 "  git continuity trust allow 'python -m pytest -q'",
                 "git_continuity.commands.trust:allow",
-                (opt("command", metavar="COMMAND"),),
+                (opt("command", metavar="COMMAND", help="the command exactly as the cmd: handle names it"),),
                 stream=False,
             ),
             Command(
@@ -91,7 +91,7 @@ AROUND: tuple[Command, ...] = (
                 "withdraw an approval",
                 "  git continuity trust revoke 'python -m pytest -q'",
                 "git_continuity.commands.trust:revoke",
-                (opt("command", metavar="COMMAND"),),
+                (opt("command", metavar="COMMAND", help="the command exactly as it was approved (trust list)"),),
                 stream=False,
             ),
             Command(
@@ -148,7 +148,7 @@ AROUND: tuple[Command, ...] = (
                 "merge the hooks into the agent's project configuration (idempotent; the rest is kept as it is)",
                 "  git continuity agent install claude",
                 "git_continuity.commands.agent:install",
-                (opt("agent", choices=["claude", "codex"]),),
+                (opt("agent", choices=["claude", "codex"], help="which coding agent"),),
                 stream=False,
             ),
             Command(
@@ -156,7 +156,7 @@ AROUND: tuple[Command, ...] = (
                 "remove exactly what install added",
                 "  git continuity agent uninstall codex",
                 "git_continuity.commands.agent:uninstall",
-                (opt("agent", choices=["claude", "codex"]),),
+                (opt("agent", choices=["claude", "codex"], help="which coding agent"),),
                 stream=False,
             ),
         ),
@@ -204,6 +204,15 @@ AROUND: tuple[Command, ...] = (
         stream=False,
     ),
     Command(
+        "help",
+        "print a command's help, as git continuity COMMAND -h does",
+        "  git continuity help\n  git continuity help thread close",
+        "git_continuity.commands.help:show_help",
+        (opt("words", nargs="*", metavar="COMMAND", help="the command (and its action), e.g. thread close"),),
+        repo=False,
+        stream=False,
+    ),
+    Command(
         # What hooks/* and git-continuity-hook run: the same parser, error handler and exit
         # codes as every other command. The hooks read GIT_CONTINUITY_STREAM themselves.
         "hook-impl",
@@ -221,9 +230,9 @@ AROUND: tuple[Command, ...] = (
     ),
 )
 
-# The order the help lists them in (one string reads better here than 26).
+# The order the help lists them in (one string reads better here than 27).
 ORDER = (  # noqa: SIM905
     "init status objective next blocker claim thread check verify ci journal show hooks trust orient handoff"
-    " agent log edit pull push sync conflict plugins demo hook-impl"
+    " agent log edit pull push sync conflict plugins demo help hook-impl"
 ).split()
 COMMANDS: tuple[Command, ...] = tuple(sorted((*STATE, *AROUND), key=lambda c: ORDER.index(c.name)))

@@ -71,12 +71,16 @@ def test_the_leaves_are_the_tables_commands() -> None:
         "next",
         "blocker add",
         "blocker done",
+        "blocker list",
         "claim add",
         "claim retract",
+        "claim show",
         "claim list",
         "thread add",
         "thread set",
         "thread close",
+        "thread list",
+        "thread show",
         "check",
         "verify",
         "ci run",
@@ -101,6 +105,7 @@ def test_the_leaves_are_the_tables_commands() -> None:
         "conflict dismiss",
         "plugins",
         "demo",
+        "help",
         "hook-impl",
     ]
 
@@ -147,7 +152,7 @@ def test_the_help_lists_every_command_with_its_summary_and_hides_hook_impl(
     out = capsys.readouterr().out
     listing = out.split("  <command>\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert listing == [f"    {c.name:<14} {c.summary}" for c in COMMANDS if c.name != "hook-impl"]
-    assert len(listing) == 25 and "hook-impl" not in out
+    assert len(listing) == 26 and "hook-impl" not in out
 
 
 def test_an_unknown_command_names_every_command_but_the_hidden_one(capsys: pytest.CaptureFixture[str]) -> None:
@@ -157,7 +162,8 @@ def test_an_unknown_command_names_every_command_but_the_hidden_one(capsys: pytes
     assert capsys.readouterr().err.splitlines()[-1] == (
         "git continuity: error: argument <command>: invalid choice: 'bogus' (choose from 'init', 'status', "
         "'objective', 'next', 'blocker', 'claim', 'thread', 'check', 'verify', 'ci', 'journal', 'show', 'hooks', "
-        "'trust', 'orient', 'handoff', 'agent', 'log', 'edit', 'pull', 'push', 'sync', 'conflict', 'plugins', 'demo')"
+        "'trust', 'orient', 'handoff', 'agent', 'log', 'edit', 'pull', 'push', 'sync', 'conflict', 'plugins', 'demo', "
+        "'help')"
     )
 
 

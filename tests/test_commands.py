@@ -611,9 +611,10 @@ def test_claim_retract_removes_the_claim_and_the_journal_keeps_why(repo: Path, i
         f'retracted claim {cid} "v9 is tagged" (tag:v9), contradicted when withdrawn: no v9 after all'
     )
     again = inproc(repo, "claim", "retract", cid, "--why", "twice")
+    retracted_at = shown(status["journal"][-1]["at"])
     assert (again.code, again.err) == (
         2,
-        f"git-continuity: error: no claim '{cid}' in stream 'main' (git continuity claim list shows the ids)\n",
+        f"git-continuity: error: claim {cid} was retracted at {retracted_at} UTC: no v9 after all\n",
     )
     empty = inproc(repo, "claim", "retract", cid, "--why", " ")
     assert (empty.code, empty.err) == (

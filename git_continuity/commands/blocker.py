@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from git_continuity import packetfile, store
+from git_continuity import packetfile, render, store
 from git_continuity import repo as git
 from git_continuity.errors import UserError
-from git_continuity.model import Blocker, new_id, now, stamp
+from git_continuity.model import Blocker, new_id, now, shown, stamp
 from git_continuity.repo import Repo
 
 
@@ -42,4 +42,32 @@ def done(repo: Repo, *, stream: str, blocker_id: str) -> int:
 
     store.update(repo, stream, make)
     print(f"Blocker {blocker_id} is done.")
+    return 0
+
+
+def list_blockers(repo: Repo, *, stream: str, as_json: bool) -> int:
+    """Every blocker of the packet: the open ones, then the done ones, each oldest first."""
+    snap = store.snapshot(repo, stream)
+    store.require_state(snap)
+    packet = store.read_packet(snap)
+    if packet is None:
+        raise UserError("the packet is malformed:\n  " + "\n  ".join(snap.problems))
+    blockers = sorted(packet.blockers, key=lambda b: (b.done_at is not None, b.added_at, b.id))
+    if as_json:
+        render.emit_json(
+            "blocker-list",
+            {
+                "stream": stream,
+                "blockers": [
+                    {"id": b.id, "text": b.text, "added_at": b.added_at, "added_by": b.added_by, "done_at": b.done_at}
+                    for b in blockers
+                ],
+            },
+        )
+        return 0
+    if not blockers:
+        print('No blockers: git continuity blocker add "…" records what stops progress.')
+    for b in blockers:
+        when = f"done {shown(b.done_at)} UTC" if b.done_at else f"added {shown(b.added_at)} UTC by {b.added_by}"
+        print(f"  {'done' if b.done_at else 'open'}  {b.id}  {b.text}  ({when})")
     return 0

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from git_continuity import notes, policy, render, session, store, verify
 from git_continuity.errors import UserError
-from git_continuity.model import Claim, JournalEntry, new_id, now, stamp
+from git_continuity.model import STATES, Claim, JournalEntry, ago, new_id, now, parse_stamp, shown, stamp, to_json
 from git_continuity.repo import Repo
 
 
@@ -74,10 +75,7 @@ def retract(repo: Repo, *, stream: str, claim_id: str, why: str) -> int:
     who = session.who(repo)
 
     def make(snap: store.Snapshot) -> store.Change:
-        claims = store.read_claims(snap)
-        if claim_id not in claims:
-            raise UserError(f"no claim {claim_id!r} in stream '{stream}' (git continuity claim list shows the ids)")
-        claim = claims[claim_id]
+        claim = _claim(snap, claim_id)
         (assessed,) = verify.assess(snap, [claim], at=moment, policy=policy.load(repo.work_dir))
         said = f" ({claim.handle})" if claim.handle else " (prose)"
         text = f'retracted claim {claim.id} "{claim.text}"{said}, {assessed.derived.state} when withdrawn: {why}'
@@ -90,6 +88,73 @@ def retract(repo: Repo, *, stream: str, claim_id: str, why: str) -> int:
     store.update(repo, stream, make)
     print(f"Claim {claim_id} retracted; the journal keeps what it said and why.")
     return 0
+
+
+# What retract writes in the journal (above), read back: the first ", <state> when withdrawn: "
+# ends what the claim said (a claim's text could hold those words too, but seldom does).
+RETRACTED = re.compile(r'retracted claim \S+ ".*?, (?:' + "|".join(STATES) + r") when withdrawn: (?P<why>.*)", re.S)
+
+
+def retractions(snap: store.Snapshot, ids: list[str]) -> dict[str, str]:
+    """For each of ``ids`` that names no claim because it was retracted: when and why, as
+    a sentence (the journal keeps it; the latest retraction counts)."""
+    found: dict[str, str] = {}
+    for entry in reversed(store.read_journal(snap)[0]):
+        for claim_id in ids:
+            match = RETRACTED.match(entry.text)
+            if claim_id not in found and match and entry.text.startswith(f'retracted claim {claim_id} "'):
+                found[claim_id] = f"claim {claim_id} was retracted at {shown(entry.at)} UTC: {match['why']}"
+    return found
+
+
+def _claim(snap: store.Snapshot, claim_id: str) -> Claim:
+    claims = store.read_claims(snap)
+    if claim_id in claims:
+        return claims[claim_id]
+    said = retractions(snap, [claim_id]).get(claim_id)
+    if said:
+        raise UserError(said)
+    raise UserError(f"no claim {claim_id!r} in stream '{snap.stream}' (git continuity claim list shows the ids)")
+
+
+def show(repo: Repo, *, stream: str, claim_id: str, as_json: bool) -> int:
+    """One claim: what it says, where it came from, its state now, and its evidence history."""
+    snap = store.snapshot(repo, stream)
+    store.require_state(snap)
+    claim = _claim(snap, claim_id)
+    at = now()
+    (assessed,) = verify.assess(snap, [claim], at=at, policy=policy.load(repo.work_dir))
+    history = store.evidence_history(snap, claim.id)
+    if as_json:
+        found = {**render.claim_json(assessed), "host": claim.host}
+        found.update({k: v for k, v in (("session", claim.session), ("agent", claim.agent)) if v is not None})
+        evidence = [to_json(e) for e in history]
+        render.emit_json(
+            "claim-show", {"stream": stream, "claim": found, "evidence": evidence, "problems": snap.problems}
+        )
+        return 2 if snap.problems else 0
+    added = render.where(claim.added_by, claim.host, claim.agent, claim.session)
+    print(f"Claim {claim.id}  {claim.text}")
+    if claim.handle is None:
+        print("  handle  none: prose, shown but never trusted")
+    else:
+        print(f"  handle  {claim.handle}" + (f"  (as written: {claim.written})" if claim.written else ""))
+    if claim.thread:
+        print(f"  thread  {claim.thread} (one of its acceptance checks)")
+    print(f"  added   {shown(claim.added_at)} UTC ({ago(parse_stamp(claim.added_at), at)}) by {added}")
+    print(f"  now     {assessed.derived.state}: " + assessed.derived.observed.replace("\n", "\n" + " " * 10))
+    if not history:
+        hint = " (git continuity verify " + claim.id + " records some)" if claim.handle else ""
+        print(f"Evidence: none recorded{hint}")
+    else:
+        print(f"Evidence ({len(history)} recorded, oldest first)")
+    for e in history:
+        where = render.where(e.verifier + " " + e.verifier_version, e.host, e.agent, e.session)
+        print(f"  {shown(e.checked_at)} UTC  {e.result}: " + e.observed.replace("\n", "\n" + " " * 4))
+        print(f"    by {where}")
+    for p in snap.problems:
+        print(f"problem: {p}")
+    return 2 if snap.problems else 0
 
 
 def list_claims(repo: Repo, *, stream: str, as_json: bool, states: list[str] | None) -> int:

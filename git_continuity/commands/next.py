@@ -1,19 +1,22 @@
 from __future__ import annotations
 
-from git_continuity import packetfile, store
+from git_continuity import packetfile, render, store
 from git_continuity.errors import UserError
 from git_continuity.repo import Repo
 
 
-def next_action(repo: Repo, *, stream: str, text: str | None) -> int:
-    """Set the next action, or print it when no text is given."""
+def next_action(repo: Repo, *, stream: str, text: str | None, as_json: bool) -> int:
+    """Set the next action, or print it when no text is given (with --json, as JSON)."""
     if text is None:
         snap = store.snapshot(repo, stream)
         store.require_state(snap)
         packet = store.read_packet(snap)
         if packet is None:
             raise UserError("the packet is malformed:\n  " + "\n  ".join(snap.problems))
-        print(packet.next_action or "(none: git continuity next TEXT)")
+        if as_json:
+            render.emit_json("next", {"stream": stream, "next_action": packet.next_action})
+        else:
+            print(packet.next_action or "(none: git continuity next TEXT)")
         return 0
     text = text.strip()
     if not text:
@@ -26,5 +29,8 @@ def next_action(repo: Repo, *, stream: str, text: str | None) -> int:
         return store.Change(f"next: {text}", {packetfile.PATH: packetfile.dump(doc)})
 
     store.update(repo, stream, make)
-    print(f"Next action: {text}")
+    if as_json:
+        render.emit_json("next", {"stream": stream, "next_action": text})
+    else:
+        print(f"Next action: {text}")
     return 0

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from git_continuity import closure, notes, policy, session, store, verify
+from git_continuity import closure, notes, policy, render, session, store, verify
 from git_continuity.errors import UserError
-from git_continuity.model import THREAD_STATUSES, Claim, Thread, new_id, now, stamp
+from git_continuity.model import Claim, Thread, ago, new_id, now, parse_stamp, shown, stamp
 from git_continuity.repo import Repo
 
 
@@ -128,4 +128,73 @@ def close(repo: Repo, *, stream: str, thread_id: str, online: bool) -> int:
     return 0 if verdict.ok else 1
 
 
-STATUSES = [s for s in THREAD_STATUSES if s != "done"]
+def _checks(repo: Repo, snap: store.Snapshot, threads: list[Thread]) -> dict[str, list[verify.Assessed]]:
+    """Each thread's checks with their state now, oldest first."""
+    wanted = {t.id for t in threads}
+    claims = sorted(
+        (c for c in store.read_claims(snap).values() if c.thread in wanted), key=lambda c: (c.added_at, c.id)
+    )
+    assessed = verify.assess(snap, claims, at=now(), policy=policy.load(repo.work_dir))
+    return {t.id: [a for a in assessed if a.claim.thread == t.id] for t in threads}
+
+
+def _tally(checks: list[verify.Assessed]) -> str:
+    good = sum(1 for a in checks if a.derived.state == "verified")
+    return f"{good} of {len(checks)} checks verified"
+
+
+def list_threads(repo: Repo, *, stream: str, statuses: list[str] | None, as_json: bool) -> int:
+    """Every thread (or those with the given statuses), oldest first, with its checks' tally."""
+    snap = store.snapshot(repo, stream)
+    store.require_state(snap)
+    threads = sorted(store.read_threads(snap).values(), key=lambda t: (t.added_at, t.id))
+    if statuses:
+        threads = [t for t in threads if t.status in statuses]
+    checks = _checks(repo, snap, threads)
+    if as_json:
+        render.emit_json(
+            "thread-list",
+            {
+                "stream": stream,
+                "threads": [render.thread_json(t, checks[t.id]) for t in threads],
+                "problems": snap.problems,
+            },
+        )
+    else:
+        for t in threads:
+            print(f"  {t.status.ljust(8)}  {t.id}  {t.title}  ({_tally(checks[t.id])})")
+        if not threads:
+            which = " or ".join(dict.fromkeys(statuses or []))
+            print(f"No {which} threads." if which else 'No threads: git continuity thread add "…" --check HANDLE')
+        for p in snap.problems:
+            print(f"problem: {p}")
+    return 2 if snap.problems else 0
+
+
+def show(repo: Repo, *, stream: str, thread_id: str, as_json: bool) -> int:
+    """One thread: who opened it and when, its status, and each check's state now."""
+    snap = store.snapshot(repo, stream)
+    store.require_state(snap)
+    thread = _thread(snap, thread_id)
+    checks = _checks(repo, snap, [thread])[thread.id]
+    if as_json:
+        found = {**render.thread_json(thread, checks), "added_by": thread.added_by, "host": thread.host}
+        found.update({k: v for k, v in (("session", thread.session), ("agent", thread.agent)) if v is not None})
+        render.emit_json("thread-show", {"stream": stream, "thread": found, "problems": snap.problems})
+        return 2 if snap.problems else 0
+    at = now()
+    opened = render.where(thread.added_by, thread.host, thread.agent, thread.session)
+    print(f"Thread {thread.id}  {thread.title}")
+    print(f"  status  {thread.status}")
+    print(f"  opened  {shown(thread.added_at)} UTC ({ago(parse_stamp(thread.added_at), at)}) by {opened}")
+    if thread.closed_at:
+        print(f"  closed  {shown(thread.closed_at)} UTC ({ago(parse_stamp(thread.closed_at), at)})")
+    if checks:
+        print(f"Checks ({_tally(checks)} now)")
+        print("\n".join(render.claim_lines(checks)))
+    else:
+        hint = f"git continuity claim add TEXT --check HANDLE --thread {thread.id}"
+        print(f"Checks: none yet, so it cannot close until one verifies ({hint})")
+    for p in snap.problems:
+        print(f"problem: {p}")
+    return 2 if snap.problems else 0

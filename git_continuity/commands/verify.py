@@ -22,7 +22,16 @@ def verify_claims(
     claims = store.read_claims(snap)
     unknown = [i for i in ids if i not in claims]
     if unknown:
-        raise UserError(f"no claim {', '.join(unknown)} in stream '{stream}' (git continuity claim list shows the ids)")
+        from git_continuity.commands.claim import retractions
+
+        said = retractions(snap, unknown)
+        rest = [i for i in unknown if i not in said]
+        lines = list(said.values())
+        if rest:
+            lines.insert(
+                0, f"no claim {', '.join(rest)} in stream '{stream}' (git continuity claim list shows the ids)"
+            )
+        raise UserError("\n".join(lines))
     if timeout is not None and not 0 < timeout <= 600:
         raise UserError(f"--timeout {timeout:g} is out of range: give seconds between 0 and 600")
     chosen = [claims[i] for i in ids] if ids else sorted(claims.values(), key=lambda c: (c.added_at, c.id))

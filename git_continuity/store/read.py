@@ -232,6 +232,16 @@ def latest_evidence(snap: Snapshot, claim_id: str) -> Evidence | None:
     return None
 
 
+def evidence_history(snap: Snapshot, claim_id: str) -> list[Evidence]:
+    """Every evidence entry recorded for a claim, oldest first (claim show)."""
+    found = []
+    for e in sorted(_files(snap, f"evidence/{claim_id}"), key=lambda e: e.name):
+        data = _entry(snap, f"{ROOT}/evidence/{claim_id}/{e.name}", e.oid, "evidence")
+        if data is not None:
+            found.append(Evidence(**data))
+    return found
+
+
 def all_problems(snap: Snapshot) -> list[str]:
     """Every malformed file in the state, each once: those met by earlier reads first, then
     the rest in the order of a full walk, which is made once per snapshot (and skipped when
