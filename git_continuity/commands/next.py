@@ -5,7 +5,7 @@ from git_continuity.errors import UserError
 from git_continuity.repo import Repo
 
 
-def next_action(repo: Repo, *, stream: str, text: str | None, as_json: bool) -> int:
+def next_action(repo: Repo, *, stream: str, text: str | None, as_json: bool = False) -> int:
     """Set the next action, or print it when no text is given (with --json, as JSON)."""
     if text is None:
         snap = store.snapshot(repo, stream)
