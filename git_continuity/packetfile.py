@@ -6,6 +6,7 @@ what someone wrote by hand (comments, key order, extra blank lines) survives the
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,7 @@ from git_continuity import schema
 if TYPE_CHECKING:  # ruamel.yaml costs ~25 ms to import: only what edits or parses pays it
     from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.composer import Composer
 from git_continuity.model import Blocker, Objective, Packet, to_json
 
 PATH = ".continuity/packet.yaml"
@@ -43,7 +45,31 @@ def _yaml() -> YAML:
     yaml.preserve_quotes = True
     yaml.width = 4096
     yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.Composer = _composer()
+    yaml.max_depth = MAX_DEPTH
     return yaml
+
+
+MAX_DEPTH = 20  # the packet nests three levels deep; a deeper file is an attack or a mistake
+NO_ALIASES = "anchors and aliases (&name, *name) are not allowed here: write each value out"
+
+
+@functools.cache
+def _composer() -> type[Composer]:
+    """ruamel's composer, refusing anchors and aliases. Nine levels of nine aliases each make
+    a 252-byte packet that expands to hundreds of millions of values on every clone that reads
+    it (issue 10); nothing a packet or a policy holds needs them."""
+    from ruamel.yaml.composer import Composer, ComposerError
+    from ruamel.yaml.events import AliasEvent
+
+    class NoAliases(Composer):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            event = self.parser.peek_event()
+            if isinstance(event, AliasEvent) or getattr(event, "anchor", None) is not None:
+                raise ComposerError(None, None, NO_ALIASES, event.start_mark)
+            return super().compose_node(parent, index)
+
+    return NoAliases
 
 
 def parse(text: str, where: str = PATH, *, validate: bool = True) -> tuple[CommentedMap, Packet]:
@@ -51,23 +77,32 @@ def parse(text: str, where: str = PATH, *, validate: bool = True) -> tuple[Comme
 
     ``validate=False`` is for content already validated once (the schema check imports
     jsonschema, too slow for every status)."""
-    doc = load_mapping(text, where, "objective, next_action, blockers")
+    doc = load_mapping(text, where, "objective, next_action, blockers", limit=schema.MAX_BYTES["packet"])
     found = schema.problems("packet", plain(doc)) if validate else []
     if found:
         raise YamlError("\n".join(f"{where}{line_of(doc, p)}: {schema.key_path(p)}: {m}" for p, m in found))
     return doc, packet_from(doc)
 
 
-def load_mapping(text: str, where: str, keys: str) -> CommentedMap:
-    """A round-trip YAML mapping (empty for an empty file), or YamlError naming the line."""
+def load_mapping(text: str, where: str, keys: str, *, limit: int) -> CommentedMap:
+    """A round-trip YAML mapping (empty for an empty file), or YamlError naming the line.
+    A text over ``limit`` bytes is refused before it is parsed."""
     from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    too_big = schema.size_problem(len(text.encode(errors="surrogateescape")), limit)
+    if too_big:
+        raise YamlError(f"{where}: {too_big}: it was not read")
 
     try:
         doc = _yaml().load(text)
     except MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = f" line {mark.line + 1}" if mark is not None else ""
+        if error.problem == NO_ALIASES:
+            raise YamlError(f"{where}{line}: {NO_ALIASES}") from None
+        if str(error.problem).startswith("maximum depth"):
+            raise YamlError(f"{where}{line}: nested deeper than {MAX_DEPTH} levels") from None
         raise YamlError(f"{where}{line}: not valid YAML: {error.problem}") from None
     except YAMLError as error:
         raise YamlError(f"{where}: not valid YAML: {error}") from None

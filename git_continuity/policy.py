@@ -64,11 +64,19 @@ def load(work_dir: Path | None) -> Policy:
         return Policy()
     path = work_dir / FILE
     try:
-        text = path.read_text()
+        with path.open("rb") as file:
+            data = file.read(schema.MAX_BYTES["policy"] + 1)  # more is refused unread
     except FileNotFoundError:
         return Policy()
     except OSError as error:
         raise UserError(f"{path}: cannot read: {error}") from None
+    too_big = schema.size_problem(path.stat().st_size, schema.MAX_BYTES["policy"])
+    if too_big:
+        raise UserError(f"{path}: {too_big}: it was not read")
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as error:
+        raise UserError(f"{path}: byte offset {error.start} is not UTF-8 ({data[error.start]:#04x})") from None
     return parse(text, str(path))
 
 
@@ -76,7 +84,12 @@ def parse(text: str, where: str) -> Policy:
     from git_continuity import packetfile
 
     try:
-        doc = packetfile.load_mapping(text, where, "closing_keywords, closing_checks, evidence_max_age, cmd_timeout")
+        doc = packetfile.load_mapping(
+            text,
+            where,
+            "closing_keywords, closing_checks, evidence_max_age, cmd_timeout",
+            limit=schema.MAX_BYTES["policy"],
+        )
     except packetfile.YamlError as error:
         raise UserError(str(error)) from None
     data: dict[str, Any] = packetfile.plain(doc)

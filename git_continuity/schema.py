@@ -14,6 +14,18 @@ from typing import Any
 
 from git_continuity.errors import UserError
 
+# The most that is read of one file from state or from the work tree: a packet is a few
+# lines people edit, an entry one record. A file over its limit is refused before it is
+# parsed, so one oversized file cannot stall every clone that reads it.
+MAX_BYTES = {"packet": 256 * 1024, "policy": 64 * 1024, "entry": 1024 * 1024}
+
+
+def size_problem(size: int, limit: int) -> str | None:
+    """What is wrong with a file of ``size`` bytes where at most ``limit`` are read."""
+    if size <= limit:
+        return None
+    return f"{size:,} bytes, over the limit of {limit:,} bytes for this file"
+
 
 def _schema_dir() -> Path:
     # Wheels carry schema/ inside the package (pyproject force-include); an editable

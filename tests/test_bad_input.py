@@ -24,6 +24,15 @@ NO_STATE = (
 )
 
 
+NO_ALIASES = "anchors and aliases (&name, *name) are not allowed here: write each value out"
+BOMB = (
+    "a: &a [x,x,x,x,x,x,x,x,x]\n"
+    + "".join(f"{n}: &{n} [{','.join([f'*{p}'] * 9)}]\n" for p, n in zip("abcdef", "bcdefg", strict=True))
+    + "next_action: *g\n"
+)
+assert len(BOMB) == 252
+
+
 def everything(repo: Path) -> tuple[object, ...]:
     """All that a refused command must leave as it was: state refs and their reflogs,
     HEAD, branches, index, work tree, and git-continuity's local folder."""
@@ -423,6 +432,14 @@ def assert_writes_refused(run: Run, repo: Path, problems: list[str]) -> None:
         (
             "blockers:\n  - id: b-222222\n    added_at: '2026-11-30T10:00:00Z'\n    added_by: Ada\n",
             [f"{PACKET} line 2: blockers.0: 'text' is missing"],
+        ),
+        # Nested aliases: 252 bytes that expand to 9**7 values (issue 10: 26 s and 345 MB).
+        (BOMB, [f"{PACKET} line 1: {NO_ALIASES}"]),
+        ("objective:\n  text: &t Ship it\n  why: *t\n", [f"{PACKET} line 2: {NO_ALIASES}"]),
+        ("next_action: " + "[" * 30 + "]" * 30 + "\n", [f"{PACKET} line 1: nested deeper than 20 levels"]),
+        (
+            "next_action: " + "x" * 262_144 + "\n",
+            [f"{PACKET}: 262,158 bytes, over the limit of 262,144 bytes for this file: it was not read"],
         ),
     ],
 )

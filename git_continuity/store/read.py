@@ -11,7 +11,7 @@ import contextlib
 import json
 from typing import Any
 
-from git_continuity import atomic, packetfile
+from git_continuity import atomic, packetfile, schema
 from git_continuity import repo as git
 from git_continuity.model import Claim, Evidence, JournalEntry, ObjectiveChange, Packet, Thread
 from git_continuity.records import ConflictRecord, Handoff
@@ -33,6 +33,10 @@ def _entry(snap: Snapshot, path: str, oid: Oid, kind: str) -> dict[str, Any] | N
     if snap.known_bad(path):
         return None
     raw = git.blob(snap.repo, oid)
+    too_big = schema.size_problem(len(raw), schema.MAX_BYTES["entry"])
+    if too_big:
+        snap.found_bad(path, [f"{path}: {too_big}: it was not read"])
+        return None
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as error:
@@ -40,8 +44,6 @@ def _entry(snap: Snapshot, path: str, oid: Oid, kind: str) -> dict[str, Any] | N
         return None
     if oid in snap.cache:
         return data  # type: ignore[no-any-return]
-    from git_continuity import schema
-
     found = schema.problems(kind, data)
     stem = path.rsplit("/", 1)[-1].removesuffix(".json")
     if not found and isinstance(data, dict) and not stem.endswith(str(data.get("id"))):

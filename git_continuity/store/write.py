@@ -70,6 +70,9 @@ def _validate_change(snap: Snapshot, change: Change) -> None:
                 raise UserError(f"refusing to write an invalid packet:\n{error}") from None
         elif path != f"{ROOT}/format":
             kind = KINDS[path.split("/")[1]]
+            too_big = schema.size_problem(len(data), schema.MAX_BYTES["entry"])
+            if too_big:
+                raise UserError(f"refusing to write {path}: {too_big}")
             schema.require_valid(kind, json.loads(data), path)
         snap.cache.add([git.write_blob(snap.repo, data)])
 

@@ -1,0 +1,116 @@
+"""State written by a hostile or careless teammate (issue 10): YAML that expands without
+end, files too big to read, text that drives the reader's terminal, text too long to show.
+Each must answer at once, exit 2 where it is malformed, and reach no screen raw."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import Ran, cont, git, write_state
+from test_bad_input import BOMB, NO_ALIASES, everything
+
+PACKET = ".continuity/packet.yaml"
+
+
+@pytest.fixture
+def started(repo: Path) -> Path:
+    assert cont(repo, "init").code == 0
+    return repo
+
+
+# -- YAML that expands without end; files over their size limit -----------------------------
+
+
+def test_a_nested_alias_packet_answers_at_once(remote_and_clone: tuple[Path, Path], tmp_path: Path) -> None:
+    _, work = remote_and_clone
+    assert cont(work, "init").code == 0
+    assert cont(work, "push").code == 0
+    teammate = tmp_path / "teammate"
+    git(tmp_path, "clone", "-q", str(remote_and_clone[0]), str(teammate))
+    assert cont(teammate, "pull").code == 0
+    # The hostile teammate commits the packet by hand and pushes it past git-continuity.
+    write_state(work, {PACKET: BOMB})
+    git(work, "push", "-q", "origin", "refs/continuity/main")
+    problem = f"{PACKET} line 1: {NO_ALIASES}"
+
+    started_at = time.monotonic()
+    ran = cont(work, "status")
+    assert (ran.code, ran.err) == (2, "")
+    assert ran.out.endswith(f"Problems (this state is malformed; nothing will be written on top of it)\n  {problem}\n")
+    before = everything(work)
+    ran = cont(work, "journal", "add", "more")
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err.startswith(
+        f"git-continuity: error: the state on refs/continuity/main is malformed; nothing was written:\n  {problem}\n"
+    )
+    assert everything(work) == before
+
+    # Every teammate's pull: refused, quickly, and the local state is left as it was.
+    tip = git(teammate, "rev-parse", "refs/continuity/main")
+    ran = cont(teammate, "pull")
+    assert (ran.code, ran.out) == (2, "")
+    commit = git(teammate, "rev-parse", "--short", "refs/continuity-remotes/origin/main")
+    assert ran.err.startswith(
+        "git-continuity: error: the state fetched from origin is malformed; nothing was merged,"
+        f" the local state is untouched:\n  origin's main ({commit}): {problem}\n"
+    )
+    assert git(teammate, "rev-parse", "refs/continuity/main") == tip
+    assert time.monotonic() - started_at < 10  # three runs; the old code took ~10 s for each
+
+
+@pytest.mark.parametrize(
+    ("policy", "problem"),
+    [
+        ("closing_keywords: &k [closes]\nclosing_checks: *k\n", f" line 1: {NO_ALIASES}"),
+        ("closing_checks: " + "[" * 25 + "]" * 25 + "\n", " line 1: nested deeper than 20 levels"),
+        ("# " + "x" * 70_000 + "\n", ": 70,003 bytes, over the limit of 65,536 bytes for this file: it was not read"),
+        (b"closing_keywords: [clos\xe9s]\n", ": byte offset 23 is not UTF-8 (0xe9)"),
+    ],
+)
+def test_a_policy_file_that_cannot_be_read_safely(started: Path, policy: str | bytes, problem: str) -> None:
+    path = started / ".continuity.yaml"
+    path.write_bytes(policy.encode() if isinstance(policy, str) else policy)
+    before = everything(started)
+    for args in (("status",), ("claim", "list")):
+        ran = cont(started, *args)
+        assert (ran.code, ran.out, ran.err) == (2, "", f"git-continuity: error: {path}{problem}\n")
+    assert everything(started) == before
+
+
+ENTRY = ".continuity/journal/2026-11-30/20261130T100000.000000Z-j-222222.json"
+
+
+def entry(text: str) -> str:
+    """A journal entry as a teammate's tool might write it."""
+    data = {"at": "2026-11-30T10:00:00.000Z", "by": "Mallory <m@example.com>", "host": "far", "id": "j-222222"}
+    return json.dumps({**data, "text": text}, indent=2) + "\n"
+
+
+def test_an_entry_over_the_size_limit_is_not_read(started: Path) -> None:
+    big = entry("x" * 1_100_000)
+    write_state(started, {ENTRY: big})
+    problem = f"{ENTRY}: {len(big):,} bytes, over the limit of 1,048,576 bytes for this file: it was not read"
+    ran = cont(started, "status")
+    assert (ran.code, ran.err) == (2, "")
+    assert ran.out.endswith(f"Problems (this state is malformed; nothing will be written on top of it)\n  {problem}\n")
+    assert "xxxxxxxxxx" not in ran.out
+    ran = cont(started, "journal", "--json")
+    assert ran.code == 2
+    assert (json.loads(ran.out)["entries"], json.loads(ran.out)["problems"]) == ([], [problem])
+
+
+def test_an_entry_over_the_size_limit_is_not_written(started: Path, inproc: Callable[..., Ran]) -> None:
+    before = everything(started)
+    ran = inproc(started, "journal", "add", "x" * 1_100_000)  # in process: argv holds 128 KiB at most
+    assert (ran.code, ran.out) == (2, "")
+    assert re.fullmatch(
+        r"git-continuity: error: refusing to write \.continuity/journal/\d{4}-\d\d-\d\d/\d{8}T\d{6}\.\d{6}Z-j-\w{6}"
+        r"\.json: 1,100,\d{3} bytes, over the limit of 1,048,576 bytes for this file\n",
+        ran.err,
+    ), ran.err
+    assert everything(started) == before
