@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from git_continuity import atomic
+from git_continuity import atomic, display
 from git_continuity.agents import AGENT_NAMES
 from git_continuity.constants import ENV_BRIEF_TOKENS, env_stream
 
@@ -43,7 +43,8 @@ ACTIONS = ("session-start", "pre-compact", "stop", "session-end")
 
 
 def _answer(document: dict[str, Any]) -> int:
-    sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+    # The agent reads the decoded strings: text from state is cleaned inside them too.
+    sys.stdout.write(display.json_text(display.clean_strings(document)) + "\n")
     return 0
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from git_continuity import render, session, store
 from git_continuity import repo as git
 from git_continuity.budget import Item, Section
+from git_continuity.display import cut
 from git_continuity.model import Claim, JournalEntry, Objective, ObjectiveChange, Thread, shown
 from git_continuity.records import ClaimAdded, Handoff, MovedRef, RefCommit, Stash, ThreadMoved, WorkTree
 from git_continuity.repo import Oid, Repo
@@ -34,7 +35,7 @@ def short(oid: str | None) -> str:
 
 def first_line(text: str) -> str:
     lines = text.strip().splitlines() or [""]
-    return lines[0] + (" …" if len(lines) > 1 else "")
+    return cut(lines[0], "git continuity orient --json") + (" …" if len(lines) > 1 else "")
 
 
 def summary_of(info: git.CommitInfo) -> str:

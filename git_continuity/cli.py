@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 
-from git_continuity import __version__
+from git_continuity import __version__, display
 from git_continuity.cli_spec import DESCRIPTION, EPILOG, Command, Opt
 from git_continuity.cli_table import COMMANDS
 from git_continuity.constants import env_stream
@@ -174,6 +174,7 @@ def _explained(error: UserError) -> str:
     return str(error)
 
 
+@display.cleaning
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(eager=False)
     args = parser.parse_args(argv)

@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from git_continuity import display
 from git_continuity.constants import NOTES_REF, STATE_PREFIX, THREAD_ID, env_stream
 
 ZERO = "0" * 40
@@ -272,6 +273,7 @@ USAGE = (
 )
 
 
+@display.cleaning
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     hook, rest = (args[0], args[1:]) if args else ("", [])

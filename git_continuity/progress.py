@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from git_continuity.display import clean, raw
+
 
 class Progress:
     """Owns one line of the terminal while network claims are being asked."""
@@ -36,6 +38,7 @@ class Progress:
     def _draw(self, label: str) -> None:
         line = f"asking {self.done}/{self.total} network claims"
         if label:
+            label = clean(label)  # a handle from state; this line is written raw (see on_terminal)
             line += f"  {label if len(label) <= 50 else label[:49] + '…'}"
         padded = line.ljust(self.width)
         self.width = len(line)
@@ -48,4 +51,4 @@ def on_terminal(as_json: bool, stream: TextIO | None = None) -> Progress | None:
     target = stream if stream is not None else sys.stderr
     if as_json or not target.isatty():
         return None
-    return Progress(target)
+    return Progress(raw(target))  # its carriage returns are ours, so not escaped

@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from git_continuity import display
 from git_continuity.constants import ENV_CHECK_JSON
+from git_continuity.display import cut
 from git_continuity.model import (
     STATES,
     JournalEntry,
@@ -37,7 +39,7 @@ def emit_json(schema_name: str, document: dict[str, Any]) -> None:
         from git_continuity import schema
 
         schema.check_output(schema_name, document)
-    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(display.json_text(document, indent=2) + "\n")
 
 
 def claim_json(a: Assessed) -> dict[str, Any]:
@@ -100,6 +102,12 @@ def counts(assessed: Sequence[Assessed]) -> dict[str, int]:
     return found
 
 
+# What shows a field whole when a view cuts it (display.cut).
+STATUS_WHOLE = "git continuity status --json"
+CLAIMS_WHOLE = "git continuity claim list --json"
+JOURNAL_WHOLE = "git continuity journal --json"
+
+
 def _when(stamp_text: str, at: datetime) -> str:
     return f"{shown(stamp_text)} UTC ({ago(parse_stamp(stamp_text), at)})"
 
@@ -121,11 +129,11 @@ def claim_lines(assessed: Sequence[Assessed]) -> list[str]:
     width = max((len(a.derived.state) for a in assessed), default=0)
     for a in assessed:
         c = a.claim
-        lines.append(f"  {a.derived.state.ljust(width)}  {c.id}  {c.text}")
+        lines.append(f"  {a.derived.state.ljust(width)}  {c.id}  {cut(c.text, CLAIMS_WHOLE)}")
         pad = " " * (width + 4)
         if c.handle and c.handle != c.text:
-            lines.append(f"{pad}{abbreviate(c.handle)}")
-        lines.append(_indent(a.derived.observed, pad))
+            lines.append(f"{pad}{cut(abbreviate(c.handle), CLAIMS_WHOLE)}")
+        lines.append(_indent(cut(a.derived.observed, CLAIMS_WHOLE), pad))
         if _age(a):
             lines.append(pad + _age(a))
     return lines
@@ -164,16 +172,16 @@ def status_text(
     elif objective is None:
         out.append('Objective  (none yet: git continuity objective set "…" --why "…")')
     else:
-        out.append(f"Objective  {objective.text}")
-        out.append(f"  why      {objective.why}")
+        out.append(f"Objective  {cut(objective.text, STATUS_WHOLE)}")
+        out.append(f"  why      {cut(objective.why, STATUS_WHOLE)}")
         earlier = objective_changes - 1
         log = f"; {earlier} earlier: git continuity objective log" if earlier > 0 else ""
         out.append(f"  set      {_when(objective.set_at, at)} by {objective.set_by}{log}")
     if packet is not None:
-        out.append(f"Next       {packet.next_action or '(none: git continuity next TEXT)'}")
+        out.append(f"Next       {cut(packet.next_action or '(none: git continuity next TEXT)', STATUS_WHOLE)}")
         blockers = packet.open_blockers()
         out += ["", f"Blockers ({len(blockers)} open)"]
-        out += [f"  {b.id}  {b.text}" for b in blockers] or ["  none"]
+        out += [f"  {b.id}  {cut(b.text, STATUS_WHOLE)}" for b in blockers] or ["  none"]
     if conflicts:
         out += ["", f"Conflicts ({len(conflicts)} to look at; git continuity conflict dismiss ID once looked at)"]
         out += conflict_lines(conflicts)
@@ -183,7 +191,8 @@ def status_text(
         for thread, checks in threads:
             good = sum(1 for a in checks if a.derived.state == "verified")
             out.append(
-                f"  {thread.status.ljust(8)}  {thread.id}  {thread.title}  ({good} of {len(checks)} checks verified)"
+                f"  {thread.status.ljust(8)}  {thread.id}  {cut(thread.title, STATUS_WHOLE)}"
+                f"  ({good} of {len(checks)} checks verified)"
             )
             if thread.status != "done" or good < len(checks):
                 out += ["    " + line for line in claim_lines(checks)]
@@ -199,7 +208,7 @@ def status_text(
     )
     how_many = f"latest {len(journal)} of {journal_total}" if journal_total > len(journal) else str(journal_total)
     out += ["", f"Journal ({how_many}: git continuity journal)"]
-    out += [f"  {shown(e.at)}  {e.text}" for e in journal] or ["  empty"]
+    out += [f"  {shown(e.at)}  {cut(e.text, JOURNAL_WHOLE)}" for e in journal] or ["  empty"]
     if warnings:
         out += ["", "Warnings"] + [f"  {w}" for w in warnings]
     if problems:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import Ran, cont, git, write_state
 from test_bad_input import BOMB, NO_ALIASES, everything
+
+from git_continuity.display import UNSAFE
 
 PACKET = ".continuity/packet.yaml"
 
@@ -114,3 +117,78 @@ def test_an_entry_over_the_size_limit_is_not_written(started: Path, inproc: Call
         ran.err,
     ), ran.err
     assert everything(started) == before
+
+
+# -- text that drives the terminal; text too long to show -----------------------------------
+
+# A title sequence, colours, a right-to-left override, a carriage return, a C1 CSI.
+EVIL = "\x1b]0;pwned\x07\x1b[31mred\x1b[0m\u202eevil\rover\x9b2J"
+SHOWN = "\\x1b]0;pwned\\x07\\x1b[31mred\\x1b[0m\\u202eevil\\x0dover\\x9b2J"
+
+
+def test_text_from_state_cannot_drive_the_terminal(started: Path) -> None:
+    for args in (
+        ("objective", "set", f"ship {EVIL}", "--why", f"why {EVIL}"),
+        ("next", f"next {EVIL}"),
+        ("blocker", "add", f"blocker {EVIL}"),
+        ("claim", "add", f"claim {EVIL}"),
+        ("thread", "add", f"thread {EVIL}", "--check", "commit:HEAD"),
+        ("journal", "add", f"entry {EVIL}"),
+    ):
+        ran = cont(started, *args)
+        assert ran.code == 0, ran
+        assert not UNSAFE.search(ran.out + ran.err), ran  # the confirmation echoes the text
+    shown: dict[str, str] = {}
+    for args in (
+        ("status",),
+        ("journal",),
+        ("log",),
+        ("claim", "list"),
+        ("objective", "log"),
+        ("thread", "close", "t-"),
+        ("orient",),
+        ("handoff",),
+    ):
+        if args[0] == "thread":  # a refusal names the thread's checks on stderr
+            thread = json.loads(cont(started, "status", "--json").out)["threads"][0]["id"]
+            args = ("thread", "close", thread)
+        ran = cont(started, *args)
+        assert not UNSAFE.search(ran.out + ran.err), (args, ran)
+        shown[" ".join(args[:2])] = ran.out + ran.err
+        # log shows each change's first line: a carriage return ends it (str.splitlines).
+        assert (SHOWN.split("\\x0d")[0] if args == ("log",) else SHOWN) in ran.out + ran.err, (args, ran)
+    assert f"Objective  ship {SHOWN}\n  why      why {SHOWN}\n" in shown["status"]
+    assert re.search(
+        f"\nJournal \\(1: git continuity journal\\)\n  [-0-9: ]+  entry {re.escape(SHOWN)}\n", shown["status"]
+    )
+    assert f"\n  entry {SHOWN}\n" in shown["journal"]
+    assert f"\n  now: ship {SHOWN}\n  was: (none)\n  why: why {SHOWN}\n" in shown["objective log"]
+
+    # Programs get the text exactly as stored, and the JSON itself holds nothing raw.
+    ran = cont(started, "journal", "--json")
+    assert not UNSAFE.search(ran.out)
+    assert json.loads(ran.out)["entries"][0]["text"] == f"entry {EVIL}"  # then the handoff's
+
+    # An agent reads the brief inside the hook's JSON: cleaned there too.
+    done = subprocess.run(
+        ["git-continuity-hook", "agent", "claude", "session-start"],
+        input=json.dumps({"cwd": str(started), "session_id": "agent-1"}),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0 and not UNSAFE.search(done.stdout + done.stderr)
+    brief = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert f"\n- why: why {SHOWN}\n" in brief and not UNSAFE.search(brief)
+
+
+def test_long_text_is_cut_with_a_marker(started: Path) -> None:
+    text = "y" * 1500
+    for args in (("journal", "add", text), ("claim", "add", text)):
+        assert cont(started, *args).code == 0
+    marker = "… [500 more characters: git continuity {} shows it whole]"
+    status = cont(started, "status").out
+    assert re.search(f"\n  prose  c-\\w{{6}}  y{{1000}}{re.escape(marker.format('claim list --json'))}\n", status)
+    assert re.search(f"\n  [-0-9: ]+  y{{1000}}{re.escape(marker.format('journal --json'))}\n", status)
+    assert f"\n  {'y' * 1000}{marker.format('journal --json')}\n" in cont(started, "journal").out
+    assert f"  {'y' * 1000}{marker.format('claim list --json')}\n" in cont(started, "claim", "list").out
+    assert [e["text"] for e in json.loads(cont(started, "journal", "--json").out)["entries"]] == [text]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from git_continuity import render, session, store
+from git_continuity.display import cut
 from git_continuity.errors import UserError
 from git_continuity.model import JournalEntry, new_id, now, shown, stamp
 from git_continuity.repo import Repo
@@ -46,7 +47,8 @@ def show(repo: Repo, *, stream: str, count: int | None, as_json: bool) -> int:
         if total > len(entries):
             print(f"(latest {len(entries)} of {total}; --all shows every entry)\n")
         for e in entries:
-            print(f"{shown(e.at)} UTC  {e.id}  {render.where(e.by, e.host, e.agent, e.session)}\n  {e.text}\n")
+            who = render.where(e.by, e.host, e.agent, e.session)
+            print(f"{shown(e.at)} UTC  {e.id}  {who}\n  {cut(e.text, render.JOURNAL_WHOLE)}\n")
         for p in snap.problems:
             print(f"problem: {p}")
     return 2 if snap.problems else 0

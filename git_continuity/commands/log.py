@@ -4,6 +4,7 @@ from itertools import islice
 
 from git_continuity import render, session, store
 from git_continuity import repo as git
+from git_continuity.display import cut
 from git_continuity.errors import UserError
 from git_continuity.model import shown, stamp
 from git_continuity.repo import Repo
@@ -41,5 +42,5 @@ def log(repo: Repo, *, stream: str, count: int | None, as_json: bool) -> int:
         summary = c.message.splitlines()[0] if c.message else ""
         t = session.parse_trailers(c.message)
         who = render.where(c.author.split(" <")[0], t.get("host"), t.get("agent"), t.get("session"))
-        print(f"{c.oid[:7]}  {shown(stamp(c.time))}  {who}  {summary}")
+        print(f"{c.oid[:7]}  {shown(stamp(c.time))}  {who}  {cut(summary, 'git continuity log --json')}")
     return 0

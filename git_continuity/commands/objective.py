@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 from git_continuity import packetfile, render, session, store
+from git_continuity.display import cut
 from git_continuity.errors import UserError
 from git_continuity.model import Objective, ObjectiveChange, new_id, now, shown, stamp
 from git_continuity.repo import Repo
+
+WHOLE = "git continuity objective log --json"
 
 
 def set_objective(repo: Repo, *, stream: str, text: str, why: str) -> int:
@@ -49,7 +52,8 @@ def objective_log(repo: Repo, *, stream: str, as_json: bool) -> int:
         print('No objective yet: git continuity objective set "…" --why "…"')
     else:
         for c in reversed(changes):
-            print(f"{shown(c.at)} UTC  {c.by}\n  now: {c.new}\n  was: {c.old or '(none)'}\n  why: {c.why}\n")
+            now_text, was, why = (cut(t, WHOLE) for t in (c.new or "(removed)", c.old or "(none)", c.why))
+            print(f"{shown(c.at)} UTC  {c.by}\n  now: {now_text}\n  was: {was}\n  why: {why}\n")
     for p in snap.problems if not as_json else []:
         print(f"problem: {p}")
     return 2 if snap.problems else 0

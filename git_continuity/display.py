@@ -1,0 +1,117 @@
+"""Text that came from state or from a remote, made safe to show to a person or an agent.
+
+A teammate's journal entry, a forge's answer, a command's output: all of it reaches the
+screen of everyone who syncs. Printed raw, ``\\e]0;title\\a`` in an entry retitles the
+reader's terminal and ``\\e[31m`` colours it (issue 10). So every character that drives a
+terminal or reorders text is shown escaped instead: C0 controls except newline and tab, DEL,
+C1 controls, and the bidirectional embeddings, overrides, isolates and marks.
+
+The cleaning happens in one place, at the door: ``cleaning`` wraps the entry points (the CLI
+and the hooks) so that everything written to stdout and stderr passes through ``clean``.
+Cleaning each field where text is made would miss the next field someone adds. JSON for
+programs stays exact: ``json_text`` writes those characters as ``\\uXXXX`` escapes, which
+decode to the same string. Text for an agent inside JSON (a hook's answer) is cleaned first
+(``clean_strings``), since the agent reads the decoded string.
+
+Standard library only: the hooks import this on their hot path.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO, TypeVar, cast
+
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
+# What json.dumps(ensure_ascii=False) leaves raw (it escapes C0 itself).
+_UNSAFE_IN_JSON = re.compile(f"[\x7f-\x9f{_BIDI}]")
+LONG = 1000  # characters of one field shown before it is cut
+
+Main = TypeVar("Main", bound=Callable[..., int])
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def clean(text: str) -> str:
+    """``text`` with every control character but newline and tab, and every bidi control,
+    written as a visible escape (``\\x1b``, ``\\u202e``)."""
+    return UNSAFE.sub(_escape, text) if UNSAFE.search(text) else text
+
+
+def cut(text: str, whole: str, limit: int = LONG) -> str:
+    """``text`` up to ``limit`` characters, then a marker saying how much is left out and
+    what shows it whole (``whole``: a command, or an option of this one)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters: {whole} shows it whole]"
+
+
+def clean_strings(value: Any) -> Any:
+    """Every string in a JSON-like value cleaned (for JSON an agent reads as text)."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {k: clean_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clean_strings(v) for v in value]
+    return value
+
+
+def json_text(document: Any, indent: int | None = None) -> str:
+    """``document`` as JSON with nothing raw that could drive a terminal; it decodes to
+    exactly the same values."""
+    text = json.dumps(document, indent=indent, ensure_ascii=False)
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+class CleanStream:
+    """A text stream whose writes are cleaned; everything else is the wrapped stream's."""
+
+    def __init__(self, raw: TextIO) -> None:
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        self.raw.write(clean(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
+
+
+def raw(stream: TextIO) -> TextIO:
+    """The stream under a CleanStream: for what git-continuity draws itself (the progress
+    line rewrites itself with a carriage return)."""
+    return stream.raw if isinstance(stream, CleanStream) else stream
+
+
+@contextmanager
+def cleaned_output() -> Iterator[None]:
+    """stdout and stderr cleaned for the duration (once: nesting changes nothing)."""
+    if isinstance(sys.stdout, CleanStream):
+        yield
+        return
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = cast(TextIO, CleanStream(sys.stdout)), cast(TextIO, CleanStream(sys.stderr))
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def cleaning(main: Main) -> Main:
+    """An entry point whose output is cleaned (see the module docstring)."""
+
+    @functools.wraps(main)
+    def run(*args: Any, **kwargs: Any) -> int:
+        with cleaned_output():
+            return main(*args, **kwargs)
+
+    return cast(Main, run)
