@@ -291,6 +291,7 @@ STATE: tuple[Command, ...] = (
         "edit the packet (objective, next action, blockers) in $EDITOR; validated before it is kept",
         "  GIT_EDITOR=nano git continuity edit",
         "git_continuity.commands.edit:edit",
+        (opt("--discard", action="store_true", help="drop the edit kept from an earlier refused attempt"),),
     ),
     Command(
         "conflict",

@@ -40,6 +40,12 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
+def undecodable(data: bytes, error: UnicodeDecodeError) -> str:
+    """Where bytes are not UTF-8, for a message: `` line 2: byte offset 27 is not UTF-8 (0xe9)``."""
+    line = data[: error.start].count(b"\n") + 1
+    return f" line {line}: byte offset {error.start} is not UTF-8 ({data[error.start]:#04x})"
+
+
 def clean(text: str) -> str:
     """``text`` with every control character but newline and tab, and every bidi control,
     written as a visible escape (``\\x1b``, ``\\u202e``)."""

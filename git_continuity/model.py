@@ -211,7 +211,7 @@ class JournalEntry:
 class ObjectiveChange:
     id: str
     old: str | None
-    new: str
+    new: str | None  # None: the objective was removed (git continuity edit)
     why: str
     at: str
     by: str

@@ -20,7 +20,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from git_continuity import schema
+from git_continuity import display, schema
 from git_continuity.errors import UserError
 
 FILE = ".continuity.yaml"
@@ -76,7 +76,7 @@ def load(work_dir: Path | None) -> Policy:
     try:
         text = data.decode()
     except UnicodeDecodeError as error:
-        raise UserError(f"{path}: byte offset {error.start} is not UTF-8 ({data[error.start]:#04x})") from None
+        raise UserError(f"{path}{display.undecodable(data, error)}") from None
     return parse(text, str(path))
 
 

@@ -586,7 +586,7 @@ def test_a_malformed_entry_that_status_does_not_read_is_still_reported(started: 
     path = f".continuity/objective/{name}"
     write_state(started, {path: "{}\n", ".continuity/stray.txt": "x\n", ".continuity/format": "2\n"})
     problems = [
-        *(f"{path}: (top level): '{key}' is missing" for key in ("id", "new", "why", "at", "by")),
+        *(f"{path}: (top level): '{key}' is missing" for key in ("id", "why", "at", "by")),
         ".continuity/format: written by a newer git-continuity (format is not 1); upgrade",
         ".continuity/stray.txt: not part of the state format 1",
     ]

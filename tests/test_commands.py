@@ -412,6 +412,17 @@ blockers: []
 """
 
 
+# What edit prints after saving VALID over a packet that held no values.
+VALID_SAVED = """\
+Packet updated:
+  objective.text: (none) → "Ship the login fix"
+  objective.why: (none) → "users are locked out"
+  objective.set_at: (none) → "2026-11-30T10:00:00Z"
+  objective.set_by: (none) → "Ada by hand"
+  next_action: (none) → "push the fix"
+"""
+
+
 def use_editor(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, body: str, name: str = "editor.sh") -> None:
     monkeypatch.setenv("GIT_EDITOR", editor(tmp_path, body, name))
 
@@ -429,7 +440,7 @@ def test_edit_a_valid_packet(
     before = untouched(started)
     seen = tmp_path / "seen.yaml"
     use_editor(monkeypatch, tmp_path, f"cp \"$1\" '{seen}'\n" + write_with(tmp_path, VALID, "valid.yaml"))
-    assert ok(inproc, started, "edit").out == "Packet updated.\n"
+    assert ok(inproc, started, "edit").out == VALID_SAVED
     assert seen.read_text() == packetfile.TEMPLATE  # the editor was given the packet as stored
     assert git(started, "show", f"refs/continuity/main:{packetfile.PATH}") + "\n" == VALID
     assert git(started, "log", "-1", "--format=%s", "refs/continuity/main") == "edit: packet edited by hand"
@@ -459,7 +470,8 @@ def test_an_invalid_edit_writes_nothing_and_is_kept(
     assert (ran.code, ran.out) == (2, "")
     assert ran.err == (
         f"git-continuity: error: {kept} line 7: not valid YAML: mapping values are not allowed here\n"
-        f"Nothing was written. Your edit is kept in {kept}; run git continuity edit again to fix it.\n"
+        f"Nothing was written. Your edit is kept in {kept}; run git continuity edit again to fix it,"
+        " or drop it: git continuity edit --discard\n"
     )
     assert state_refs(started) == tip
     assert kept.read_text() == broken
@@ -476,16 +488,20 @@ def test_an_invalid_edit_writes_nothing_and_is_kept(
     ran = inproc(started, "edit")
     assert seen.read_text() == broken
     assert ran.code == 2
-    assert ran.out == f"Resuming your earlier edit kept in {kept} (delete it to start over).\n"
+    assert ran.out == f"Resuming your earlier edit kept in {kept} (git continuity edit --discard drops it).\n"
     assert ran.err == (
         f"git-continuity: error: {kept} line 8: colour: unknown key 'colour'\n"
-        f"Nothing was written. Your edit is kept in {kept}; run git continuity edit again to fix it.\n"
+        f"Nothing was written. Your edit is kept in {kept}; run git continuity edit again to fix it,"
+        " or drop it: git continuity edit --discard\n"
     )
     assert state_refs(started) == tip
 
     use_editor(monkeypatch, tmp_path, write_with(tmp_path, VALID, "fixed.yaml"), "e3.sh")
     ran = ok(inproc, started, "edit")
-    assert ran.out == f"Resuming your earlier edit kept in {kept} (delete it to start over).\nPacket updated.\n"
+    assert (
+        ran.out
+        == f"Resuming your earlier edit kept in {kept} (git continuity edit --discard drops it).\n" + VALID_SAVED
+    )
     assert not kept.exists()
     assert git(started, "show", f"refs/continuity/main:{packetfile.PATH}") + "\n" == VALID
 
@@ -539,7 +555,10 @@ def test_edit_repairs_a_packet_broken_by_hand(
     assert inproc(started, "journal", "add", "blocked").code == 2
     seen = tmp_path / "seen.yaml"
     use_editor(monkeypatch, tmp_path, f"cp \"$1\" '{seen}'\n" + write_with(tmp_path, VALID, "valid.yaml"))
-    assert ok(inproc, started, "edit").out == "Packet updated.\n"
+    saved = VALID_SAVED
+    if broken and "colour" in broken:  # a packet that breaks the schema still shows what it held
+        saved = saved.replace('(none) → "push the fix"', '"push" → "push the fix"') + '  colour: "blue" → (none)\n'
+    assert ok(inproc, started, "edit").out == saved
     assert seen.read_text() == (broken if broken is not None else packetfile.TEMPLATE)
     status = json.loads(ok(inproc, started, "status", "--json").out)
     assert (status["problems"], status["next_action"], status["objective"]["text"]) == (

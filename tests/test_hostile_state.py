@@ -72,7 +72,7 @@ def test_a_nested_alias_packet_answers_at_once(remote_and_clone: tuple[Path, Pat
         ("closing_keywords: &k [closes]\nclosing_checks: *k\n", f" line 1: {NO_ALIASES}"),
         ("closing_checks: " + "[" * 25 + "]" * 25 + "\n", " line 1: nested deeper than 20 levels"),
         ("# " + "x" * 70_000 + "\n", ": 70,003 bytes, over the limit of 65,536 bytes for this file: it was not read"),
-        (b"closing_keywords: [clos\xe9s]\n", ": byte offset 23 is not UTF-8 (0xe9)"),
+        (b"closing_keywords: [clos\xe9s]\n", " line 1: byte offset 23 is not UTF-8 (0xe9)"),
     ],
 )
 def test_a_policy_file_that_cannot_be_read_safely(started: Path, policy: str | bytes, problem: str) -> None:

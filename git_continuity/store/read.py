@@ -162,7 +162,7 @@ def read_objective_log(snap: Snapshot) -> list[ObjectiveChange]:
     for e in sorted(_files(snap, "objective"), key=lambda e: e.name):
         data = _entry(snap, f"{ROOT}/objective/{e.name}", e.oid, "objective-change")
         if data is not None:
-            changes.append(ObjectiveChange(**{"old": None, **data}))
+            changes.append(ObjectiveChange(**{"old": None, "new": None, **data}))
     return changes
 
 
