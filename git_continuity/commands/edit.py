@@ -64,7 +64,6 @@ def edit(repo: Repo, *, stream: str, discard: bool = False) -> int:
     if kept.exists():
         print(f"Resuming your earlier edit kept in {kept} (git continuity edit --discard drops it).")
     else:
-        kept.parent.mkdir(parents=True, exist_ok=True)
         atomic.write(kept, original)
     editor = _editor(repo)
     if subprocess.run(["sh", "-c", f'{editor} "$@"', editor, str(kept)]).returncode != 0:
