@@ -372,7 +372,7 @@ def test_comments_a_person_wrote_survive_later_commands(
     if how == "edit":
         (tmp_path / "packet.yaml").write_text(COMMENTED)
         monkeypatch.setenv("GIT_EDITOR", editor(tmp_path, "replace.sh", f"cp '{tmp_path / 'packet.yaml'}' \"$1\"\n"))
-        assert ok(inproc, repo, "edit").out == "Packet updated.\n"
+        assert ok(inproc, repo, "edit").out == 'Packet updated:\n  next_action: (none) → "check the logs"\n'
     else:
         write_state(repo, {packetfile.PATH: COMMENTED})
     assert git(repo, "show", f"refs/continuity/main:{packetfile.PATH}") + "\n" == COMMENTED
