@@ -19,7 +19,6 @@ Standard library only: the hooks import this on their hot path.
 from __future__ import annotations
 
 import functools
-import json
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -74,6 +73,8 @@ def clean_strings(value: Any) -> Any:
 def json_text(document: Any, indent: int | None = None) -> str:
     """``document`` as JSON with nothing raw that could drive a terminal; it decodes to
     exactly the same values."""
+    import json
+
     text = json.dumps(document, indent=indent, ensure_ascii=False)
     return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
