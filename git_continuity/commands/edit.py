@@ -29,7 +29,7 @@ def _kept(repo: Repo, stream: str) -> Path:
     return repo.local_dir / "edit" / f"{stream}.packet.yaml"
 
 
-def drop_kept(repo: Repo, *, stream: str) -> int:
+def _drop_kept(repo: Repo, *, stream: str) -> int:
     """Drop the edit kept from an earlier attempt that was refused."""
     kept = _kept(repo, stream)
     if not kept.exists():
@@ -54,7 +54,7 @@ def _read_kept(kept: Path) -> str:
 def edit(repo: Repo, *, stream: str, discard: bool = False) -> int:
     """Open the packet in the editor; commit it only if it is valid YAML and fits the schema."""
     if discard:
-        return drop_kept(repo, stream=stream)
+        return _drop_kept(repo, stream=stream)
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
     assert snap.tree is not None
