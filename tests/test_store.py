@@ -287,7 +287,7 @@ PLACEHOLDERS = {
 
 
 def documented_layout() -> dict[str, re.Pattern[str]]:
-    """The paths store.py's docstring documents, as patterns."""
+    """The paths the store package's docstring documents, as patterns."""
     doc = store.__doc__ or ""
     paths = [line.split()[0] for line in doc.splitlines() if line.startswith("    .continuity/")]
     patterns = {}

@@ -78,8 +78,8 @@ class ValidityCache:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            # Appended, not replaced: lines of oids from racing writers interleave whole
-            # or make a line no object id matches; either way only a cache miss.
+            # Appended, not replaced (atomic.write): racing writers each add their lines
+            # and none loses another's; a line no object id matches only costs a miss.
             with self.path.open("a") as f:
                 f.write("\n".join(self._new) + "\n")
             self._new = []
