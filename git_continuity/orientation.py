@@ -80,7 +80,6 @@ def build(
         warnings.append(
             'No objective: nothing says what this work is for (git continuity objective set "…" --why "…").'
         )
-    problems = list(dict.fromkeys(snap.problems + problems))
     changes = store.read_objective_log(snap)
     last = store.latest_handoff(snap)
     tree = brief.work_tree(repo)

@@ -278,7 +278,7 @@ def _walk(snap: Snapshot) -> list[str]:
             found.append(f"{ROOT}/{top.name}: not part of the state format {FORMAT}")
     if git.entry_oid(snap.repo, snap.tree, packetfile.PATH) is None:
         read_packet_doc(snap)
-    found = snap.problems + found
+    found = [*snap.problems, *found]
     if not found:
         snap.cache.add([snap.tree])
     snap.cache.save()

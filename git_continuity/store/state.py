@@ -120,7 +120,8 @@ class Snapshot:
 
     @property
     def problems(self) -> list[str]:
-        """The malformed files met so far while reading, each once."""
+        """The malformed files met so far while reading, each once (a new list each time:
+        readers record problems through found_bad, never by changing this list)."""
         return [p for found in self._reads.bad.values() for p in found]
 
     @property
