@@ -238,3 +238,45 @@ def test_claude_code_compaction_keeps_the_ids_and_the_next_brief_names_the_hando
     # The next brief names that handoff.
     resumed = next(b for b in model.conversation() if "Where are we?" in read(b, "messages"))
     assert f"## Since the last session: handoff {handoff['id']}," in read(resumed, "messages")
+
+
+COMPACTION = "You are performing a CONTEXT CHECKPOINT COMPACTION."
+
+
+def test_codex_automatic_compaction_records_a_handoff_and_the_brief_comes_back_naming_it(
+    project: tuple[Path, str], tmp_path: Path
+) -> None:
+    work, thread = project
+    ok(work, "agent", "install", "codex")
+    home = tmp_path / "agent-home"
+    home.mkdir()
+    # The first reply reports more tokens than the limit, so Codex compacts before going on.
+    script = Turns(
+        [
+            Reply("", Tool("exec_command", {"cmd": "git tag v1.2"}), input_tokens=50_000),
+            Reply("Summary: v1.2 is tagged."),
+            Reply("Tagged."),
+        ]
+    )
+    with Imitation("openai", script) as model:
+        env = setup_codex(work, home, model, extra="model_auto_compact_token_limit = 2000\n")
+        trust_codex_hooks(work, env)
+        ran = codex(work, env, "Release 1.2.")
+    assert (ran.code, ran.out) == (0, "Tagged.\n"), ran
+    assert (
+        "hook: PreCompact Completed\ncontext compacted\nhook: SessionStart\nhook: SessionStart Completed\n" in ran.err
+    )
+    first, compaction, after = model.conversation()
+    assert input_texts(compaction, "user")[-1].startswith(COMPACTION)
+    assert "systemMessage" not in read(compaction, "input")
+
+    # PreCompact recorded a handoff of the session so far; SessionEnd one more, of what came after.
+    before, end = handoffs(work)
+    assert before["did"]["threads"] == [] and end["did"]["threads"] == [
+        {"id": thread, "title": "Release v1.2", "was": "open", "now": "done"}
+    ]
+    # After the compaction the brief comes back (SessionStart source "compact"), naming that handoff.
+    (brief,) = [t for t in input_texts(after, "developer") if t.startswith("# git-continuity brief: stream main\n")]
+    assert f"## Since the last session: handoff {before['id']}," in brief
+    assert f"- {thread} [open] Release v1.2: 1 of 1 checks verified now\n" in brief
+    assert input_texts(first, "developer")[-1] != brief
