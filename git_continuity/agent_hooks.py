@@ -8,7 +8,8 @@ reason, and any other code is an error the agent shows):
 - ``session-start``: ``{"hookSpecificOutput": {"hookEventName": "SessionStart",
   "additionalContext": <the orient brief>}}``, cut to ``GIT_CONTINUITY_BRIEF_TOKENS``
   (default 2500, about 7,500 bytes: both agents cap injected context near 10,000 characters);
-- ``pre-compact`` and ``session-end``: a handoff, reported as ``{"systemMessage": …}``; except
+- ``pre-compact`` and ``session-end``: a handoff, reported as ``{"systemMessage": …}`` (none at
+  the end of a session that changed neither the state nor a branch or tag); except
   Claude Code's PreCompact, whose stdout is not read as JSON but passed on as plain-text
   instructions for the summary: there it names the ids the summary must keep;
 - ``stop``: the closure gate. While an open thread does not verify now it answers
@@ -23,6 +24,7 @@ never get in the way of work that does not use git-continuity.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -136,11 +138,33 @@ def _instructions(handoff: Handoff) -> str:
 def _handoff(repo: Repo, stream: str, agent_session: str | None, action: str, plain: bool = False) -> int:
     from git_continuity import handoffs
 
+    if action == "session-end" and _changed_nothing(repo, stream):
+        return _answer({})
     done = handoffs.make(repo, stream=stream, agent_session=agent_session).handoff
     if plain:
         return _plain(_instructions(done))
     when = "before the compaction" if action == "pre-compact" else "at the end of the session"
     return _answer({"systemMessage": f"git-continuity: handoff {done.id} recorded {when} (session {done.session})"})
+
+
+def _changed_nothing(repo: Any, stream: str) -> bool:
+    """The open session left the state and every branch and tag as it found them: its handoff
+    would say nothing new and crowd the next brief (an agent run headless is a session each
+    time). It ends without one."""
+    from git_continuity import brief, session, store
+    from git_continuity import repo as git
+    from git_continuity.model import now, stamp
+
+    git_dir = git.worktree_git_dir(repo)
+    stored = session.open_session(git_dir)
+    if stored is None or stored.stream != stream or stored.state is None:
+        return False
+    if store.snapshot(repo, stream).commit != stored.state or brief.ref_snapshot(repo) != (stored.refs or {}):
+        return False
+    # Left open when it cannot be written: the next session says it ended without a handoff, which is true.
+    with contextlib.suppress(OSError):
+        session.save(git_dir, stored._replace(ended_at=stamp(now())))
+    return True
 
 
 def _stop_file(repo: Any) -> Path:

@@ -389,15 +389,23 @@ def test_claude_code_runs_the_installed_hooks(project: Path) -> None:
     )
 
     # -- SessionEnd: the last handoff -----------------------------------------------------------
+    # The session since the compaction changed nothing: it ends without a handoff.
+    assert claude.ours("SessionEnd", claude_payload(work, reason="prompt_input_exit")) == {}
+    quiet = json.loads((work / ".git" / "continuity" / "session.json").read_text())
+    assert (quiet["id"], quiet["handoff"]) == (after["id"], None) and quiet["ended_at"] is not None
+    # The next one writes a journal entry: that is worth a handoff.
+    claude.ours("SessionStart", claude_payload(work, source="startup"), subject="startup")
+    last = json.loads((work / ".git" / "continuity" / "session.json").read_text())["id"]
+    ok(work, "journal", "add", "tried the staging deploy; it needs the new key")
     ended = claude.ours("SessionEnd", claude_payload(work, reason="prompt_input_exit"))
     assert re.fullmatch(
-        rf"git-continuity: handoff h-{ID} recorded at the end of the session \(session {after['id']}\)",
+        rf"git-continuity: handoff h-{ID} recorded at the end of the session \(session {last}\)",
         ended["systemMessage"],
     )
     journal = json.loads(ok(work, "journal", "--json").out)["entries"]
     assert [(e.get("session"), e.get("agent")) for e in journal if e.get("handoff")] == [
         (session, "claude-code"),
-        (after["id"], "claude-code"),
+        (last, "claude-code"),
     ]
 
     # -- uninstall: exactly what install added goes ------------------------------------------

@@ -280,3 +280,19 @@ def test_codex_automatic_compaction_records_a_handoff_and_the_brief_comes_back_n
     assert f"## Since the last session: handoff {before['id']}," in brief
     assert f"- {thread} [open] Release v1.2: 1 of 1 checks verified now\n" in brief
     assert input_texts(first, "developer")[-1] != brief
+
+
+def test_claude_code_sessions_that_change_nothing_leave_no_handoff(repo: Path, tmp_path: Path) -> None:
+    ok(repo, "init")
+    ok(repo, "objective", "set", "Ship 1.2", "--why", "release is due Friday")
+    ok(repo, "agent", "install", "claude")
+    home = tmp_path / "agent-home"
+    home.mkdir()
+    with Imitation("anthropic", Turns([], rest=Reply("Nothing to do."))) as model:
+        for _ in range(2):
+            ran = claude(repo, home, model, "-p", "Anything to do?")
+            assert (ran.code, ran.out) == (0, "Nothing to do.\n"), ran
+    assert len(model.conversation()) == 2
+    assert handoffs(repo) == []
+    ended = json.loads((repo / ".git" / "continuity" / "session.json").read_text())
+    assert ended["ended_at"] is not None and ended["handoff"] is None
