@@ -16,12 +16,18 @@ Stop and SessionEnd; and a block in ``AGENTS.md`` between markers telling any ag
 routine in words. Codex runs project hooks only in a trusted project and only once a person
 has trusted each one (``/hooks`` in Codex; a changed definition needs trusting again).
 
-The hook commands name ``git-continuity-hook`` on PATH, not an absolute path: the settings
-file is usually committed and shared, and each machine installs git-continuity its own way.
+The hook commands run ``git-continuity-hook`` by the absolute path install found, and from PATH
+where that is gone (the settings file is usually committed and shared, and each machine installs
+git-continuity its own way). An agent runs a command it cannot find as a failed hook (exit 127)
+and goes on without it, silently in headless runs; when neither is there, the command says so
+where the agent shows it instead.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -75,17 +81,66 @@ TARGETS = {"claude": CLAUDE, "codex": CODEX}
 
 
 def command(target: Target, hook: Hook) -> str:
+    """What a hook runs, as people read it (install prints this)."""
     return f"git-continuity-hook agent {target.agent} {hook.action}"
 
 
-def is_ours(target: Target, entry: Any) -> bool:
-    return isinstance(entry, dict) and str(entry.get("command", "")).startswith(
-        f"git-continuity-hook agent {target.agent} "
+# What is lost when the hook cannot start, per action.
+LOST = {
+    "session-start": "this session gets no continuity brief, no closure gate and no handoff",
+    "stop": "the closure gate did not run",
+    "pre-compact": "no handoff was recorded before this compaction",
+    "session-end": "no handoff was recorded at the end of this session",
+}
+
+
+def installed_command(target: Target, hook: Hook, program: str | None) -> str:
+    """The command written into the settings file: ``program`` (the absolute path install
+    found, so the agent's PATH need not have it), else git-continuity-hook from PATH, else
+    a notice where the agent shows it (the context, the model's stop, the summary's
+    instructions, stderr at the end) instead of a silent exit 127."""
+    where = f"neither at {program} nor on PATH" if program else "not on PATH"
+    said = (
+        f"git-continuity: git-continuity-hook is {where}, so {LOST[hook.action]}; install git-continuity "
+        f"where this agent finds it, then run: git continuity agent install {target.agent}"
     )
+    find = (f'h={shlex.quote(program)}; [ -x "$h" ] || ' if program else "") + "h=$(command -v git-continuity-hook)"
+    return f'{find} || {{ {_loud(target, hook, said)}; }}; exec "$h" agent {target.agent} {hook.action}'
 
 
-def group(target: Target, hook: Hook) -> dict[str, Any]:
-    handler = {"type": "command", "command": command(target, hook), "timeout": hook.timeout}
+def _loud(target: Target, hook: Hook, said: str) -> str:
+    def out(text: str) -> str:
+        return "printf '%s\\n' " + shlex.quote(text)
+
+    def answer(document: dict[str, Any]) -> str:
+        return out(json.dumps(document))
+
+    if hook.action == "session-start":
+        context = {"hookEventName": "SessionStart", "additionalContext": f"{said}. Tell the user before anything else."}
+        return answer({"systemMessage": said, "hookSpecificOutput": context}) + "; exit 0"
+    if hook.action == "stop":  # held once, so that the model tells the person; then let go
+        block = answer({"decision": "block", "reason": f"{said}. Tell the user, then stop."})
+        again = answer({"systemMessage": said})
+        return f"if grep -q '\"stop_hook_active\": *true'; then {again}; else {block}; fi; exit 0"
+    if hook.action == "pre-compact" and target.agent == "claude":  # plain text: instructions for the summary
+        return out(f"Keep in the summary: {said}.") + "; exit 0"
+    if hook.action == "pre-compact":
+        return answer({"systemMessage": said}) + "; exit 0"
+    return f"echo {shlex.quote(said)} >&2; exit 1"  # session-end: the agent shows a failed hook's stderr
+
+
+_OURS = re.compile(r'^git-continuity-hook agent (\S+) |exec "\$h" agent (\S+) [a-z-]+$')
+
+
+def is_ours(target: Target, entry: Any) -> bool:
+    if not isinstance(entry, dict):
+        return False
+    found = _OURS.search(str(entry.get("command", "")))
+    return found is not None and target.agent in found.groups()
+
+
+def group(target: Target, hook: Hook, program: str | None = None) -> dict[str, Any]:
+    handler = {"type": "command", "command": installed_command(target, hook, program), "timeout": hook.timeout}
     return ({"matcher": hook.matcher} if hook.matcher else {}) | {"hooks": [handler]}
 
 
@@ -134,16 +189,17 @@ class Merged:
     created: list[list[str]]  # containers install created (["hooks"], ["hooks", "Stop"]): uninstall removes them
 
 
-def install(target: Target, text: str | None, where: str) -> Merged:
-    """The settings text with our hooks merged in; what is there already is left alone, and
-    an entry of ours that a person edited (a longer timeout) counts as installed."""
+def install(target: Target, text: str | None, where: str, program: str | None = None) -> Merged:
+    """The settings text with our hooks merged in, running ``program`` (see installed_command);
+    what is there already is left alone, and an entry of ours that a person edited (a longer
+    timeout) or that another machine installed counts as installed."""
     text = "{}\n" if text is None else text
     value, top = _parse(text, where)
     unit = jsonedit.indent_unit(text, top)
     merged = Merged(text, [], [], [])
     hooks = value.get("hooks")
     if hooks is None:
-        hooks_value = {h.event: [group(target, h)] for h in target.hooks}
+        hooks_value = {h.event: [group(target, h, program)] for h in target.hooks}
         merged.text = jsonedit.insert_member(text, top, "hooks", hooks_value, unit)
         merged.added = [h.event for h in target.hooks]
         merged.created = [["hooks"]]
@@ -157,12 +213,14 @@ def install(target: Target, text: str | None, where: str) -> Merged:
             merged.present.append(hook.event)
             continue
         if groups is None:
-            merged.text = jsonedit.insert_member(merged.text, hooks_node, hook.event, [group(target, hook)], unit)
+            merged.text = jsonedit.insert_member(
+                merged.text, hooks_node, hook.event, [group(target, hook, program)], unit
+            )
             merged.created.append(["hooks", hook.event])
         else:
             event_node = hooks_node.get(hook.event)
             assert event_node is not None
-            merged.text = jsonedit.append_item(merged.text, event_node, group(target, hook), unit)
+            merged.text = jsonedit.append_item(merged.text, event_node, group(target, hook, program), unit)
         merged.added.append(hook.event)
     return merged
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Ran, commit, git
+from conftest import BIN, Ran, commit, git
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -47,7 +47,7 @@ SETTINGS = """\
 }
 """
 
-INSTALLED = """\
+INSTALLED_TEMPLATE = """\
 {
   "permissions": {
     "allow": ["Bash(npm run test:*)"],
@@ -64,7 +64,7 @@ INSTALLED = """\
         "hooks": [
           {
             "type": "command",
-            "command": "git-continuity-hook agent claude session-start",
+            "command": COMMAND_session-start,
             "timeout": 60
           }
         ]
@@ -81,7 +81,7 @@ INSTALLED = """\
         "hooks": [
           {
             "type": "command",
-            "command": "git-continuity-hook agent claude pre-compact",
+            "command": COMMAND_pre-compact,
             "timeout": 60
           }
         ]
@@ -92,7 +92,7 @@ INSTALLED = """\
         "hooks": [
           {
             "type": "command",
-            "command": "git-continuity-hook agent claude stop",
+            "command": COMMAND_stop,
             "timeout": 600
           }
         ]
@@ -103,7 +103,7 @@ INSTALLED = """\
         "hooks": [
           {
             "type": "command",
-            "command": "git-continuity-hook agent claude session-end",
+            "command": COMMAND_session-end,
             "timeout": 60
           }
         ]
@@ -113,6 +113,22 @@ INSTALLED = """\
   "env": {"GREETING": "grüß dich"}
 }
 """
+
+HOOK = str(BIN / "git-continuity-hook")  # what install finds on the tests' PATH and records
+
+
+def hook_command(target: agents.Target, action: str) -> str:
+    hook = next(h for h in target.hooks if h.action == action)
+    return agents.installed_command(target, hook, HOOK)
+
+
+def with_commands(template: str, target: agents.Target) -> str:
+    return re.sub(
+        r"COMMAND_([a-z-]+)", lambda m: json.dumps(hook_command(target, m.group(1)), ensure_ascii=False), template
+    )
+
+
+INSTALLED = with_commands(INSTALLED_TEMPLATE, agents.CLAUDE)
 
 
 def cont(cwd: Path, *args: str) -> Ran:
@@ -265,7 +281,8 @@ def test_claude_code_runs_the_installed_hooks(project: Path) -> None:
         ".claude/settings.json: SessionEnd runs git-continuity-hook agent claude session-end\n"
         "Claude Code now runs orient at session start (also after /clear, a resume or a compaction), handoff "
         "before a compaction and at session end, and the closure gate when it would stop.\n"
-        "The hooks call git-continuity-hook from PATH; remove them with: git continuity agent uninstall claude\n"
+        f"The hooks run {HOOK}, or git-continuity-hook from PATH where that is gone; "
+        "remove them with: git continuity agent uninstall claude\n"
     )
     assert (work / ".claude" / "settings.json").read_text() == INSTALLED
     again = ok(work, "agent", "install", "claude")
@@ -510,7 +527,7 @@ def test_a_settings_file_that_is_not_what_claude_code_reads_is_refused(repo: Pat
 def test_install_creates_what_is_missing_and_uninstall_takes_it_all_back(repo: Path) -> None:
     ok(repo, "agent", "install", "claude")
     settings = json.loads((repo / ".claude" / "settings.json").read_text())
-    assert settings == {"hooks": {h.event: [agents.group(agents.CLAUDE, h)] for h in agents.CLAUDE.hooks}}
+    assert settings == {"hooks": {h.event: [agents.group(agents.CLAUDE, h, HOOK)] for h in agents.CLAUDE.hooks}}
     assert ok(repo, "agent", "uninstall", "claude").out == ".claude/settings.json: removed (install had created it)\n"
     assert not (repo / ".claude").exists()
     assert ok(repo, "agent", "uninstall", "claude").out == ".claude/settings.json: no git-continuity hooks to remove\n"
@@ -596,31 +613,28 @@ def test_codex_gets_its_hooks_and_an_agents_md_block_and_loses_them_again(projec
         "  SessionEnd    git-continuity-hook agent codex session-end\n"
         "Codex keeps each trust as a hash of the hook's definition in ~/.codex/config.toml ([hooks.state]): "
         "a changed hook needs trusting again.\n"
-        "The hooks call git-continuity-hook from PATH; remove them with: git continuity agent uninstall codex\n"
+        f"The hooks run {HOOK}, or git-continuity-hook from PATH where that is gone; "
+        "remove them with: git continuity agent uninstall codex\n"
     )
     hooks = json.loads((work / ".codex" / "hooks.json").read_text())
     assert hooks == {
         "hooks": {
             "Stop": [
                 {"hooks": [{"type": "command", "command": "python3 .codex/hooks/lint.py", "timeout": 30}]},
-                {"hooks": [{"type": "command", "command": "git-continuity-hook agent codex stop", "timeout": 600}]},
+                {"hooks": [{"type": "command", "command": hook_command(agents.CODEX, "stop"), "timeout": 600}]},
             ],
             "SessionStart": [
                 {
                     "hooks": [
-                        {"type": "command", "command": "git-continuity-hook agent codex session-start", "timeout": 60}
+                        {"type": "command", "command": hook_command(agents.CODEX, "session-start"), "timeout": 60}
                     ],
                 }
             ],
             "PreCompact": [
-                {
-                    "hooks": [
-                        {"type": "command", "command": "git-continuity-hook agent codex pre-compact", "timeout": 60}
-                    ]
-                }
+                {"hooks": [{"type": "command", "command": hook_command(agents.CODEX, "pre-compact"), "timeout": 60}]}
             ],
             "SessionEnd": [
-                {"hooks": [{"type": "command", "command": "git-continuity-hook agent codex session-end", "timeout": 3}]}
+                {"hooks": [{"type": "command", "command": hook_command(agents.CODEX, "session-end"), "timeout": 3}]}
             ],
         }
     }
@@ -638,7 +652,7 @@ def test_codex_gets_its_hooks_and_an_agents_md_block_and_loses_them_again(projec
     assert json.loads((work / ".git" / "continuity" / "session.json").read_text())["agent"] == "codex"
     # Every source Codex sends gets the brief: after an automatic compaction, and in a fork.
     for source in ("startup", "resume", "clear", "compact", "fork"):
-        assert codex.commands("SessionStart", source) == ["git-continuity-hook agent codex session-start"]
+        assert codex.commands("SessionStart", source) == [hook_command(agents.CODEX, "session-start")]
     thread = made(ok(work, "thread", "add", "Ship it", "--check", "tag:v1").out, "t")
     stop = codex_payload(work, "Stop", stop_hook_active=False, last_assistant_message=None)
     blocked = codex.ours("Stop", stop)
@@ -696,24 +710,67 @@ def test_install_then_uninstall_gives_back_the_same_bytes(base: dict[str, Any], 
     assert (back, removed) == (text, 4)
 
 
-def test_install_warns_when_the_hook_command_is_not_on_path(repo: Path) -> None:
-    import os
-    import subprocess
+def test_the_hooks_run_the_tool_by_the_path_install_found_and_say_so_when_it_is_gone(
+    repo: Path, tmp_path: Path
+) -> None:
     import sys
 
-    env = {**os.environ, "PATH": "/usr/bin:/bin"}  # git, but not the venv's git-continuity-hook
+    ok(repo, "init")
+    ok(repo, "objective", "set", "Ship 1.2", "--why", "release is due Friday")
+    # Installed beside a Python that is not on PATH (a virtual environment nobody activated).
     done = subprocess.run(
         [sys.executable, "-m", "git_continuity", "agent", "install", "claude"],
         cwd=repo,
         capture_output=True,
         text=True,
-        env=env,
+        env={**os.environ, "PATH": "/usr/bin:/bin"},
     )
-    assert done.returncode == 0, done.stderr
+    assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.endswith(
-        "warning: git-continuity-hook is not on this PATH, so these hooks would fail to start;\n"
-        "install the tool where the agent's PATH finds it (README: Install)\n"
+        f"The hooks run {HOOK}, or git-continuity-hook from PATH where that is gone; "
+        "remove them with: git continuity agent uninstall claude\n"
     )
+    bare = {**os.environ, "PATH": "/usr/bin:/bin", "CLAUDE_PROJECT_DIR": str(repo)}
+    claude = Agent(repo, ".claude/settings.json", bare)
+    started = claude.ours("SessionStart", claude_payload(repo, source="startup"), subject="startup")
+    assert started["hookSpecificOutput"]["additionalContext"].startswith("# git-continuity brief: stream main\n")
+
+    # Neither there nor on PATH: each hook says so where the agent shows it, instead of exit 127.
+    # (As if the tool had moved since the install: the recorded path names nothing now.)
+    gone = str(tmp_path / "gone" / "git-continuity-hook")
+    settings = (repo / ".claude" / "settings.json").read_text()
+    (repo / ".claude" / "settings.json").write_text(settings.replace(HOOK, gone))
+
+    def said(what: str) -> str:
+        return (
+            f"git-continuity: git-continuity-hook is neither at {gone} nor on PATH, so {what}; install "
+            "git-continuity where this agent finds it, then run: git continuity agent install claude"
+        )
+
+    (start,) = claude.fire("SessionStart", claude_payload(repo, source="startup"), subject="startup")
+    lost = said("this session gets no continuity brief, no closure gate and no handoff")
+    assert (start.code, start.err) == (0, "")
+    assert json.loads(start.out) == {
+        "systemMessage": lost,
+        "hookSpecificOutput": {
+            "hookEventName": "SessionStart",
+            "additionalContext": f"{lost}. Tell the user before anything else.",
+        },
+    }
+    stop = claude_payload(repo, stop_hook_active=False)
+    (held,) = claude.fire("Stop", stop)
+    gate = said("the closure gate did not run")
+    assert (held.code, held.err, json.loads(held.out)) == (
+        0,
+        "",
+        {"decision": "block", "reason": f"{gate}. Tell the user, then stop."},
+    )
+    (released,) = claude.fire("Stop", {**stop, "stop_hook_active": True})
+    assert (released.code, released.err, json.loads(released.out)) == (0, "", {"systemMessage": gate})
+    (compact,) = claude.fire("PreCompact", claude_payload(repo, trigger="auto"))
+    assert compact == Ran(0, f"Keep in the summary: {said('no handoff was recorded before this compaction')}.\n", "")
+    (end,) = claude.fire("SessionEnd", claude_payload(repo, reason="other"))
+    assert end == Ran(1, "", said("no handoff was recorded at the end of this session") + "\n")
 
 
 @pytest.mark.parametrize("text", ["# Agents\n\nRun `make check`.", "# Agents\n", "# Agents\n\n", "", "x\r\n"])

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +54,9 @@ def install(repo: Repo, *, agent: str) -> int:
     top = _top(repo)
     settings = top / target.settings
     old = _read(settings)
+    program = _program()
     try:
-        merged = agents.install(target, old, target.settings)
+        merged = agents.install(target, old, target.settings, program)
     except JSONEditError as error:
         raise UserError(f"{error}; nothing was written") from None
     record = _read_record(repo, agent) or {}
@@ -93,13 +96,28 @@ def install(repo: Repo, *, agent: str) -> int:
     )
     _write(path, json.dumps(kept, indent=2) + "\n")
     print(_after(agent))
-    if shutil.which("git-continuity-hook") is None:
-        # The hooks call it by name (the settings file is shared), so the agent must find it.
+    runs = (
+        f"{program}, or git-continuity-hook from PATH where that is gone"
+        if program
+        else "git-continuity-hook from PATH"
+    )
+    print(f"The hooks run {runs}; remove them with: git continuity agent uninstall {agent}")
+    if program is None:
         print(
-            "warning: git-continuity-hook is not on this PATH, so these hooks would fail to start;\n"
-            "install the tool where the agent's PATH finds it (README: Install)"
+            "warning: git-continuity-hook is neither on this PATH nor beside this Python, so these hooks can only say\n"
+            "that they cannot run; install the tool where the agent's PATH finds it (README: Install)"
         )
     return 0
+
+
+def _program() -> str | None:
+    """The git-continuity-hook the hooks run: the one on this PATH, else the one installed
+    beside this Python (a virtual environment that is not on PATH)."""
+    found = shutil.which("git-continuity-hook")
+    if found:
+        return str(Path(found).absolute())
+    beside = Path(sys.executable).parent / "git-continuity-hook"
+    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else None
 
 
 def _command(target: agents.Target, event: str) -> str:
@@ -111,8 +129,7 @@ def _after(agent: str) -> str:
     if agent == "claude":
         return (
             "Claude Code now runs orient at session start (also after /clear, a resume or a compaction), handoff "
-            "before a compaction and at session end, and the closure gate when it would stop.\n"
-            "The hooks call git-continuity-hook from PATH; remove them with: git continuity agent uninstall claude"
+            "before a compaction and at session end, and the closure gate when it would stop."
         )
     target = agents.CODEX
     width = max(len(h.event) for h in target.hooks) + 2
@@ -123,8 +140,7 @@ def _after(agent: str) -> str:
         f"listed under {target.settings}:\n"
         f"{listed}"
         "Codex keeps each trust as a hash of the hook's definition in ~/.codex/config.toml ([hooks.state]): "
-        "a changed hook needs trusting again.\n"
-        "The hooks call git-continuity-hook from PATH; remove them with: git continuity agent uninstall codex"
+        "a changed hook needs trusting again."
     )
 
 
