@@ -148,18 +148,24 @@ def _handoff(repo: Repo, stream: str, agent_session: str | None, action: str, pl
 
 
 def _changed_nothing(repo: Any, stream: str) -> bool:
-    """The open session left the state and every branch and tag as it found them: its handoff
-    would say nothing new and crowd the next brief (an agent run headless is a session each
-    time). It ends without one."""
+    """The open session left the state of every stream and every branch and tag as it found
+    them: its handoff would say nothing new and crowd the next brief (an agent run headless is
+    a session each time). It ends without one."""
     from git_continuity import brief, session, store
     from git_continuity import repo as git
-    from git_continuity.model import now, stamp
+    from git_continuity.constants import STATE_PREFIX
+    from git_continuity.model import now, parse_stamp, stamp
 
     git_dir = git.worktree_git_dir(repo)
     stored = session.open_session(git_dir)
     if stored is None or stored.stream != stream or stored.state is None:
         return False
     if store.snapshot(repo, stream).commit != stored.state or brief.ref_snapshot(repo) != (stored.refs or {}):
+        return False
+    # A session works on other streams too; one of theirs written since it started is a change.
+    started = int(parse_stamp(stored.started_at).timestamp())
+    others = git.ref_tips(repo, [STATE_PREFIX], 10_000)
+    if any(git.commit_time(repo, tip) >= started for name, tip in others.items() if name != STATE_PREFIX + stream):
         return False
     # Left open when it cannot be written: the next session says it ended without a handoff, which is true.
     with contextlib.suppress(OSError):
