@@ -242,6 +242,13 @@ def test_claim_show(started: Path, inproc: Run) -> None:
         "  now     prose: no handle: shown, never trusted",
         "Evidence: none recorded",
     ]
+    thread = said(ok(inproc, started, "thread", "add", "Tag it", "--check", "tag:v1"))
+    (check,) = json.loads(ok(inproc, started, "thread", "show", thread, "--json").out)["thread"]["checks"]
+    assert ok(inproc, started, "claim", "show", check["id"]).out.splitlines()[1:4] == [
+        "  handle  tag:v1",
+        f"  thread  {thread} (one of its acceptance checks)",
+        f"  added   {shown(check['added_at'])} UTC (just now) by {by}",
+    ]
     missing = inproc(started, "claim", "show", "c-222222")
     assert (missing.code, missing.err) == (
         2,

@@ -100,9 +100,11 @@ def retractions(snap: store.Snapshot, ids: list[str]) -> dict[str, str]:
     a sentence (the journal keeps it; the latest retraction counts)."""
     found: dict[str, str] = {}
     for entry in reversed(store.read_journal(snap)[0]):
+        match = RETRACTED.match(entry.text)
+        if match is None:
+            continue
         for claim_id in ids:
-            match = RETRACTED.match(entry.text)
-            if claim_id not in found and match and entry.text.startswith(f'retracted claim {claim_id} "'):
+            if claim_id not in found and entry.text.startswith(f'retracted claim {claim_id} "'):
                 found[claim_id] = f"claim {claim_id} was retracted at {shown(entry.at)} UTC: {match['why']}"
     return found
 
