@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 
 DEFAULT_STREAM = "main"
 
@@ -35,6 +36,20 @@ ENV_HOST = "GIT_CONTINUITY_HOST"
 ENV_TRACE = "GIT_CONTINUITY_TRACE"
 ENV_CHECK_JSON = "GIT_CONTINUITY_CHECK_JSON"
 ENV_BRIEF_TOKENS = "GIT_CONTINUITY_BRIEF_TOKENS"
+
+
+# A name shown as an agent or a host: printable, one line, short.
+AGENT_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,64}$")
+
+
+def hostname() -> str:
+    """This machine's name as entries record it: GIT_CONTINUITY_HOST when set (containers and
+    CI runners get random host names; a person can name the machine they mean), else the
+    host name."""
+    named = os.environ.get(ENV_HOST, "").strip()
+    if named and AGENT_RE.match(named):
+        return named
+    return socket.gethostname() or "unknown-host"
 
 
 def env_stream() -> str:

@@ -36,7 +36,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -46,10 +45,10 @@ from git_continuity.errors import UserError
 if TYPE_CHECKING:  # the repository door imports pygit2; only who() needs it, lazily
     from git_continuity.repo import Repo
 
-from git_continuity.constants import ENV_AGENT, ENV_HOST, ENV_SESSION
+from git_continuity.constants import AGENT_RE, ENV_AGENT, ENV_SESSION
+from git_continuity.constants import hostname as hostname  # where entries come from; used beside who()
 
 SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
-AGENT_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,64}$")
 
 
 class Session(NamedTuple):
@@ -140,16 +139,6 @@ def current(git_dir: Path) -> tuple[str | None, str | None]:
     """(session id, agent name) for what is written now (``resolve()``)."""
     found = resolve(git_dir)
     return found.id, found.agent
-
-
-def hostname() -> str:
-    """This machine's name as entries record it: GIT_CONTINUITY_HOST when set (containers and
-    CI runners get random host names; a person can name the machine they mean), else the
-    host name."""
-    named = os.environ.get(ENV_HOST, "").strip()
-    if named and AGENT_RE.match(named):
-        return named
-    return socket.gethostname() or "unknown-host"
 
 
 class Who(NamedTuple):

@@ -339,7 +339,7 @@ def evidence_for(assessed: Assessed, at: datetime, taken: set[str], who: session
         verifier=obs.verifier,
         verifier_version=obs.version,
         checked_at=stamp(at),
-        host=who.host if who else git.hostname(),
+        host=who.host if who else session.hostname(),
         depends_on=dict(obs.depends_on),
         **(who.stamp() if who else {}),
     )

@@ -6,6 +6,7 @@ import time
 
 from git_continuity import __version__, notes
 from git_continuity import repo as git
+from git_continuity.constants import hostname
 from git_continuity.errors import UserError
 from git_continuity.model import now, stamp
 from git_continuity.repo import Repo
@@ -53,7 +54,7 @@ def run(repo: Repo, *, command: list[str], name: str | None) -> int:
         # agent; `url` is left out for a local run.
         "timestamp": str(int(moment.timestamp())),
         "status": status,
-        "agent": f"git-continuity {__version__} on {git.hostname()}",
+        "agent": f"git-continuity {__version__} on {hostname()}",
         "at": stamp(moment),
         "by": git.identity(repo),
         "command": text,

@@ -10,7 +10,7 @@ from typing import NewType
 
 import pygit2
 
-from git_continuity import session
+from git_continuity.constants import hostname
 from git_continuity.errors import UserError
 
 Oid = NewType("Oid", str)  # a full hexadecimal object id
@@ -102,10 +102,6 @@ def identity(repo: Repo) -> str:
     """``Name <email>``, recorded as who made each entry."""
     name, email = _ident(repo)
     return f"{name} <{email}>"
-
-
-def hostname() -> str:
-    return session.hostname()
 
 
 def _signature(repo: Repo) -> pygit2.Signature:
