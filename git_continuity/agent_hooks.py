@@ -199,17 +199,15 @@ def _keep(path: Path, agent_session: str | None, blocks: int) -> None:
 
 
 def _stop(repo: Any, stream: str, agent_session: str | None, active: bool) -> int:
-    from git_continuity import store
-    from git_continuity.commands import check
+    from git_continuity import closure, store
 
-    snap = store.snapshot(repo, stream)
-    verdicts, _, failing, problems = check.gate(snap, closing=True, online=False)
+    result = closure.gate(store.snapshot(repo, stream), closing=True, online=False)
     path = _stop_file(repo)
-    if not failing and not problems:
+    if result.exit_code == 0:
         _keep(path, agent_session, 0)
         return _answer({})
     blocks = _blocks(path, agent_session, active)
-    ids = ", ".join(v.thread.id for v in failing) or "the state"
+    ids = ", ".join(v.thread.id for v in result.failing) or "the state"
     if blocks >= STOP_BLOCK_LIMIT:
         _keep(path, agent_session, 0)
         return _answer(
@@ -219,7 +217,7 @@ def _stop(repo: Any, stream: str, agent_session: str | None, active: bool) -> in
             }
         )
     _keep(path, agent_session, blocks + 1)
-    lines = check.report(True, verdicts, failing, problems)
+    lines = result.report()
     reason = (
         "git-continuity: you may not stop yet: an open thread is finished only when its checks verify now.\n"
         + "\n".join(lines)

@@ -1,7 +1,8 @@
 """Whether a thread may be called done: every acceptance check verified *now*.
 
 One judgement serves `thread close`, `check --closing` and the hooks, so the three can never
-disagree. A thread with no check that can verify (none, or only prose) never closes.
+disagree. A thread with no check that can verify (none, or only prose) never closes. The gate
+(``gate``) is what `git continuity check`, the state hook and an agent's stop hook ask.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from git_continuity import policy as policies
 from git_continuity import render, session, store, verify
 from git_continuity.constants import ID_CHARS, THREAD_ID
 from git_continuity.errors import UserError
-from git_continuity.model import Claim, Evidence, Thread, stamp
+from git_continuity.model import Claim, Evidence, Thread, now, stamp
 from git_continuity.policy import Policy
 from git_continuity.verify import Assessed
 
@@ -138,3 +140,77 @@ def record(snap: store.Snapshot, verdicts: Sequence[Verdict], *, at: datetime, c
     else:
         message = f"verify: checks of {', '.join(v.thread.id for v in verdicts)} (evidence of costly checks)"
     return store.update(snap.repo, snap.stream, lambda s: store.Change(message, files))
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The gate's verdict on a stream that has state."""
+
+    closing: bool  # every open thread must verify now (else: every done thread still holds)
+    verdicts: list[Verdict]
+    closed: list[str]  # threads closed now
+    failing: list[Verdict]
+    problems: list[str]  # the state is malformed
+
+    @property
+    def exit_code(self) -> int:
+        """2 for a malformed state, 1 when a thread fails, else 0 (the commands' contract)."""
+        return 2 if self.problems else 1 if self.failing else 0
+
+    def summary(self) -> str:
+        if self.problems:
+            n = len(self.problems)
+            return f"The state is malformed ({n} problem{'s' if n != 1 else ''})."
+        n = len(self.failing)
+        if not self.closing:
+            if self.failing:
+                return f"{n} done thread{'s no longer hold' if n != 1 else ' no longer holds'}."
+            return "The state is well-formed; every done thread still holds."
+        if not self.verdicts:
+            return "No open threads: none waits to be closed."
+        if self.failing:
+            ids = ", ".join(v.thread.id for v in self.failing)
+            return f"Not done: {n} open thread{'s' if n != 1 else ''} ({ids}) not verified now."
+        return f"Done: every open thread verified now and closed ({', '.join(v.thread.id for v in self.verdicts)})."
+
+    def report(self) -> list[str]:
+        """The verdict for people (and for an agent's stop hook): what fails and why."""
+        lines = [self.summary()]
+        for v in self.failing:
+            lines.append(f'\n{v.thread.id} "{v.thread.title}": {v.why_not()}')
+            lines += v.lines()
+        lines += [f"problem: {p}" for p in self.problems]
+        if self.closing and self.failing:
+            lines.append(
+                "\nMake these checks pass, or park a thread that is not finished with: "
+                "git continuity thread set ID waiting|watching|blocked"
+            )
+        return lines
+
+
+def gate(snap: store.Snapshot, *, closing: bool, online: bool) -> Gate:
+    """The gate on a stream that has state: it is well-formed; with ``closing``, every open
+    thread verifies now (those that do are closed, one commit), else every done thread still
+    holds (its live checks re-derived now). Threads parked as waiting, watching or blocked do
+    not hold it."""
+    problems = store.all_problems(snap)
+    threads = store.read_threads(snap)
+    claims = store.read_claims(snap)
+    moment = now()
+    rules = policies.load(snap.repo.work_dir)
+    verdicts: list[Verdict] = []
+    closed: list[str] = []
+    if not problems and closing:
+        chosen = sorted((t for t in threads.values() if t.status == "open"), key=lambda t: (t.added_at, t.id))
+        verdicts = judge(snap, chosen, claims.values(), at=moment, policy=rules, online=online)
+        record(snap, verdicts, at=moment, close=True)
+        closed = [v.thread.id for v in verdicts if v.ok]
+    elif not problems:
+        done = [t for t in threads.values() if t.status == "done"]
+        for t in sorted(done, key=lambda t: (t.added_at, t.id)):
+            own = [c for c in claims.values() if c.thread == t.id]
+            verdicts.append(Verdict(t, verify.assess(snap, own, at=moment, policy=rules), []))
+    failing = [
+        v for v in verdicts if not v.ok and (closing or any(a.derived.state == "contradicted" for a in v.checks))
+    ]
+    return Gate(closing, verdicts, closed, failing, problems)
