@@ -43,16 +43,43 @@ def records(repo: Repo, commit: Oid) -> list[dict[str, Any]]:
 
 
 def add(repo: Repo, commit: Oid, *new: dict[str, Any]) -> None:
-    """Append records to commit's note, keeping what is there; retried when another writer won."""
+    """Append records to commit's note, keeping what is there: the one way notes are written
+    (commands and hooks alike). A compare-and-swap of the notes ref, retried when another
+    writer won, so that concurrent writers on one commit all keep their lines.
+
+    The new notes commit is built here on the tip that was read, not by libgit2's
+    ``create_note``, which re-reads the tip itself and so could write lines merged from an
+    older note over a concurrent writer's."""
 
     def step(expected: Oid | None) -> None:
-        old = git.read_note(repo, NOTES_REF, commit) or ""
-        lines = sorted(set(old.splitlines()) | {line(r) for r in new})
-        text = "\n".join(lines) + "\n"
-        if text != old:
-            git.write_note(repo, NOTES_REF, commit, text, expected)
+        tree = git.commit_tree(repo, expected) if expected else None
+        path = _note_path(repo, tree, commit)
+        found = git.entry_oid(repo, tree, path) if tree else None
+        old = git.blob(repo, found).decode(errors="replace") if found else ""
+        text = "\n".join(sorted(set(old.splitlines()) | {line(r) for r in new})) + "\n"
+        if text == old:
+            return
+        notes_tree = git.write_tree(repo, tree, {path: text.encode()})
+        made = git.write_commit(repo, notes_tree, [expected] if expected else [], f"notes: add to {commit[:7]}\n")
+        git.compare_and_swap(repo, NOTES_REF, made, expected, f"continuity: note on {commit[:7]}")
 
     git.update_ref(repo, NOTES_REF, step, gave_up=f"the note on {commit[:7]} was not written")
+
+
+def _note_path(repo: Repo, tree: Oid | None, commit: Oid) -> str:
+    """Where commit's note is, or goes, in a notes tree: down the two-digit folders that git
+    fans a large notes tree out into (``ab/cdef…``) as far as they exist; libgit2 and git
+    (for few notes) keep it flat."""
+    folders: list[str] = []
+    while True:
+        depth = 2 * len(folders)
+        here = "/".join([*folders, commit[depth:]])
+        if tree is None or len(commit) - depth <= 2 or git.entry_oid(repo, tree, here) is not None:
+            return here
+        below = commit[depth : depth + 2]
+        if git.tree_entries(repo, tree, "/".join([*folders, below])) is None:
+            return here
+        folders.append(below)
 
 
 def claim_named(repo: Repo, stream: str, claim: Claim) -> None:
