@@ -157,13 +157,6 @@ def _run(args: argparse.Namespace) -> int:
     return done
 
 
-def hook_impl_shim(hook: str, args: list[str]) -> int:
-    """Until guards has hook_impl: the hooks' own dispatch, entered through the one parser."""
-    from git_continuity import guards
-
-    return guards.main([hook, *args])
-
-
 def _explained(error: UserError) -> str:
     """The message of a failure. A missing state also says whether a remote has it: asked
     here, at the top, since that may reach the network (tracking.explain_missing)."""

@@ -219,7 +219,7 @@ AROUND: tuple[Command, ...] = (
         "run one git hook or coding agent hook (what the installed hooks call)",
         "  git continuity hook-impl commit-msg .git/COMMIT_EDITMSG\n"
         "  git continuity hook-impl agent claude session-start",
-        "git_continuity.cli:hook_impl_shim",
+        "git_continuity.guards:hook_impl",
         (
             opt("hook", metavar="HOOK"),
             opt("args", nargs=argparse.REMAINDER, metavar="ARGS"),

@@ -52,8 +52,19 @@ def hostname() -> str:
     return socket.gethostname() or "unknown-host"
 
 
+def usable_stream(name: str) -> bool:
+    """Whether name can be a stream: one ref name component (STREAM_RE), not ending in .lock."""
+    return bool(STREAM_RE.match(name)) and not name.endswith(".lock")
+
+
 def env_stream() -> str:
-    """The stream named by GIT_CONTINUITY_STREAM, or the default. An empty value counts as
-    unset, in the hooks and in the command line alike (a shell's ``VAR= cmd`` must not
-    select a stream named '')."""
+    """The stream named by GIT_CONTINUITY_STREAM, or the default: one rule for the command
+    line (the default of --stream) and every hook alike.
+
+    An empty value counts as unset (a shell's ``VAR= cmd`` must not select a stream named
+    ''). Any other value is taken as it is, and a name that is not usable_stream is refused
+    wherever it is used, by the commands and the hooks with the same message and exit 2
+    (store.ref_name), except that a hook in a repository without any continuity state
+    passes quietly, as it does for every stream there.
+    """
     return os.environ.get(ENV_STREAM) or DEFAULT_STREAM

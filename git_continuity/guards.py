@@ -1,14 +1,22 @@
-"""Hook entry points, called by git's hooks (``hooks/``) and by the pre-commit framework
-(``.pre-commit-hooks.yaml``) as ``git-continuity-hook <hook> [args]``.
+"""What the hooks do: git's hooks (``hooks/``) run ``git continuity hook-impl <hook> [args]``,
+the pre-commit framework (``.pre-commit-hooks.yaml``) and the coding agents run
+``git-continuity-hook <hook> [args]``, its alias. Both enter ``cli.main``, which calls
+``hook_impl`` inside its one error handler: a ``UserError`` here is printed as any command's
+is and exits 2 (which blocks a commit-msg or pre-push hook).
 
-They decide from the cheapest evidence first: a commit message that names no thread returns
-before anything heavy is imported (pygit2 alone costs 65-120 ms, and the budget for the
-hooks is 80 ms a commit). The hot paths therefore read git through a few ``git`` plumbing
-calls here instead of the repository door (repo.py); everything past the first cheap test
-goes through the door as usual.
+They decide from the cheapest evidence first: a commit message that names no thread, and
+every hook in a repository without continuity state, return before anything heavy is
+imported (pygit2 alone costs 65-120 ms, and the budget for the hooks is 80 ms a commit). Those
+tests read git through a few ``git`` plumbing calls here; everything past them goes through
+the repository door (repo.py), the provenance note included: notes.add is the one
+compare-and-swap write of a note, so a command noting the same commit at the same moment
+keeps its line.
 
 A repository that never ran ``git continuity init`` passes every hook quietly: people must
 always be able to commit.
+
+The stream is ``GIT_CONTINUITY_STREAM`` read as every command reads it (constants.env_stream):
+empty counts as unset, and a name the commands refuse is refused here too, in the same words.
 """
 
 from __future__ import annotations
@@ -20,20 +28,34 @@ import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from git_continuity import display
-from git_continuity.constants import NOTES_REF, STATE_PREFIX, THREAD_ID, env_stream
+from git_continuity.constants import STATE_PREFIX, THREAD_ID, env_stream, usable_stream
+from git_continuity.errors import UserError
+
+if TYPE_CHECKING:  # the repository door imports pygit2: only past the cheap tests
+    from git_continuity.repo import Repo
 
 ZERO = "0" * 40
 
 
-def _git(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], input=stdin, capture_output=True, text=True)
+def _git(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], capture_output=True, text=True)
 
 
-def _stream() -> str:
-    return env_stream()
+def _stream() -> str | None:
+    """The stream the hooks act on (constants.env_stream), or None to pass quietly: the name
+    is not usable and this repository keeps no continuity state at all. Where it keeps some,
+    an unusable name is refused with the commands' own message (store.ref_name)."""
+    stream = env_stream()
+    if usable_stream(stream):
+        return stream
+    if not _git("for-each-ref", "--count=1", "--format=%(refname)", STATE_PREFIX).stdout.strip():
+        return None
+    from git_continuity import store
+
+    store.ref_name(stream)  # the same rule (usable_stream), so it raises the commands' message
+    return stream
 
 
 def _say(text: str) -> None:
@@ -68,43 +90,41 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str, committing
     """The heavy path: threads named with a closing keyword must verify now (or be done)."""
     from git_continuity import closure, policy, store
     from git_continuity import repo as git
-    from git_continuity.errors import UserError
     from git_continuity.model import now
 
-    try:
-        repo = git.open_repo()
-        snap = store.snapshot(repo, _stream())
-        if snap.commit is None:
-            return 0
-        rules = policy.load(repo.work_dir)
-        wanted: dict[str, list[str]] = {}
-        for label, message in commits:
-            for thread_id in closure.closing_ids(message, rules.closing_keywords):
-                wanted.setdefault(thread_id, []).append(label)
-        if not wanted:
-            return 0
-        store.require_well_formed(snap)
-        threads = store.read_threads(snap)
-        missing = [t for t in wanted if t not in threads]
-        if missing:
-            known = ", ".join(sorted(threads)) or "none"
-            _say(
-                f"git-continuity: {', '.join(wanted[missing[0]])} claims to close {', '.join(missing)}, "
-                f"but stream '{snap.stream}' has no such thread (threads: {known}).\n"
-                "Fix the id in the message (git continuity status lists threads), or drop the closing claim."
-            )
-            return 1
-        pending = [threads[t] for t in wanted if threads[t].status != "done"]
-        if not pending:
-            return 0
-        moment = now()
-        verdicts = closure.judge(
-            snap, pending, store.read_claims(snap).values(), at=moment, policy=rules, committing=committing
+    stream = _stream()
+    if stream is None:
+        return 0
+    repo = git.open_repo()
+    snap = store.snapshot(repo, stream)
+    if snap.commit is None:
+        return 0
+    rules = policy.load(repo.work_dir)
+    wanted: dict[str, list[str]] = {}
+    for label, message in commits:
+        for thread_id in closure.closing_ids(message, rules.closing_keywords):
+            wanted.setdefault(thread_id, []).append(label)
+    if not wanted:
+        return 0
+    store.require_well_formed(snap)
+    threads = store.read_threads(snap)
+    missing = [t for t in wanted if t not in threads]
+    if missing:
+        known = ", ".join(sorted(threads)) or "none"
+        _say(
+            f"git-continuity: {', '.join(wanted[missing[0]])} claims to close {', '.join(missing)}, "
+            f"but stream '{snap.stream}' has no such thread (threads: {known}).\n"
+            "Fix the id in the message (git continuity status lists threads), or drop the closing claim."
         )
-        closure.record(snap, verdicts, at=moment, close=True)
-    except UserError as error:
-        _say(f"git-continuity: cannot judge the closing claim: {error}")
         return 1
+    pending = [threads[t] for t in wanted if threads[t].status != "done"]
+    if not pending:
+        return 0
+    moment = now()
+    verdicts = closure.judge(
+        snap, pending, store.read_claims(snap).values(), at=moment, policy=rules, committing=committing
+    )
+    closure.record(snap, verdicts, at=moment, close=True)
     failing = [v for v in verdicts if not v.ok]
     for v in verdicts:
         if v.ok:
@@ -135,6 +155,8 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str, committing
 def post_commit() -> int:
     """Note on the new commit why it exists: stream, session, objective, threads, state."""
     stream = _stream()
+    if stream is None:
+        return 0
     # One call for all three: this work tree's git folder (its session file), the shared
     # one, and the stream's state commit.
     found = _git("rev-parse", "--git-dir", "--git-common-dir", "-q", "--verify", f"{STATE_PREFIX}{stream}^{{commit}}")
@@ -146,22 +168,21 @@ def post_commit() -> int:
     if head.returncode != 0:
         return 0
     commit, _, message = head.stdout.partition("\n")
-    from git_continuity import session
-    from git_continuity.errors import UserError
+    from git_continuity import notes, session
+    from git_continuity import repo as git
 
-    active = _active(common, stream, state)
+    repo = git.open_repo()
     record: dict[str, Any] = {
         "kind": "provenance",
         "stream": stream,
         "state": state,
-        "objective": active.get("objective"),
+        "objective": _active(repo, common, stream, state).get("objective"),
         "threads": _message_threads(message),
         "at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "host": session.hostname(),
     }
     # The same source as every other write (session.py: the environment, then this work
-    # tree's open session), still without pygit2.
-
+    # tree's open session); a broken one costs the note its session, never the note.
     try:
         session_id, agent = session.current(git_dir)
     except UserError as error:
@@ -170,11 +191,13 @@ def post_commit() -> int:
     for key, value in (("session", session_id), ("agent", agent)):
         if value:
             record[key] = value
-    add_note_lines(commit, [json.dumps(record, sort_keys=True, separators=(",", ":"))])
+    # The one compare-and-swap write: a command noting this commit at the same moment (a
+    # claim naming it, a CI result) keeps its line, and so does this one.
+    notes.add(repo, git.Oid(commit), record)
     return 0
 
 
-def _active(common_dir: Path, stream: str, state: str) -> dict[str, Any]:
+def _active(repo: Repo, common_dir: Path, stream: str, state: str) -> dict[str, Any]:
     """The objective digest of the current state, from the small file every state write
     leaves (store.remember_active); recomputed through the repository when it is stale."""
     path = common_dir / "continuity" / "active" / f"{stream}.json"
@@ -184,23 +207,9 @@ def _active(common_dir: Path, stream: str, state: str) -> dict[str, Any]:
             return data
     except (OSError, ValueError):
         pass
-    from git_continuity import repo as git
     from git_continuity import store
 
-    return store.remember_active(store.snapshot(git.open_repo(), stream))
-
-
-def add_note_lines(commit: str, lines: Sequence[str]) -> None:
-    """Merge lines into commit's note, sorted and unique (the format of notes.py)."""
-    text = "\n".join(sorted(set(lines))) + "\n"
-    if _git("notes", f"--ref={NOTES_REF}", "add", "-F", "-", commit, stdin=text).returncode == 0:
-        return  # the usual case: a new commit has no note yet
-    old = _git("notes", f"--ref={NOTES_REF}", "show", commit)
-    have = set(old.stdout.splitlines()) if old.returncode == 0 else set()
-    text = "\n".join(sorted(have | set(lines))) + "\n"
-    done = _git("notes", f"--ref={NOTES_REF}", "add", "-f", "-F", "-", commit, stdin=text)
-    if done.returncode != 0:
-        _say(f"git-continuity: could not write the provenance note: {done.stderr.strip()}")
+    return store.remember_active(store.snapshot(repo, stream))
 
 
 # -- pre-push: nothing unverified claims closure on a remote --------------------------------
@@ -238,17 +247,16 @@ def pre_push(remote: str) -> int:
 
 def post_rewrite(kind: str) -> int:
     pairs = [line.split()[:2] for line in _stdin().splitlines() if len(line.split()) >= 2]
+    stream = _stream()
+    if stream is None:
+        return 0
     from git_continuity import repo as git
     from git_continuity import rewrite
-    from git_continuity.errors import UserError
 
-    try:
-        repo = git.open_repo()
-        found = [(git.Oid(a), git.Oid(b)) for a, b in pairs] or rewrite.pairs_from_history(repo, kind)
-        if found:
-            rewrite.follow(repo, _stream(), found, kind=kind)
-    except UserError as error:
-        _say(f"git-continuity: notes and claims did not follow the {kind}: {error}")
+    repo = git.open_repo()
+    found = [(git.Oid(a), git.Oid(b)) for a, b in pairs] or rewrite.pairs_from_history(repo, kind)
+    if found:
+        rewrite.follow(repo, stream, found, kind=kind)
     return 0
 
 
@@ -256,45 +264,46 @@ def post_rewrite(kind: str) -> int:
 
 
 def state_check() -> int:
+    """`git continuity check` for the pre-commit framework: the state is well-formed and every
+    done thread still holds (exit 2, or 1, when not)."""
+    stream = _stream()
+    if stream is None:
+        return 0
+    from git_continuity import closure, store
     from git_continuity import repo as git
-    from git_continuity.commands import check
-    from git_continuity.errors import UserError
 
-    try:
-        return check.check(git.open_repo(), stream=_stream(), closing=False, online=False, as_json=False)
-    except UserError as error:
-        _say(f"git-continuity: {error}")
-        return 2
+    snap = store.snapshot(git.open_repo(), stream)
+    if snap.commit is None:
+        return 0
+    result = closure.gate(snap, closing=False, online=False)
+    print("\n".join(result.report()))
+    return result.exit_code
 
 
-USAGE = (
-    "usage: git-continuity-hook commit-msg FILE | post-commit | pre-push REMOTE [URL] | post-rewrite KIND | state\n"
-    "       git-continuity-hook agent claude|codex session-start|pre-compact|stop|session-end"
+# -- the entry ------------------------------------------------------------------------------
+
+HOOKS = (
+    "commit-msg FILE, post-commit, pre-push REMOTE [URL], post-rewrite amend|rebase, state, "
+    "agent claude|codex session-start|pre-compact|stop|session-end"
 )
 
 
-@display.cleaning
-def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    hook, rest = (args[0], args[1:]) if args else ("", [])
-    if hook == "commit-msg" and rest:
-        return commit_msg(rest[0])
+def hook_impl(hook: str, args: list[str]) -> int:
+    """Run one hook with git's arguments (or the pre-commit framework's, or an agent's); what
+    ``git continuity hook-impl HOOK ARGS`` and ``git-continuity-hook HOOK ARGS`` call."""
+    if hook == "commit-msg" and args:
+        return commit_msg(args[0])
     if hook == "post-commit":
         return post_commit()
     if hook == "pre-push":
-        return pre_push(rest[0] if rest else os.environ.get("PRE_COMMIT_REMOTE_NAME", "origin"))
+        return pre_push(args[0] if args else os.environ.get("PRE_COMMIT_REMOTE_NAME", "origin"))
     if hook == "post-rewrite":
-        return post_rewrite(rest[0] if rest else os.environ.get("PRE_COMMIT_REWRITE_COMMAND", "amend"))
+        return post_rewrite(args[0] if args else os.environ.get("PRE_COMMIT_REWRITE_COMMAND", "amend"))
     if hook == "state":
         return state_check()
-    if hook == "agent" and len(rest) == 2:
+    if hook == "agent" and len(args) == 2:
         # A coding agent's hook (agents.py installs them): not a git hook, but the same door.
         from git_continuity import agent_hooks
 
-        return agent_hooks.main(rest[0], rest[1])
-    _say(USAGE)
-    return 2
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+        return agent_hooks.main(args[0], args[1])
+    raise UserError(f"no hook {' '.join([hook, *args])!r}; the hooks are: {HOOKS}")

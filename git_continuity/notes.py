@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_continuity import repo as git
 from git_continuity.constants import NOTES_REF
-from git_continuity.model import Claim
 from git_continuity.repo import Oid, Repo
+
+if TYPE_CHECKING:  # the model costs the post-commit hook ~20 ms it has no use for
+    from git_continuity.model import Claim
 
 FULL_OID = re.compile(r"\b[0-9a-f]{40}\b")
 

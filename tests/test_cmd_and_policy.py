@@ -287,9 +287,9 @@ def test_a_bad_policy_file_is_named_with_its_key_and_line(gc: Cli, started: Path
     for args in (("check", "--closing"), ("verify",), ("thread", "close", tid), ("status",)):
         done = gc.run(started, *args)
         assert (done.code, done.out, done.err) == (2, "", f"git-continuity: error: {where}\n"), args
-    # The hook cannot judge a closing claim: it blocks it, saying why...
+    # The hook cannot judge a closing claim: it blocks it, saying why as the commands do...
     blocked = run(started, "git", "commit", "--allow-empty", "-m", f"closes {tid}")
-    assert (blocked.code, blocked.err) == (1, f"git-continuity: cannot judge the closing claim: {where}\n")
+    assert (blocked.code, blocked.err) == (1, f"git-continuity: error: {where}\n")
     # ...and lets through every commit that names no thread (one that does may be closing it
     # under keywords the broken file was meant to set, so that one is judged, and blocked, too).
     assert run(started, "git", "commit", "-q", "--allow-empty", "-m", "Tidy the readme").code == 0

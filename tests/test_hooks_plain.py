@@ -327,6 +327,46 @@ def test_claims_naming_a_commit_are_noted_on_it(gc: Cli, started: Path) -> None:
     assert sorted(records, key=lambda r: r["text"]) == sorted(expected, key=lambda r: r["text"])
 
 
+def test_concurrent_notes_writers_all_land_their_lines(started: Path) -> None:
+    """The post-commit hook and commands noting the same commit at once (a commit made while
+    another session adds claims about it): every writer's line lands, none is overwritten."""
+    head = git(started, "rev-parse", "HEAD")
+    writers = []
+    for i in range(6):
+        env = {**os.environ, "GIT_CONTINUITY_SESSION": f"s-writer-{i}"}
+        for args in (["git-continuity-hook", "post-commit"], ["git", "continuity", "claim", "add", f"claim {i}",
+                                                               "--check", "commit:HEAD"]):  # fmt: skip
+            writers.append(subprocess.Popen(args, cwd=started, env=env, stdin=subprocess.DEVNULL, text=True,
+                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE))  # fmt: skip
+    for writer in writers:
+        _, err = writer.communicate()
+        assert (writer.returncode, err) == (0, ""), writer.args
+    assert sorted((r["kind"], r.get("session") or r.get("text")) for r in notes_of(started, head)) == sorted(
+        [("provenance", f"s-writer-{i}") for i in range(6)] + [("claim", f"claim {i}") for i in range(6)]
+    )
+
+
+def test_a_note_in_a_fanned_out_notes_tree_is_added_to_where_it_is(gc: Cli, started: Path) -> None:
+    """git keeps a large notes tree in ab/cdef… folders; a line added to such a note lands in
+    that same note, not in a second copy beside it."""
+    head = git(started, "rev-parse", "HEAD")
+
+    def plumb(*args: str, stdin: str) -> str:
+        return subprocess.run(["git", *args], cwd=started, input=stdin, capture_output=True, text=True).stdout.strip()
+
+    note = plumb("hash-object", "-w", "--stdin", stdin="written by hand\n")
+    folder = plumb("mktree", stdin=f"100644 blob {note}\t{head[2:]}\n")
+    top = plumb("mktree", stdin=f"040000 tree {folder}\t{head[:2]}\n")
+    git(started, "update-ref", "refs/notes/continuity", plumb("commit-tree", top, "-m", "notes", stdin=""))
+
+    gc.ok(started, "claim", "add", "the first commit", "--check", "commit:HEAD")
+    assert git(started, "ls-tree", "-r", "--name-only", "refs/notes/continuity") == f"{head[:2]}/{head[2:]}"
+    shown = git(started, "notes", "--ref=continuity", "show", head).splitlines()
+    assert (len(shown), shown[0]) == (2, "written by hand")  # lines sorted and unique
+    assert (json.loads(shown[1])["kind"], json.loads(shown[1])["text"]) == ("claim", "the first commit")
+    assert git(started, "rev-parse", "refs/notes/continuity^^{tree}") == top
+
+
 # -- pre-push: nothing that claims closure reaches a remote unverified -------------------------
 
 
@@ -486,6 +526,59 @@ def test_hooks_in_a_repository_that_never_ran_init_pass_quietly(gc: Cli, remote_
     assert git(bare, "rev-parse", "main") == git(work, "rev-parse", "HEAD")
     assert git(work, "for-each-ref", "refs/continuity/", "refs/notes/") == ""
     assert not (work / ".git" / "continuity").exists()
+
+
+REFUSED_STREAM = (
+    "git-continuity: error: stream name 'main~1' is not usable: letters, digits, '-', '_' and inner '.' only,"
+    " not ending in .lock (one ref name each, e.g. agent-b)\n"
+)
+
+
+@pytest.mark.parametrize("value", ["", "main~1"], ids=["empty", "not-a-stream-name"])
+def test_the_stream_variable_means_the_same_to_hooks_and_commands(gc: Cli, started: Path, value: str) -> None:
+    """The hooks read GIT_CONTINUITY_STREAM as the commands do: empty counts as unset, and a
+    name the commands refuse (main~1, which git itself would take for the state's parent) the
+    hooks refuse in the same words, writing nothing (a commit that names no thread is made)."""
+    tid = gc.thread(started, "Tag it", "tag:v1")  # a second state commit: main~1 exists for git
+    cid = gc.claim_id(started, "tag:v1")
+    gc.ok(started, "hooks", "install")
+    before = state_refs(started)
+    env = {**os.environ, "GIT_CONTINUITY_STREAM": value}
+    status = run(started, "git", "continuity", "status", "--json", env=env)
+    made = run(started, "git", "commit", "-q", "--allow-empty", "-m", "Plain work", env=env)
+    closing = run(started, "git", "commit", "--allow-empty", "-m", f"closes {tid}", env=env)
+    if value:
+        assert (status.code, status.out, status.err) == (2, "", REFUSED_STREAM)
+        assert (made.code, made.out, made.err) == (0, "", REFUSED_STREAM)  # made, but not noted
+        assert notes_of(started, "HEAD") == []
+        assert (closing.code, closing.err) == (1, REFUSED_STREAM)
+    else:
+        assert (status.code, json.loads(status.out)["stream"]) == (0, "main")
+        assert (made.code, made.out, made.err) == (0, "", "")
+        assert [(r["kind"], r["stream"]) for r in notes_of(started, "HEAD")] == [("provenance", "main")]
+        assert (closing.code, closing.err) == (1, refusal("this commit", tid, "Tag it", untagged(cid, "v1")))
+    assert git(started, "log", "-1", "--format=%s") == "Plain work"
+    assert state_refs(started) == before
+
+
+def test_the_hook_entry_is_one_hidden_command(started: Path) -> None:
+    """git's hooks run `git continuity hook-impl HOOK`, and git-continuity-hook is its alias:
+    one error handler, one exit status; the command list does not show it."""
+    hooks = (
+        "commit-msg FILE, post-commit, pre-push REMOTE [URL], post-rewrite amend|rebase, state, "
+        "agent claude|codex session-start|pre-compact|stop|session-end"
+    )
+    for args in (["git", "continuity", "hook-impl", "pre-commit"], ["git-continuity-hook", "pre-commit"]):
+        done = run(started, *args)
+        assert (done.code, done.out, done.err) == (
+            2,
+            "",
+            f"git-continuity: error: no hook 'pre-commit'; the hooks are: {hooks}\n",
+        )
+    listed = run(started, "git-continuity", "--help")
+    assert (listed.code, "<command>" in listed.out, "hook-impl" in listed.out) == (0, True, False)
+    for name in HOOKS:
+        assert '"$python" -m git_continuity hook-impl "$hook" "$@"' in (CHECKOUT / "hooks" / name).read_text()
 
 
 def test_hooks_from_a_linked_worktree(gc: Cli, started: Path, tmp_path: Path) -> None:

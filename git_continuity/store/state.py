@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from git_continuity import repo as git
-from git_continuity.constants import STATE_PREFIX, STREAM_RE
+from git_continuity.constants import STATE_PREFIX, usable_stream
 from git_continuity.errors import NoState, UserError
 from git_continuity.repo import Oid, Repo
 
@@ -33,7 +33,7 @@ KINDS = {
 
 
 def ref_name(stream: str) -> str:
-    if not STREAM_RE.match(stream) or stream.endswith(".lock"):
+    if not usable_stream(stream):
         raise UserError(
             f"stream name {stream!r} is not usable: letters, digits, '-', '_' and inner '.' only,"
             " not ending in .lock (one ref name each, e.g. agent-b)"

@@ -1,0 +1,131 @@
+"""Layering rules, kept by tests rather than by memory: which modules may import which, and
+what the hooks' cheap path leaves in ``sys.modules`` (checked in a fresh process)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import git
+
+PACKAGE = Path(__file__).resolve().parents[1] / "git_continuity"
+HOOKS = PACKAGE.parent / "hooks"
+HEAVY = ("pygit2", "jsonschema")
+
+# Runs `python -m git_continuity ARGS` and, on the way out, writes to REPORT the heavy modules
+# the run imported (atexit runs after the SystemExit that ends every command).
+PROBE = f"""\
+import atexit, json, runpy, sys
+report, sys.argv = sys.argv[1], ["git_continuity", *sys.argv[2:]]
+def dump():
+    with open(report, "a") as f:
+        f.write(json.dumps(sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r}))) + "\\n")
+atexit.register(dump)
+runpy.run_module("git_continuity", run_name="__main__", alter_sys=True)
+"""
+
+
+def imports(path: Path) -> list[str]:
+    """Every module path imports, at the top or inside a function."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+    return found
+
+
+def modules() -> dict[str, Path]:
+    return {str(p.relative_to(PACKAGE.parent).with_suffix("")).replace("/", "."): p for p in PACKAGE.rglob("*.py")}
+
+
+def test_only_the_repository_door_imports_pygit2() -> None:
+    importers = sorted(
+        name for name, path in modules().items() if any(m.split(".")[0] == "pygit2" for m in imports(path))
+    )
+    assert importers == ["git_continuity.repo"]
+
+
+# Still to move below the commands: the agents' session-start brief and handoff (issue 9).
+NOT_YET_BELOW = {
+    "git_continuity.agent_hooks": {
+        "git_continuity.commands",
+        "git_continuity.commands.handoff",
+        "git_continuity.commands.orient",
+    }
+}
+
+
+def test_no_module_below_the_commands_imports_them() -> None:
+    """commands/ and the command line sit on top: nothing they call reaches back up."""
+    upward = {
+        name: {m for m in imports(path) if m.startswith("git_continuity.commands")}
+        for name, path in modules().items()
+        if not name.startswith("git_continuity.commands")
+        and name not in ("git_continuity.cli", "git_continuity.__main__")
+    }
+    assert {name: found - NOT_YET_BELOW.get(name, set()) for name, found in upward.items() if found} == {
+        name: set() for name, found in upward.items() if found
+    }
+
+
+@pytest.fixture
+def probe(tmp_path: Path) -> Path:
+    """A stand-in for the Python the hooks record: the real one, through PROBE."""
+    script = tmp_path / "probe.py"
+    script.write_text(PROBE)
+    wrapper = tmp_path / "python"
+    report = tmp_path / "heavy.jsonl"
+    # The hooks run "$python" -m git_continuity hook-impl HOOK ARGS.
+    wrapper.write_text(
+        '#!/bin/sh\n[ "$1 $2" = "-m git_continuity" ] || exit 97\nshift 2\n'
+        f'exec "{sys.executable}" "{script}" "{report}" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def runs(probe: Path) -> list[list[str]]:
+    """The heavy modules of each run through the probe, in order."""
+    report = probe.parent / "heavy.jsonl"
+    return [json.loads(line) for line in report.read_text().splitlines()] if report.exists() else []
+
+
+def hook(name: str, probe: Path, repo: Path) -> Path:
+    """Our hook as `git continuity hooks install` writes it, naming the probe as its Python."""
+    path = repo / ".git" / "hooks" / name
+    path.write_text((HOOKS / name).read_text().replace("@PYTHON@", str(probe)))
+    path.chmod(0o755)
+    return path
+
+
+def test_the_commit_msg_cheap_path_imports_nothing_heavy(probe: Path, repo: Path, tmp_path: Path) -> None:
+    message = tmp_path / "COMMIT_EDITMSG"
+    message.write_text("Tidy the readme\n\n# Please enter the commit message for your changes.\n")
+    done = subprocess.run([str(probe), "-m", "git_continuity", "hook-impl", "commit-msg", str(message)], cwd=repo)
+    assert (done.returncode, runs(probe)) == (0, [[]])
+
+
+def test_the_commit_msg_shell_hook_does_not_start_python_for_a_message_naming_no_thread(
+    probe: Path, repo: Path
+) -> None:
+    hook("commit-msg", probe, repo)
+    git(repo, "commit", "-q", "--allow-empty", "-m", "Tidy the readme")
+    assert runs(probe) == []
+    # A message naming a thread goes on to Python (in a repository that never ran init, it
+    # still passes; finding that out opens the repository, so pygit2 is loaded).
+    git(repo, "commit", "-q", "--allow-empty", "-m", "Work on t-k7m2qx")
+    assert runs(probe) == [["pygit2"]]
+    assert git(repo, "log", "--format=%s", "-2") == "Work on t-k7m2qx\nTidy the readme"
+
+
+def test_the_post_commit_hook_in_a_repository_without_state_imports_nothing_heavy(probe: Path, repo: Path) -> None:
+    hook("post-commit", probe, repo)
+    git(repo, "commit", "-q", "--allow-empty", "-m", "Work on t-k7m2qx")
+    assert runs(probe) == [[]]
+    assert git(repo, "for-each-ref", "refs/notes/") == ""
