@@ -49,7 +49,7 @@ from git_continuity.repo.history import (
     resolve_commit,
     tag_commit,
 )
-from git_continuity.repo.notes import notes_map, read_note, write_note, write_notes_tree
+from git_continuity.repo.notes import notes_map, read_note, write_notes_tree
 from git_continuity.repo.objects import (
     TreeEntry,
     blob,
@@ -154,7 +154,6 @@ __all__ = [
     "write_commit",
     "write_commit_at",
     "write_folder",
-    "write_note",
     "write_notes_tree",
     "write_tree",
 ]

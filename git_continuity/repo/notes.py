@@ -1,5 +1,6 @@
-"""Commit notes: one note read or written through libgit2, and a notes commit's whole tree
-(either fan-out layout) for merging two clones' notes."""
+"""Commit notes: one note read through libgit2, and a notes commit's whole tree (either
+fan-out layout) for merging two clones' notes. Notes are written by notes.add, on a commit
+built here (objects) and moved by compare_and_swap (refs)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,7 @@ from collections.abc import Mapping
 
 import pygit2
 
-from git_continuity.repo.base import Oid, RefMoved, Repo, _signature
-from git_continuity.repo.refs import ref_target
+from git_continuity.repo.base import Oid, Repo
 
 
 def read_note(repo: Repo, notes_ref: str, commit: Oid) -> str | None:
@@ -17,21 +17,6 @@ def read_note(repo: Repo, notes_ref: str, commit: Oid) -> str | None:
         return str(repo.git.lookup_note(commit, notes_ref).message)
     except (KeyError, pygit2.GitError):
         return None
-
-
-def write_note(repo: Repo, notes_ref: str, commit: Oid, text: str, expected: Oid | None) -> None:
-    """Set the note on commit, only if notes_ref is still at ``expected`` (RefMoved if not)."""
-    if ref_target(repo, notes_ref) != expected:
-        raise RefMoved(notes_ref)
-    sig = _signature(repo)
-    try:
-        # libgit2 commits the notes tree with the ref's tip as parent and refuses when the
-        # tip moved meanwhile: the same compare-and-swap as the state ref.
-        repo.git.create_note(text, sig, sig, commit, notes_ref, True)
-    except pygit2.GitError as error:
-        if "tip" in str(error) or "lock" in str(error).lower():
-            raise RefMoved(notes_ref) from error
-        raise
 
 
 def notes_map(repo: Repo, notes_commit: Oid) -> dict[Oid, Oid]:

@@ -98,8 +98,8 @@ def update_ref(repo: Repo, refname: str, step: Callable[[Oid | None], T], *, gav
     """Move a ref from where it is now, retrying when another writer moved it first.
 
     ``step`` gets the ref's current target (None: it does not exist yet), builds on it and
-    moves the ref from exactly there (compare_and_swap with its reflog reason, or
-    write_note), or leaves it alone; its result is returned. When it raises RefMoved, the
+    moves the ref from exactly there (compare_and_swap with its reflog reason, for
+    state and notes alike), or leaves it alone; its result is returned. When it raises RefMoved, the
     ref is read again and ``step`` called again on the new target, after a short random
     pause that grows with each try, at most ``tries`` times; then a UserError names the ref
     and ends with ``gave_up`` (what was not done).
