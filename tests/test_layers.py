@@ -49,16 +49,6 @@ def test_only_the_repository_door_imports_pygit2() -> None:
     assert importers and {name for name in importers if name.split(".")[:2] != ["git_continuity", "repo"]} == set()
 
 
-# Still to move below the commands: the agents' session-start brief and handoff (issue 9).
-NOT_YET_BELOW = {
-    "git_continuity.agent_hooks": {
-        "git_continuity.commands",
-        "git_continuity.commands.handoff",
-        "git_continuity.commands.orient",
-    }
-}
-
-
 def test_no_module_below_the_commands_imports_them() -> None:
     """commands/ and the command line sit on top: nothing they call reaches back up."""
     upward = {
@@ -67,9 +57,7 @@ def test_no_module_below_the_commands_imports_them() -> None:
         if not name.startswith("git_continuity.commands")
         and name not in ("git_continuity.cli", "git_continuity.__main__")
     }
-    assert {name: found - NOT_YET_BELOW.get(name, set()) for name, found in upward.items() if found} == {
-        name: set() for name, found in upward.items() if found
-    }
+    assert {name: found for name, found in upward.items() if found} == {}
 
 
 @pytest.fixture
