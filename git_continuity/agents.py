@@ -29,7 +29,7 @@ import json
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from git_continuity import jsonedit
@@ -187,12 +187,14 @@ class Merged:
     added: list[str]  # events that got our hook
     present: list[str]  # events that had it already
     created: list[list[str]]  # containers install created (["hooks"], ["hooks", "Stop"]): uninstall removes them
+    updated: list[str] = field(default_factory=list)  # events whose older command of ours now runs the tool by path
 
 
 def install(target: Target, text: str | None, where: str, program: str | None = None) -> Merged:
     """The settings text with our hooks merged in, running ``program`` (see installed_command);
     what is there already is left alone, and an entry of ours that a person edited (a longer
-    timeout) or that another machine installed counts as installed."""
+    timeout) or that another machine installed counts as installed. An entry of ours from
+    before install recorded the path gets the command that finds the tool without PATH."""
     text = "{}\n" if text is None else text
     value, top = _parse(text, where)
     unit = jsonedit.indent_unit(text, top)
@@ -209,8 +211,26 @@ def install(target: Target, text: str | None, where: str, program: str | None = 
         hooks_node = top.get("hooks")
         assert hooks_node is not None
         groups = value["hooks"].get(hook.event)
-        if groups is not None and any(is_ours(target, e) for g in groups for e in g.get("hooks") or []):
-            merged.present.append(hook.event)
+        found = [
+            (g, e)
+            for g, grp in enumerate(groups or [])
+            for e, x in enumerate(grp.get("hooks") or [])
+            if is_ours(target, x)
+        ]
+        if found:
+            g, e = found[0]
+            if groups[g]["hooks"][e].get("command") == command(target, hook):
+                # Installed before the path was recorded: that command fails silently without PATH.
+                event_node = hooks_node.get(hook.event)
+                assert event_node is not None
+                handlers = event_node.children[g].get("hooks")
+                spot = handlers.children[e].get("command") if handlers is not None else None
+                assert spot is not None
+                new = json.dumps(installed_command(target, hook, program), ensure_ascii=False)
+                merged.text = merged.text[: spot.start] + new + merged.text[spot.end :]
+                merged.updated.append(hook.event)
+            else:
+                merged.present.append(hook.event)
             continue
         if groups is None:
             merged.text = jsonedit.insert_member(

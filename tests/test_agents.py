@@ -788,3 +788,28 @@ def test_the_agents_md_block_goes_as_it_came(text: str) -> None:
     new, changed = agents.instructions_install(text)
     assert changed
     assert agents.instructions_uninstall(new, final_newline=text == "" or text.endswith("\n")) == (text or None)
+
+
+def test_install_over_an_older_install_makes_its_commands_find_the_tool_without_path(repo: Path) -> None:
+    def older(hook: agents.Hook, timeout: int) -> dict[str, Any]:
+        handler = {"type": "command", "command": agents.command(agents.CLAUDE, hook), "timeout": timeout}
+        return ({"matcher": hook.matcher} if hook.matcher else {}) | {"hooks": [handler]}
+
+    # Stop's timeout was raised by hand; it stays.
+    timeouts = {h.event: 900 if h.event == "Stop" else h.timeout for h in agents.CLAUDE.hooks}
+    (repo / ".claude").mkdir()
+    before = {"hooks": {h.event: [older(h, timeouts[h.event])] for h in agents.CLAUDE.hooks}}
+    (repo / ".claude" / "settings.json").write_text(json.dumps(before, indent=2) + "\n")
+    out = ok(repo, "agent", "install", "claude").out
+    assert out.splitlines()[:4] == [
+        f".claude/settings.json: {h.event} updated to run git-continuity-hook by its path, PATH as the fallback"
+        for h in agents.CLAUDE.hooks
+    ]
+    after = json.loads((repo / ".claude" / "settings.json").read_text())
+    expected = {h.event: [agents.group(agents.CLAUDE, h, HOOK)] for h in agents.CLAUDE.hooks}
+    expected["Stop"][0]["hooks"][0]["timeout"] = 900
+    assert after == {"hooks": expected}
+    again = ok(repo, "agent", "install", "claude").out
+    assert again.splitlines()[:4] == [
+        f".claude/settings.json: {h.event} already runs git-continuity (left as it is)" for h in agents.CLAUDE.hooks
+    ]

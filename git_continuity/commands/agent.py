@@ -79,6 +79,8 @@ def install(repo: Repo, *, agent: str) -> int:
         _write(settings, merged.text)
     for event in merged.added:
         print(f"{target.settings}: {event} runs {_command(target, event)}")
+    for event in merged.updated:
+        print(f"{target.settings}: {event} updated to run git-continuity-hook by its path, PATH as the fallback")
     for event in merged.present:
         print(f"{target.settings}: {event} already runs git-continuity (left as it is)")
     if target.instructions and new_instructions is not None:
