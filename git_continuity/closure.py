@@ -56,7 +56,7 @@ def closing_ids(message: str, keywords: Iterable[str]) -> list[str]:
     pattern = re.compile(rf"\b(?:{words})\b[:\s]+((?:t-{ID_CHARS}{{6}}[,\s]*(?:and\s+)?)+)", re.IGNORECASE)
     found: list[str] = []
     for match in pattern.finditer(text):
-        found += [i for i in THREAD_ID.findall(match.group(1)) if i not in found]
+        found += [i for i in map(str.lower, THREAD_ID.findall(match.group(1))) if i not in found]
     return found
 
 

@@ -25,7 +25,9 @@ ID_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"
 ID_CHARS = "[2-9a-hjkmnp-z]"  # ID_ALPHABET as a regular-expression class
 ID_RE = re.compile(rf"^[a-z]-{ID_CHARS}{{6}}$")
 # hooks/commit-msg writes this pattern out once more for grep; a test ties the two together.
-THREAD_ID = re.compile(rf"\bt-{ID_CHARS}{{6}}\b")
+# A commit message may spell an id in any case ("Closes T-Q24H6Y"): match it whatever its
+# case, and lower it before looking it up (ids are stored in lower case).
+THREAD_ID = re.compile(rf"\bt-{ID_CHARS}{{6}}\b", re.IGNORECASE)
 STREAM_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*$")  # and not ending in .lock
 
 # Environment variables.

@@ -72,7 +72,7 @@ def _stdin() -> str:
 
 def _message_threads(message: str) -> list[str]:
     text = "\n".join(line for line in message.splitlines() if not line.startswith("#"))
-    return list(dict.fromkeys(THREAD_ID.findall(text)))
+    return list(dict.fromkeys(map(str.lower, THREAD_ID.findall(text))))
 
 
 # -- commit-msg: the closure guard ----------------------------------------------------------

@@ -712,3 +712,34 @@ def test_a_closing_commit_made_during_a_rebase_is_blocked(gc: Cli, started: Path
     git(started, "rebase", "--abort")
     assert git(started, "rev-parse", "HEAD") == head
     assert git(started, "rev-parse", "refs/continuity/main") == state
+
+
+@pytest.mark.parametrize("spelled", [str.upper, str.title])
+def test_a_thread_id_closes_whatever_its_case(
+    gc: Cli, remote_and_clone: tuple[Path, Path], spelled: Callable[[str], str]
+) -> None:
+    """`Closes T-Q24H6Y` names the same thread as `closes t-q24h6y`: commit-msg and pre-push
+    both judge it, and the thread's id is recorded as the state spells it."""
+    bare, work = remote_and_clone
+    gc.ok(work, "init")
+    gc.ok(work, "hooks", "install")
+    tid = gc.thread(work, "Tag the release", "tag:v1.0")
+    cid = gc.claim_id(work, "tag:v1.0")
+    named = spelled(tid)
+    assert named != tid
+
+    refused = run(work, "git", "commit", "-q", "--allow-empty", "-m", f"Release 1.0; Closes {named}")
+    assert (refused.code, refused.out) == (1, "")
+    assert refused.err == refusal("this commit", tid, "Tag the release", untagged(cid, "v1.0"))
+
+    git(work, "commit", "-q", "--no-verify", "--allow-empty", "-m", f"Release 1.0; Closes {named}")
+    closing = git(work, "rev-parse", "HEAD")
+    remote_before = git(bare, "rev-parse", "main")
+    blocked = run(work, "git", "push", "origin", "main")
+    assert (blocked.code, blocked.err) == (
+        1,
+        refusal(f"commit {closing[:7]}", tid, "Tag the release", untagged(cid, "v1.0"))
+        + f"error: failed to push some refs to '{bare}'\n",
+    )
+    assert git(bare, "rev-parse", "main") == remote_before
+    assert json.loads(gc.ok(work, "status", "--json"))["threads"][0]["status"] == "open"

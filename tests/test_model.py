@@ -274,4 +274,4 @@ def test_the_thread_id_pattern_is_the_same_everywhere_it_is_written() -> None:
     assert "".join(c for c in map(chr, range(128)) if re.fullmatch(constants.ID_CHARS, c)) == constants.ID_ALPHABET
     assert guards.THREAD_ID.pattern == constants.THREAD_ID.pattern
     hook = (Path(__file__).resolve().parents[1] / "hooks" / "commit-msg").read_text()
-    assert f"grep -Eq 't-{constants.ID_CHARS}{{6}}'" in hook
+    assert f"grep -Eiq 't-{constants.ID_CHARS}{{6}}'" in hook
