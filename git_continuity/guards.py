@@ -124,11 +124,17 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str, committing
     verdicts = closure.judge(
         snap, pending, store.read_claims(snap).values(), at=moment, policy=rules, committing=committing
     )
-    closure.record(snap, verdicts, at=moment, close=True)
     failing = [v for v in verdicts if not v.ok]
+    # All or nothing: a refused commit closes none of the threads it names.
+    closure.record(snap, verdicts, at=moment, close=not failing)
     for v in verdicts:
-        if v.ok:
+        if v.ok and not failing:
             _say(f'git-continuity: {v.thread.id} "{v.thread.title}": every check verified now; the thread is done.')
+        elif v.ok:
+            _say(
+                f'git-continuity: {v.thread.id} "{v.thread.title}": every check verified now, but it stays open:'
+                " a commit closes its threads only when all of them verify."
+            )
     for v in failing:
         labels = ", ".join(wanted[v.thread.id])
         lines = v.lines()  # none for a thread without checks: then the reason ends the sentence

@@ -743,3 +743,24 @@ def test_a_thread_id_closes_whatever_its_case(
     )
     assert git(bare, "rev-parse", "main") == remote_before
     assert json.loads(gc.ok(work, "status", "--json"))["threads"][0]["status"] == "open"
+
+
+def test_a_commit_closing_two_threads_closes_both_or_neither(gc: Cli, started: Path) -> None:
+    """All or nothing: when one named thread does not verify, the commit is refused and the
+    other, though its checks verify, stays open (the commit that would close it never lands)."""
+    gc.ok(started, "hooks", "install")
+    failing = gc.thread(started, "Tag the release", "tag:v1.0")
+    cid = gc.claim_id(started, "tag:v1.0")
+    holding = gc.thread(started, "Keep the readme", "file:README")
+    head = git(started, "rev-parse", "HEAD")
+
+    refused = run(started, "git", "commit", "-q", "--allow-empty", "-m", f"Release; closes {holding} and {failing}")
+    assert (refused.code, refused.out) == (1, "")
+    assert refused.err == (
+        f'git-continuity: {holding} "Keep the readme": every check verified now, but it stays open:'
+        " a commit closes its threads only when all of them verify.\n"
+        + refusal("this commit", failing, "Tag the release", untagged(cid, "v1.0"))
+    )
+    assert git(started, "rev-parse", "HEAD") == head
+    threads = {t["id"]: t["status"] for t in json.loads(gc.ok(started, "status", "--json"))["threads"]}
+    assert threads == {failing: "open", holding: "open"}
