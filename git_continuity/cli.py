@@ -9,6 +9,7 @@ most of a hook's or of status's time.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -167,8 +168,36 @@ def _explained(error: UserError) -> str:
     return str(error)
 
 
+def _not_utf8(argv: Sequence[str]) -> str | None:
+    """Why an argument cannot be taken, when one holds bytes that are not UTF-8 (Python keeps
+    them as lone surrogates, which no file of the state could hold)."""
+    for n, arg in enumerate(argv, 1):
+        for i, char in enumerate(arg):
+            if "\udc80" <= char <= "\udcff":
+                return (
+                    f"argument {n} is not UTF-8 (byte 0x{ord(char) - 0xDC00:02x} at character {i + 1}); "
+                    "nothing was written. Give the text in UTF-8."
+                )
+    return None
+
+
+def _output_lost(error: display.OutputError) -> int:
+    """Say once that the output could not be written, and keep the interpreter's last flush
+    from failing again on what is still buffered."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno() if sys.__stdout__ else 1)
+    with contextlib.suppress(OSError, display.OutputError):
+        print(f"git-continuity: error: cannot write the output: {error}", file=sys.stderr)
+    return 2
+
+
 @display.cleaning
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    refused = _not_utf8(argv)
+    if refused:
+        print(f"git-continuity: error: {refused}", file=sys.stderr)
+        return 2
     parser = build_parser(eager=False)
     args = parser.parse_args(argv)
     if not hasattr(args, LEAF):
@@ -176,7 +205,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         getattr(args, GROUP, parser).print_help()
         return 2
     try:
-        return _run(args)
+        done = _run(args)
+        sys.stdout.flush()  # here, so that a write that fails is answered like any other failure
+        return done
+    except display.OutputError as error:
+        return _output_lost(error)
     except UserError as error:
         print(f"git-continuity: error: {_explained(error)}", file=sys.stderr)
         return error.exit_code

@@ -79,6 +79,11 @@ def json_text(document: Any, indent: int | None = None) -> str:
     return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+class OutputError(Exception):
+    """Writing the output failed (a full disk, a terminal gone): the environment's failure,
+    not ours; cli.main says so in one line."""
+
+
 class CleanStream:
     """A text stream whose writes are cleaned; everything else is the wrapped stream's."""
 
@@ -86,8 +91,21 @@ class CleanStream:
         self.raw = raw
 
     def write(self, text: str) -> int:
-        self.raw.write(clean(text))
+        try:
+            self.raw.write(clean(text))
+        except BrokenPipeError:
+            raise  # the reader left (`| head`): cli.main ends quietly
+        except OSError as error:
+            raise OutputError(error.strerror or str(error)) from error
         return len(text)
+
+    def flush(self) -> None:
+        try:
+            self.raw.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise OutputError(error.strerror or str(error)) from error
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.raw, name)

@@ -33,7 +33,7 @@ def verify_claims(
             )
         raise UserError("\n".join(lines))
     if timeout is not None and not 0 < timeout <= 600:
-        raise UserError(f"--timeout {timeout:g} is out of range: give seconds between 0 and 600")
+        raise UserError(f"--timeout {timeout:g} is out of range: give more than 0 seconds and at most 600")
     chosen = [claims[i] for i in ids] if ids else sorted(claims.values(), key=lambda c: (c.added_at, c.id))
     moment = now()
     assessed = verify.assess(

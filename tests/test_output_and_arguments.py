@@ -1,0 +1,52 @@
+"""What the command line does with arguments that are not text and with output it cannot
+write: one line naming the problem and an exit code, never a traceback, and nothing written
+to the state for a refused argument."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import BIN, git
+
+
+def gc(cwd: Path, *args: str | bytes, stdout: int | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [str(BIN / "git-continuity"), *args], cwd=cwd, capture_output=stdout is None, stdout=stdout, stderr=None
+    )
+
+
+@pytest.fixture
+def started(repo: Path) -> Path:
+    assert gc(repo, "init").returncode == 0
+    return repo
+
+
+def test_an_argument_that_is_not_utf8_is_refused_naming_it(started: Path) -> None:
+    state = git(started, "rev-parse", "refs/continuity/main")
+    done = gc(started, "journal", "add", b"caf\xe9 au lait")
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr.decode() == (
+        "git-continuity: error: argument 3 is not UTF-8 (byte 0xe9 at character 4); nothing was written."
+        " Give the text in UTF-8.\n"
+    )
+    assert git(started, "rev-parse", "refs/continuity/main") == state
+
+
+def test_output_that_cannot_be_written_is_one_line_not_a_traceback(started: Path) -> None:
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([str(BIN / "git-continuity"), "status"], cwd=started, stdout=full, stderr=subprocess.PIPE)
+    assert (done.returncode, done.stderr.decode()) == (
+        2,
+        "git-continuity: error: cannot write the output: No space left on device\n",
+    )
+
+
+@pytest.mark.parametrize("given", ["0", "-1", "601"])
+def test_the_timeout_range_and_its_message_agree(started: Path, given: str) -> None:
+    done = gc(started, "verify", "--timeout", given)
+    assert (done.returncode, done.stderr.decode()) == (
+        2,
+        f"git-continuity: error: --timeout {given} is out of range: give more than 0 seconds and at most 600\n",
+    )
