@@ -3,15 +3,17 @@ and CODEX_HOME, the model API imitated on loopback (model_imitation.py), every r
 
 The packages live in ``$GIT_CONTINUITY_AGENTS_CACHE`` (default
 ``~/.cache/git-continuity-agents``, read when this module is imported, before the tests'
-hermetic seal swaps HOME); ``.ci/run`` installs them there with ``npm install --prefix``.
-Without them a test is skipped with the command that installs them, except under CI, where
-a missing agent is a failure.
+hermetic seal swaps HOME); the first test that needs them installs them there with ``npm install --prefix`` when npm is
+on PATH (``.ci/run`` does it up front). Without npm a test is skipped with the command that
+installs them, except under CI, where a missing agent is a failure.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -24,6 +26,8 @@ from model_imitation import Imitation
 
 PINS = {"claude": ("@anthropic-ai/claude-code", "2.1.197"), "codex": ("@openai/codex", "0.171.0")}
 CACHE = Path(os.environ.get("GIT_CONTINUITY_AGENTS_CACHE") or Path.home() / ".cache" / "git-continuity-agents")
+# npm runs with the user's own HOME (its cache and settings), not the tests' sealed one.
+NPM_HOME = os.environ.get("HOME", "")
 RUN_TIMEOUT = 120  # seconds for one agent run; a healthy one takes a few
 
 
@@ -35,14 +39,44 @@ def install_command() -> str:
     return f"npm install --prefix {CACHE} --save-exact {packages()}"
 
 
-def binary(agent: str) -> Path:
-    """The pinned agent's executable, or a skip (a failure under CI) naming the install."""
-    package, version = PINS[agent]
-    manifest = CACHE / "node_modules" / package / "package.json"
+def _installed(agent: str) -> str | None:
+    package, _ = PINS[agent]
     try:
-        found = json.loads(manifest.read_text()).get("version")
+        found = json.loads((CACHE / "node_modules" / package / "package.json").read_text()).get("version")
     except (OSError, ValueError):
-        found = None
+        return None
+    return found if isinstance(found, str) and (CACHE / "node_modules" / ".bin" / agent).exists() else None
+
+
+def _install() -> None:
+    """npm install of the pinned packages into the cache, once, by whichever test process
+    gets the lock first (the others wait for it): the README's test command needs no step
+    by hand. Without npm nothing is tried; binary() says what is missing."""
+    npm = shutil.which("npm")
+    if npm is None:
+        return
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if all(_installed(agent) == version for agent, (_, version) in PINS.items()):
+            return
+        subprocess.run(
+            [npm, "install", "--prefix", str(CACHE), "--save-exact", "--no-audit", "--no-fund", *packages().split()],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            env={**os.environ, "HOME": NPM_HOME},
+            timeout=900,
+            check=False,
+        )
+
+
+def binary(agent: str) -> Path:
+    """The pinned agent's executable, installed on first use when npm is here; else a skip (a
+    failure under CI) naming the install."""
+    package, version = PINS[agent]
+    if _installed(agent) != version:
+        _install()
+    found = _installed(agent)
     program = CACHE / "node_modules" / ".bin" / agent
     if found != version or not program.exists():
         there = f"{found} is" if found else "nothing is"
