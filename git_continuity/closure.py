@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from git_continuity import policy as policies
-from git_continuity import render, session, store, verify
+from git_continuity import render, session, stoploss, store, verify
 from git_continuity.constants import ID_CHARS, THREAD_ID
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, Evidence, Thread, now, stamp
@@ -111,13 +111,24 @@ def judge(
     ]
 
 
-def record(snap: store.Snapshot, verdicts: Sequence[Verdict], *, at: datetime, close: bool) -> store.Snapshot:
-    """Write the evidence of what was dereferenced now, and close the threads whose verdict is
-    ok when ``close``: one commit."""
+def record(
+    snap: store.Snapshot,
+    verdicts: Sequence[Verdict],
+    *,
+    at: datetime,
+    close: bool,
+    via: str = "close",
+    rules: Policy | None = None,
+) -> stoploss.Recorded:
+    """Write the evidence of what was dereferenced now, the attempt of each thread that did
+    not verify (``via`` says what tried it: close, check, stop), and close the threads whose
+    verdict is ok when ``close``: one commit. Returns what it added; a thread whose attempt
+    spent its budget is blocked by the stop-loss (stoploss.py)."""
     taken: set[str] = set()
     files: dict[str, bytes | None] = {}
     closed = []
     who = session.who(snap.repo)
+    proven: dict[str, str] = {}
     for v in verdicts:
         for a in v.checks:
             # On a close, all of it; otherwise only costly results worth reusing (a test run on
@@ -128,18 +139,27 @@ def record(snap: store.Snapshot, verdicts: Sequence[Verdict], *, at: datetime, c
                 evidence: Evidence | None = verify.evidence_for(a, at, taken, who)
                 if evidence:
                     files[store.evidence_path(evidence, at)] = store.entry_bytes(evidence)
+                    proven[a.claim.id] = evidence.id
         if close and v.ok and v.thread.status != "done":
             done = replace(v.thread, status="done", closed_at=stamp(at))
             files[store.thread_path(done.id)] = store.entry_bytes(done)
             closed.append(done)
+    rules = rules or policies.load(snap.repo.work_dir)
+    tried = [(v.thread, v.checks) for v in verdicts if not v.ok]
+    recorded = stoploss.record(snap, tried, at=at, via=via, rules=rules, evidence=proven, who=who)
+    files.update(recorded.files)
     if not files:
-        return snap
+        return recorded
     if closed:
         message = "thread close " + ", ".join(f"{t.id}: {t.title}" for t in closed)
         message += "\n\nevery check verified now; evidence recorded"
     else:
         message = f"verify: checks of {', '.join(v.thread.id for v in verdicts)} (evidence of costly checks)"
-    return store.update(snap.repo, snap.stream, lambda s: store.Change(message, files))
+    if recorded.attempts:
+        message += "\n\n" + stoploss.message(recorded)
+    store.update(snap.repo, snap.stream, lambda s: store.Change(message, files))
+    recorded.files = files
+    return recorded
 
 
 @dataclass(frozen=True)
@@ -151,6 +171,7 @@ class Gate:
     closed: list[str]  # threads closed now
     failing: list[Verdict]
     problems: list[str]  # the state is malformed
+    stopped: list[stoploss.Stopped] = field(default_factory=list)  # blocked by the stop-loss now
 
     @property
     def exit_code(self) -> int:
@@ -185,14 +206,16 @@ class Gate:
                 "\nMake these checks pass, or park a thread that is not finished with: "
                 "git continuity thread set ID waiting|watching|blocked"
             )
-        return lines
+        return lines + stoploss.stopped_lines(self.stopped)
 
 
-def gate(snap: store.Snapshot, *, closing: bool, online: bool) -> Gate:
+def gate(snap: store.Snapshot, *, closing: bool, online: bool, via: str = "check") -> Gate:
     """The gate on a stream that has state: it is well-formed; with ``closing``, every open
     thread verifies now (those that do are closed, one commit), else every done thread still
     holds (its live checks re-derived now). Threads parked as waiting, watching or blocked do
-    not hold it."""
+    not hold it. A thread that does not verify makes an attempt (``via``: check, or stop for
+    an agent's Stop hook); one whose attempt spends its budget is blocked by the stop-loss
+    and no longer holds the gate (``stopped``)."""
     problems = store.all_problems(snap)
     threads = store.read_threads(snap)
     claims = store.read_claims(snap)
@@ -200,11 +223,14 @@ def gate(snap: store.Snapshot, *, closing: bool, online: bool) -> Gate:
     rules = policies.load(snap.repo.work_dir)
     verdicts: list[Verdict] = []
     closed: list[str] = []
+    stopped: list[stoploss.Stopped] = []
     if not problems and closing:
         chosen = sorted((t for t in threads.values() if t.status == "open"), key=lambda t: (t.added_at, t.id))
         verdicts = judge(snap, chosen, claims.values(), at=moment, policy=rules, online=online)
-        record(snap, verdicts, at=moment, close=True)
+        stopped = record(snap, verdicts, at=moment, close=True, via=via, rules=rules).stopped
         closed = [v.thread.id for v in verdicts if v.ok]
+        gone = {s.thread.id for s in stopped}
+        verdicts = [v for v in verdicts if v.thread.id not in gone]  # blocked now: told apart
     elif not problems:
         done = [t for t in threads.values() if t.status == "done"]
         for t in sorted(done, key=lambda t: (t.added_at, t.id)):
@@ -213,4 +239,4 @@ def gate(snap: store.Snapshot, *, closing: bool, online: bool) -> Gate:
     failing = [
         v for v in verdicts if not v.ok and (closing or any(a.derived.state == "contradicted" for a in v.checks))
     ]
-    return Gate(closing, verdicts, closed, failing, problems)
+    return Gate(closing, verdicts, closed, failing, problems, stopped)

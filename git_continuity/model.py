@@ -33,6 +33,7 @@ ID_PREFIXES = {
     "session": "s",
     "handoff": "h",
     "conflict": "x",
+    "attempt": "a",
 }
 ThreadStatus = Literal["open", "watching", "blocked", "waiting", "done"]
 THREAD_STATUSES: tuple[ThreadStatus, ...] = ("open", "watching", "blocked", "waiting", "done")
@@ -177,6 +178,9 @@ class Thread:
     closed_at: str | None = None  # set when closed through a verified gate
     session: str | None = None
     agent: str | None = None
+    budget: dict[str, Any] | None = None  # attempts, sessions, time (attempts.Budget)
+    budget_from: str | None = None  # attempts from then on count against it (set on reopening)
+    blocked: dict[str, Any] | None = None  # set by the stop-loss: reason, at, spent, attempts, evidence
 
 
 @dataclass

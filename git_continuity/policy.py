@@ -8,6 +8,12 @@
     evidence_max_age: {default: 24h, cmd: 1h}
     # How long a cmd: check may run before it counts as unknown.
     cmd_timeout: 10m
+    # A thread is stalled when what it fails stayed the same for this many attempts over at
+    # least this many sessions (git continuity progress).
+    stalled: {attempts: 3, sessions: 2}
+    # What every thread may spend before the stop-loss blocks it (none unless set; a thread's
+    # own --budget replaces it).
+    budget: {attempts: 10, sessions: 5, time: 8h}
 
 No file means the defaults below.
 """
@@ -45,6 +51,9 @@ class Policy:
     closing_checks: tuple[str, ...] = ()
     evidence_max_age: dict[str, timedelta] = field(default_factory=lambda: {"default": timedelta(hours=24)})
     cmd_timeout: timedelta = timedelta(minutes=10)
+    stall_attempts: int = 3
+    stall_sessions: int = 2
+    budget: dict[str, Any] = field(default_factory=dict)  # attempts, sessions, time (as in a thread)
     source: str = "defaults"
 
     def max_age(self, scheme: str) -> timedelta:
@@ -87,7 +96,7 @@ def parse(text: str, where: str) -> Policy:
         doc = packetfile.load_mapping(
             text,
             where,
-            "closing_keywords, closing_checks, evidence_max_age, cmd_timeout",
+            "closing_keywords, closing_checks, evidence_max_age, cmd_timeout, stalled, budget",
             limit=schema.MAX_BYTES["policy"],
         )
     except packetfile.YamlError as error:
@@ -107,5 +116,8 @@ def parse(text: str, where: str) -> Policy:
         closing_checks=tuple(str(c) for c in data.get("closing_checks") or ()),
         evidence_max_age=ages,
         cmd_timeout=duration(str(data["cmd_timeout"])) if "cmd_timeout" in data else defaults.cmd_timeout,
+        stall_attempts=int((data.get("stalled") or {}).get("attempts", defaults.stall_attempts)),
+        stall_sessions=int((data.get("stalled") or {}).get("sessions", defaults.stall_sessions)),
+        budget=dict(data.get("budget") or {}),
         source=where,
     )

@@ -281,6 +281,7 @@ def test_writing_never_moves_head_branches_index_or_work_tree(repo: Path, inproc
 PLACEHOLDERS = {
     "<id>": rf"[a-z]-{ID}",
     "<claim>": rf"c-{ID}",
+    "<thread>": rf"t-{ID}",
     "<time>": r"\d{8}T\d{6}\.\d{6}Z",
     "<day>": r"\d{4}-\d\d-\d\d",
 }
@@ -328,6 +329,7 @@ def test_the_layout_on_the_ref_is_the_documented_one(repo: Path, inproc: Run) ->
         ".continuity/evidence/<claim>/<time>-<id>.json": 4,  # two claims with handles, verified twice
         ".continuity/handoffs/<day>/<time>-<id>.json": 1,
         ".continuity/conflicts/<id>.json": 0,  # only merges of two clones' state write them (test_merge)
+        ".continuity/attempts/<thread>/<time>-<id>.json": 0,  # the thread's check verified (test_progress)
     }
     with_handles = {
         json.loads(git(repo, "show", f"refs/continuity/main:{f}"))["id"]

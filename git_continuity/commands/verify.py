@@ -1,8 +1,10 @@
 from __future__ import annotations
 
-from git_continuity import policy, progress, render, session, store, verify
+from collections.abc import Mapping, Sequence
+
+from git_continuity import policy, progress, render, session, stoploss, store, verify
 from git_continuity.errors import UserError
-from git_continuity.model import now
+from git_continuity.model import Claim, Thread, now
 from git_continuity.repo import Repo
 
 
@@ -36,11 +38,12 @@ def verify_claims(
         raise UserError(f"--timeout {timeout:g} is out of range: give more than 0 seconds and at most 600")
     chosen = [claims[i] for i in ids] if ids else sorted(claims.values(), key=lambda c: (c.added_at, c.id))
     moment = now()
+    rules = policy.load(repo.work_dir)
     assessed = verify.assess(
         snap,
         chosen,
         at=moment,
-        policy=policy.load(repo.work_dir),
+        policy=rules,
         dereference_all=True,
         online=online,
         timeout=timeout,
@@ -49,6 +52,10 @@ def verify_claims(
     taken: set[str] = set()
     who = session.who(repo)
     records = [(a, e) for a in assessed if (e := verify.evidence_for(a, moment, taken, who)) is not None]
+    tried = _tried(snap, claims, assessed)
+    recorded = stoploss.record(
+        snap, tried, at=moment, via="verify", rules=rules, evidence={e.claim: e.id for _, e in records}, who=who
+    )
     if records:
         tally = render.counts([a for a, _ in records])
         summary = ", ".join(f"{n} {s}" for s, n in tally.items() if n)
@@ -56,8 +63,10 @@ def verify_claims(
         def make(s: store.Snapshot) -> store.Change:
             lines = [f"{e.claim} {e.result}: {e.observed}" for _, e in records]
             return store.Change(
-                f"verify: {len(records)} claim{'s' if len(records) != 1 else ''} ({summary})\n\n" + "\n".join(lines),
-                {store.evidence_path(e, moment): store.entry_bytes(e) for _, e in records},
+                f"verify: {len(records)} claim{'s' if len(records) != 1 else ''} ({summary})\n\n"
+                + "\n".join(lines)
+                + (f"\n\n{stoploss.message(recorded)}" if recorded.attempts else ""),
+                {**{store.evidence_path(e, moment): store.entry_bytes(e) for _, e in records}, **recorded.files},
             )
 
         store.update(repo, stream, make)
@@ -78,6 +87,8 @@ def verify_claims(
         print("\n".join(render.claim_lines(assessed)) or "No claims to verify.")
         if records:
             print(f"\nRecorded {len(records)} evidence entr{'ies' if len(records) != 1 else 'y'}.")
+        for line in stoploss.stopped_lines(recorded.stopped):
+            print(f"\n{line}")
         if not_asked:
             one = len(not_asked) == 1
             count = f"{len(not_asked)} network claim{'' if one else 's'} ({', '.join(not_asked)})"
@@ -87,3 +98,18 @@ def verify_claims(
             )
     failed = [a for a in assessed if a.derived.state != "verified" and (ids or a.claim.handle)]
     return 1 if failed else 0
+
+
+def _tried(
+    snap: store.Snapshot, claims: Mapping[str, Claim], assessed: Sequence[verify.Assessed]
+) -> list[tuple[Thread, list[verify.Assessed]]]:
+    """The threads whose every check with a handle was dereferenced here, with those checks:
+    an attempt is about a thread's whole set of checks, so verifying one claim of a thread
+    with two is no attempt (its failing set would look like a change)."""
+    done = {a.claim.id: a for a in assessed}
+    found = []
+    for t in sorted(store.read_threads(snap).values(), key=lambda t: (t.added_at, t.id)):
+        own = [c for c in claims.values() if c.thread == t.id and c.handle]
+        if own and all(c.id in done for c in own):
+            found.append((t, [done[c.id] for c in sorted(own, key=lambda c: (c.added_at, c.id))]))
+    return found

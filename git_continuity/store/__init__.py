@@ -12,6 +12,8 @@ the same file and merge without conflicts; busy folders are sharded):
     .continuity/evidence/<claim>/<time>-<id>.json  one dereference of a claim's handle
     .continuity/handoffs/<day>/<time>-<id>.json one handoff: the state a session left for the next
     .continuity/conflicts/<id>.json             one value a merge did not keep (merge.py)
+    .continuity/attempts/<thread>/<time>-<id>.json  one dereference of a thread's checks that
+                                                ended not verified (attempts.py)
 
 Writing never touches HEAD, the index, the work tree or a branch: trees are built with
 TreeBuilder and the ref moves by compare-and-swap, retried when another writer won. Each
@@ -33,6 +35,7 @@ from git_continuity.store.read import (
     journal_since,
     latest_evidence,
     latest_handoff,
+    read_attempts,
     read_claims,
     read_conflicts,
     read_journal,
@@ -56,6 +59,8 @@ from git_continuity.store.state import (
 )
 from git_continuity.store.write import (
     Change,
+    attempt_bytes,
+    attempt_path,
     claim_path,
     entry_bytes,
     evidence_path,
@@ -78,6 +83,8 @@ __all__ = [
     "ValidityCache",
     "all_problems",
     "at_commit",
+    "attempt_bytes",
+    "attempt_path",
     "claim_ids",
     "claim_path",
     "count_objective_changes",
@@ -91,6 +98,7 @@ __all__ = [
     "latest_evidence",
     "latest_handoff",
     "objective_path",
+    "read_attempts",
     "read_claims",
     "read_conflicts",
     "read_journal",

@@ -13,6 +13,7 @@ from typing import Any
 
 from git_continuity import atomic, packetfile, schema
 from git_continuity import repo as git
+from git_continuity.attempts import Attempt
 from git_continuity.model import Claim, Evidence, JournalEntry, ObjectiveChange, Packet, Thread
 from git_continuity.records import ConflictRecord, Handoff
 from git_continuity.repo import Oid
@@ -244,6 +245,17 @@ def evidence_history(snap: Snapshot, claim_id: str) -> list[Evidence]:
     return found
 
 
+def read_attempts(snap: Snapshot, thread_id: str) -> list[Attempt]:
+    """Every attempt recorded for a thread, in the order of their file names (attempts.ordered
+    puts them in time order across clones)."""
+    found = []
+    for e in sorted(_files(snap, f"attempts/{thread_id}"), key=lambda e: e.name):
+        data = _entry(snap, f"{ROOT}/attempts/{thread_id}/{e.name}", e.oid, "attempt")
+        if data is not None:
+            found.append(Attempt.from_json(data))
+    return found
+
+
 def all_problems(snap: Snapshot) -> list[str]:
     """Every malformed file in the state, each once: those met by earlier reads first, then
     the rest in the order of a full walk, which is made once per snapshot (and skipped when
@@ -270,7 +282,7 @@ def _walk(snap: Snapshot) -> list[str]:
         elif top.name in ("claims", "threads", "objective", "conflicts"):
             for e in git.tree_entries(snap.repo, top.oid) or []:
                 _entry(snap, f"{ROOT}/{top.name}/{e.name}", e.oid, KINDS[top.name])
-        elif top.name in ("journal", "evidence", "handoffs"):
+        elif top.name in ("journal", "evidence", "handoffs", "attempts"):
             for shard in git.tree_entries(snap.repo, top.oid) or []:
                 for e in git.tree_entries(snap.repo, shard.oid) or []:
                     _entry(snap, f"{ROOT}/{top.name}/{shard.name}/{e.name}", e.oid, KINDS[top.name])

@@ -29,6 +29,7 @@ KINDS = {
     "evidence": "evidence",
     "handoffs": "handoff",
     "conflicts": "conflict",
+    "attempts": "attempt",
 }
 
 

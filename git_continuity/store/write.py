@@ -10,6 +10,7 @@ from typing import Any
 
 from git_continuity import atomic, packetfile, session
 from git_continuity import repo as git
+from git_continuity.attempts import Attempt
 from git_continuity.errors import UserError
 from git_continuity.model import Evidence, JournalEntry, ObjectiveChange, sortable_name, stamp, to_json
 from git_continuity.repo import Oid, Repo
@@ -31,6 +32,14 @@ def journal_path(entry: JournalEntry, moment: Any) -> str:
 
 def evidence_path(evidence: Evidence, moment: Any) -> str:
     return f"{ROOT}/evidence/{evidence.claim}/{sortable_name(moment, evidence.id)}.json"
+
+
+def attempt_path(attempt: Attempt, moment: Any) -> str:
+    return f"{ROOT}/attempts/{attempt.thread}/{sortable_name(moment, attempt.id)}.json"
+
+
+def attempt_bytes(attempt: Attempt) -> bytes:
+    return (json.dumps(attempt.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
 def objective_path(change: ObjectiveChange, moment: Any) -> str:
