@@ -201,8 +201,12 @@ def _keep(path: Path, agent_session: str | None, blocks: int) -> None:
 def _stop(repo: Any, stream: str, agent_session: str | None, active: bool) -> int:
     from git_continuity import closure, store
 
-    result = closure.gate(store.snapshot(repo, stream), closing=True, online=False)
+    result = closure.gate(store.snapshot(repo, stream), closing=True, online=False, via="stop")
     path = _stop_file(repo)
+    if result.stopped and result.exit_code == 0:
+        # The stop-loss blocked a thread now: no more retrying it; one last turn to say why.
+        _keep(path, agent_session, 0)
+        return _answer({"decision": "block", "reason": _stop_loss_reason(result.stopped)})
     if result.exit_code == 0:
         _keep(path, agent_session, 0)
         return _answer({})
@@ -223,4 +227,19 @@ def _stop(repo: Any, stream: str, agent_session: str | None, active: bool) -> in
         + "\n".join(lines)
         + "\nIf it is honestly not finished, record why (git continuity journal add TEXT) and park it."
     )
+    if result.stopped:  # the report said which; the handoff is asked for too
+        reason += "\n" + _stop_loss_reason(result.stopped, said=True)
     return _answer({"decision": "block", "reason": reason})
+
+
+def _stop_loss_reason(stopped: Any, said: bool = False) -> str:
+    """What the agent is told when the stop-loss blocks a thread: stop retrying, hand off
+    (``said``: the gate's report already named the threads)."""
+    from git_continuity import stoploss
+
+    notes = "; ".join(f"{s.thread.id} stopped by the stop-loss ({', '.join(s.course.spent)})" for s in stopped)
+    return (
+        ("" if said else "git-continuity: " + "\n".join(stoploss.stopped_lines(stopped)) + "\n")
+        + "Do not retry it in this session. Record a handoff that names the reason, then stop:\n"
+        + f'  git continuity handoff --note "{notes}: what was tried, and what a new approach needs"'
+    )

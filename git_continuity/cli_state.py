@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from git_continuity.cli_spec import HANDLES, JSON, ONLINE, Command, Latest, Offered, opt
 
+BUDGET = opt(
+    "--budget",
+    metavar="attempts=N,sessions=N,time=8h",
+    help="what it may spend before the stop-loss blocks it (reopening starts the count again)",
+)
+
 STATE: tuple[Command, ...] = (
     Command(
         "init",
@@ -177,6 +183,7 @@ STATE: tuple[Command, ...] = (
                         metavar="HANDLE",
                         help="an acceptance check (repeatable)",
                     ),
+                    BUDGET,
                 ),
                 epilog="Revisions in checks resolve to full ids now (HEAD is the commit you are on), so a check"
                 "\nabout a commit is added once that commit exists; more later: claim add … --thread ID.",
@@ -184,7 +191,8 @@ STATE: tuple[Command, ...] = (
             Command(
                 "set",
                 "park or reopen a thread (open, watching, blocked, waiting); done comes only from close",
-                "  git continuity thread set t-k7m2qx waiting",
+                "  git continuity thread set t-k7m2qx waiting\n"
+                "  git continuity thread set t-k7m2qx open --budget attempts=3   # after a stop-loss",
                 "git_continuity.commands.thread:set_status",
                 (
                     opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"),
@@ -194,6 +202,7 @@ STATE: tuple[Command, ...] = (
                         choices=Offered(("open", "watching", "blocked", "waiting"), "done"),
                         help="its status now",
                     ),
+                    BUDGET,
                 ),
             ),
             Command(
@@ -251,6 +260,17 @@ STATE: tuple[Command, ...] = (
             opt("--timeout", type=float, metavar="SECONDS", help="per network request (default 10)"),
             JSON,
         ),
+    ),
+    Command(
+        "progress",
+        "per thread: attempts over time, when what it fails changed, budget spent, stalled or not",
+        "  git continuity progress\n  git continuity progress t-k7m2qx --json",
+        "git_continuity.commands.progress:progress",
+        (opt("thread_id", nargs="?", metavar="THREAD", help="one thread (default: every thread not done)"), JSON),
+        epilog="An attempt is one dereference of a thread's checks that ended not verified (verify,\n"
+        "check --closing, an agent's Stop gate, a refused thread close). A thread makes progress when\n"
+        "what it fails changes; it is stalled when that stayed the same for N attempts over M sessions\n"
+        "(.continuity.yaml stalled: {attempts: 3, sessions: 2}).",
     ),
     Command(
         "journal",

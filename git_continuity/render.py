@@ -59,7 +59,7 @@ def claim_json(a: Assessed) -> dict[str, Any]:
 
 
 def thread_json(thread: Thread, checks: Sequence[Assessed]) -> dict[str, Any]:
-    return {
+    found: dict[str, Any] = {
         "id": thread.id,
         "title": thread.title,
         "status": thread.status,
@@ -67,6 +67,22 @@ def thread_json(thread: Thread, checks: Sequence[Assessed]) -> dict[str, Any]:
         "closed_at": thread.closed_at,
         "checks": [claim_json(a) for a in checks],
     }
+    # Only when set: a budget, and why the tool blocked it (the stop-loss).
+    found.update({k: v for k, v in (("budget", thread.budget), ("blocked", thread.blocked)) if v})
+    return found
+
+
+def stop_loss_line(thread: Thread) -> str:
+    """Why the stop-loss blocked a thread, and the explicit way to reopen it ("" if it did not)."""
+    if not thread.blocked:
+        return ""
+    b = thread.blocked
+    said = f': "{cut(b["observed"], STATUS_WHOLE, 100)}"' if b.get("observed") else ""
+    return (
+        f"stop-loss {shown(b['at'])} UTC: budget spent ({', '.join(b['spent'])}) after "
+        f"{len(b['attempts'])} attempt{'s' if len(b['attempts']) != 1 else ''}{said}; "
+        f"reopen with a new approach: git continuity thread set {thread.id} open --budget …"
+    )
 
 
 def objective_json(objective: Objective | None) -> dict[str, str] | None:
@@ -194,6 +210,8 @@ def status_text(
                 f"  {thread.status.ljust(8)}  {thread.id}  {cut(thread.title, STATUS_WHOLE)}"
                 f"  ({good} of {len(checks)} checks verified)"
             )
+            if thread.blocked:
+                out.append(f"    {stop_loss_line(thread)}")
             if thread.status != "done" or good < len(checks):
                 out += ["    " + line for line in claim_lines(checks)]
     loose = [a for a in assessed if a.claim.thread is None]

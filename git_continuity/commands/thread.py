@@ -2,17 +2,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from git_continuity import closure, notes, policy, render, session, store, verify
+from git_continuity import attempts, closure, notes, policy, render, session, store, verify
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, Thread, ago, new_id, now, parse_stamp, shown, stamp
 from git_continuity.repo import Repo
 
 
-def add(repo: Repo, *, stream: str, title: str, checks: list[str]) -> int:
+def add(repo: Repo, *, stream: str, title: str, checks: list[str], budget: str | None = None) -> int:
     """Open a thread; each --check becomes one of its acceptance checks (a claim)."""
     title = title.strip()
     if not title:
         raise UserError("thread add needs a non-empty title")
+    spend = attempts.parse_budget(budget).to_json() if budget is not None else None
     store.require_state(store.snapshot(repo, stream))
     handles = [(text, verify.resolve(repo, text).text) for text in checks]
     moment, who = now(), session.who(repo)
@@ -22,7 +23,14 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str]) -> int:
 
     def make(snap: store.Snapshot) -> store.Change:
         thread = Thread(
-            new_id("thread", set(store.read_threads(snap))), title, "open", stamp(moment), by, host, **who.stamp()
+            new_id("thread", set(store.read_threads(snap))),
+            title,
+            "open",
+            stamp(moment),
+            by,
+            host,
+            **who.stamp(),
+            budget=spend,
         )
         taken = store.claim_ids(snap)
         files: dict[str, bytes | None] = {store.thread_path(thread.id): store.entry_bytes(thread)}
@@ -52,6 +60,8 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str]) -> int:
     for claim in made_claims:
         notes.claim_named(repo, stream, claim)
     print(f"Thread {thread.id} opened: {title}")
+    if spend:
+        print(f"  budget {attempts.budget_from_json(spend).text()}: the stop-loss blocks it once that is spent")
     for written, handle in handles:
         print(f"  check {handle}" + (f"  (as written: {written})" if written != handle else ""))
     if not handles:
@@ -87,20 +97,37 @@ def _thread(snap: store.Snapshot, thread_id: str) -> Thread:
     return threads[thread_id]
 
 
-def set_status(repo: Repo, *, stream: str, thread_id: str, status: str) -> int:
+def set_status(repo: Repo, *, stream: str, thread_id: str, status: str, budget: str | None = None) -> int:
+    """Park or reopen a thread. Reopening (open) starts its budget's count again from now, and
+    is how a thread the stop-loss blocked comes back: only by this explicit command."""
     if status == "done":
         raise UserError(f"a thread becomes done only through its checks: git continuity thread close {thread_id}")
+    spend = attempts.parse_budget(budget).to_json() if budget is not None else None
+    moment = now()
+    was: list[Thread] = []
 
     def make(snap: store.Snapshot) -> store.Change:
         thread = _thread(snap, thread_id)
+        was[:] = [thread]
         changed = replace(thread, status=status, closed_at=None)  # type: ignore[arg-type]
+        if spend is not None:
+            changed.budget = spend
+        if status == "open":
+            changed.blocked = None
+            changed.budget_from = stamp(moment)
+        body = f"was: {thread.status}" + (" (stop-loss)" if thread.blocked else "")
+        if spend is not None:
+            body += f"\nbudget: {attempts.budget_from_json(spend).text()}"
         return store.Change(
-            f"thread set {thread_id} {status}: {thread.title}\n\nwas: {thread.status}",
+            f"thread set {thread_id} {status}: {thread.title}\n\n{body}",
             {store.thread_path(thread_id): store.entry_bytes(changed)},
         )
 
     store.update(repo, stream, make)
     print(f"Thread {thread_id} is {status}.")
+    kept = spend or (was[0].budget if was else None)
+    if status == "open" and kept:
+        print(f"  its budget ({attempts.budget_from_json(kept).text()}) counts attempts from now on")
     return 0
 
 
