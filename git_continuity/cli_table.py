@@ -232,7 +232,7 @@ AROUND: tuple[Command, ...] = (
 
 # The order the help lists them in (one string reads better here than 27).
 ORDER = (  # noqa: SIM905
-    "init status objective next blocker claim thread check verify ci journal show hooks trust orient handoff"
+    "init status objective next blocker claim thread check verify progress ci journal show hooks trust orient handoff"
     " agent log edit pull push sync conflict plugins demo help hook-impl"
 ).split()
 COMMANDS: tuple[Command, ...] = tuple(sorted((*STATE, *AROUND), key=lambda c: ORDER.index(c.name)))

@@ -1,0 +1,152 @@
+"""``git continuity progress [THREAD]``: per thread, its attempts over time, when what it
+fails changed, its budget and what is spent, and whether it is stalled. Derived from the
+attempts (attempts.py), never typed in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from git_continuity import attempts, policy, render, stoploss, store
+from git_continuity.attempts import Attempt, Course
+from git_continuity.display import cut
+from git_continuity.errors import UserError
+from git_continuity.model import Thread, ago, now, parse_stamp, shown
+from git_continuity.repo import Repo
+
+WHOLE = "git continuity progress --json"
+
+
+def progress(repo: Repo, *, stream: str, thread_id: str | None, as_json: bool) -> int:
+    snap = store.snapshot(repo, stream)
+    store.require_state(snap)
+    threads = store.read_threads(snap)
+    if thread_id is not None and thread_id not in threads:
+        known = ", ".join(sorted(threads)) or "none"
+        raise UserError(f"no thread {thread_id!r} in stream '{stream}' (threads: {known})")
+    rules = policy.load(repo.work_dir)
+    chosen = (
+        [threads[thread_id]]
+        if thread_id
+        else sorted((t for t in threads.values() if t.status != "done"), key=lambda t: (t.added_at, t.id))
+    )
+    claims = store.read_claims(snap).values()
+    checked = {t.id: sum(1 for c in claims if c.thread == t.id and c.handle) for t in chosen}
+    courses = {t.id: stoploss.course_of(snap, t, rules) for t in chosen}
+    if as_json:
+        render.emit_json(
+            "progress",
+            {
+                "stream": stream,
+                "stalled_after": {"attempts": rules.stall_attempts, "sessions": rules.stall_sessions},
+                "threads": [_thread_json(t, courses[t.id], checked[t.id]) for t in chosen],
+                "problems": snap.problems,
+            },
+        )
+    else:
+        at = now()
+        lines: list[str] = []
+        for t in chosen:
+            lines += [*_thread_lines(t, courses[t.id], checked[t.id], rules, at), ""]
+        if not chosen:
+            lines = ["No threads that are not done: nothing is being tried.", ""]
+        lines += [f"problem: {p}" for p in snap.problems]
+        print("\n".join(lines).rstrip("\n"))
+    return 2 if snap.problems else 0
+
+
+def _note(checks: int, course: Course) -> str | None:
+    if not checks:
+        return "no checks: nothing is tried, so it makes no attempts and never stalls"
+    if not course.attempts:
+        return "no attempts yet: its checks never failed when dereferenced"
+    return None
+
+
+def _attempt_json(a: Attempt, changed: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": a.id,
+        "at": a.at,
+        "via": a.via,
+        "session": a.session,
+        "host": a.host,
+        "commit": a.commit,
+        "tree": a.tree,
+        "changed": changed,
+        "failing": [
+            {
+                "claim": c.claim,
+                "handle": c.handle,
+                "result": c.result,
+                "fingerprint": c.fingerprint,
+                "observed": c.observed,
+            }
+            for c in a.checks
+            if c.failing
+        ],
+    }
+    return data
+
+
+def _thread_json(t: Thread, course: Course, checks: int) -> dict[str, Any]:
+    changes = {a.id for a in course.changes}
+    return {
+        "id": t.id,
+        "title": t.title,
+        "status": t.status,
+        "checks": checks,
+        "note": _note(checks, course),
+        "attempts": [_attempt_json(a, a.id in changes) for a in course.attempts],
+        "changes": [a.at for a in course.changes],
+        "stalled": course.stalled,
+        "run": {
+            "attempts": len(course.run),
+            "sessions": course.run_sessions,
+            "since": course.run[0].at if course.run else None,
+        },
+        "budget": course.budget.to_json() or None,
+        "budget_from": t.budget_from,
+        "used": course.used(),
+        "spent": list(course.spent),
+        "blocked": t.blocked,
+    }
+
+
+def _thread_lines(t: Thread, course: Course, checks: int, rules: policy.Policy, at: Any) -> list[str]:
+    lines = [f"{t.id}  {cut(t.title, WHOLE)}  ({t.status})"]
+    note = _note(checks, course)
+    if note:
+        return [*lines, f"  {note}"]
+    used = course.used()
+    if course.budget:
+        spent = f"; spent: {', '.join(course.spent)}" if course.spent else ""
+        lines.append(
+            f"  budget   {course.budget.text()}; used {used['attempts']} attempts in {used['sessions']} sessions "
+            f"over {used['time']}{spent}"
+        )
+    else:
+        lines.append(f"  budget   none (used {used['attempts']} attempts in {used['sessions']} sessions)")
+    if t.blocked:
+        lines.append(f"  {render.stop_loss_line(t)}")
+    run = course.run
+    since = f"{shown(run[0].at)} UTC ({ago(parse_stamp(run[0].at), at)})"
+    if course.stalled:
+        lines.append(
+            f"  stalled  the same failing set for {len(run)} attempts over {course.run_sessions} sessions since {since}"
+        )
+    else:
+        lines.append(
+            f"  moving   {len(course.changes)} change{'s' if len(course.changes) != 1 else ''} of what fails; "
+            f"the latest set for {len(run)} attempt{'s' if len(run) != 1 else ''} since {since} (stalled after "
+            f"{rules.stall_attempts} attempts over {rules.stall_sessions} sessions)"
+        )
+    changes = {a.id for a in course.changes}
+    lines.append(f"  attempts ({len(course.attempts)}, oldest first)")
+    for a in course.attempts:
+        failing = [c for c in a.checks if c.failing]
+        mark = "changed" if a.id in changes else "same"
+        where = a.session or f"host {a.host}"
+        lines.append(
+            f"    {shown(a.at)}  {a.via.ljust(6)}  {where}  {len(failing)} failing  {mark}"
+            + (f': "{attempts.quote(failing[0].observed)}"' if failing and a.id in changes else "")
+        )
+    return lines
