@@ -17,7 +17,7 @@ from git_continuity import brief, budget, policy, render, session, store, tracki
 from git_continuity import repo as git
 from git_continuity.budget import Item, Section
 from git_continuity.errors import UserError
-from git_continuity.model import STATES, Blocker, Packet, ago, new_id, now, parse_stamp, shown, stamp
+from git_continuity.model import STATES, Blocker, Packet, Thread, ago, new_id, now, parse_stamp, shown, stamp
 from git_continuity.records import Handoff, SessionShown
 from git_continuity.repo import Repo
 from git_continuity.verify import Assessed
@@ -87,6 +87,7 @@ def build(
     updated = git.commit_info(repo, snap.commit).time
 
     checks = {t.id: [a for a in assessed if a.claim.thread == t.id] for t in open_threads}
+    stalled = _stalled(snap, open_threads, rules, moment)
     standing = brief.loose(assessed, threads)
     header = [
         f"# git-continuity brief: stream {stream}",
@@ -101,6 +102,12 @@ def build(
     header += [f"Problem: {p}" for p in problems]
     sections = [
         Section("header", "", budget.TRUTH, [Item(header, None)]),
+        Section(
+            "stalled",
+            "Stalled: stop retrying these",
+            budget.TRUTH,
+            [Item([f"- **{line}**"], data) for line, data in stalled],
+        ),
         Section(
             "do_not_act",
             "Do not act on these: not true now",
@@ -178,6 +185,7 @@ def build(
         "warnings": warnings,
         "problems": problems,
         "counts": render.counts(assessed),
+        "stalled": kept["stalled"],
         "do_not_act": kept["do_not_act"],
         "verified": kept["verified"],
         "unconfirmed": kept["unconfirmed"],
@@ -193,6 +201,36 @@ def build(
         "budget": _budget_json(fitted),
     }
     return Oriented(fitted.text, document, 2 if problems else 0)
+
+
+def _stalled(
+    snap: store.Snapshot, threads: Sequence[Thread], rules: policy.Policy, at: datetime
+) -> list[tuple[str, dict[str, Any]]]:
+    """Each thread that made no progress over the policy's attempts and sessions, or that
+    the stop-loss blocked: the line the brief leads with, and its JSON."""
+    from git_continuity import stoploss
+
+    found = []
+    for t in threads:
+        if t.status in stoploss.NOT_TRIED:
+            continue  # waiting on someone else: nothing is being retried
+        course = stoploss.course_of(snap, t, rules)
+        line = stoploss.lead_line(t, course, at)
+        if line is not None:
+            data = {
+                "thread": t.id,
+                "title": t.title,
+                "status": t.status,
+                "stalled": course.stalled,
+                "stopped": bool(t.blocked),
+                "attempts": len(course.run),
+                "sessions": course.run_sessions,
+                "since": course.run[0].at,
+                "spent": list(course.spent),
+                "text": line,
+            }
+            found.append((line, data))
+    return found
 
 
 def _tally(assessed: Sequence[Assessed]) -> str:
@@ -325,6 +363,7 @@ def _not_here(repo: Repo, stream: str, max_tokens: int | None) -> Oriented:
         "warnings": [],
         "problems": [],
         "counts": dict.fromkeys(STATES, 0),
+        "stalled": [],
         "do_not_act": [],
         "verified": [],
         "unconfirmed": [],
