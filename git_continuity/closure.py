@@ -117,13 +117,17 @@ def record(
     *,
     at: datetime,
     close: bool,
-    via: str = "close",
+    via: str | None = None,
     rules: Policy | None = None,
 ) -> stoploss.Recorded:
     """Write the evidence of what was dereferenced now, the attempt of each thread that did
-    not verify (``via`` says what tried it: close, check, stop), and close the threads whose
-    verdict is ok when ``close``: one commit. Returns what it added; a thread whose attempt
-    spent its budget is blocked by the stop-loss (stoploss.py)."""
+    not verify (``via`` says what tried it: close, check, stop; None records none), and close
+    the threads whose verdict is ok when ``close``: one commit. Returns what it added; a
+    thread whose attempt spent its budget is blocked by the stop-loss (stoploss.py).
+
+    The commit-msg and pre-push guards pass no ``via``: a refused commit or push leaves the
+    state as it was (tests/test_hooks_plain.py), and the agent meets the same checks at the
+    gate, which counts them."""
     taken: set[str] = set()
     files: dict[str, bytes | None] = {}
     closed = []
@@ -144,9 +148,11 @@ def record(
             done = replace(v.thread, status="done", closed_at=stamp(at))
             files[store.thread_path(done.id)] = store.entry_bytes(done)
             closed.append(done)
-    rules = rules or policies.load(snap.repo.work_dir)
-    tried = [(v.thread, v.checks) for v in verdicts if not v.ok]
-    recorded = stoploss.record(snap, tried, at=at, via=via, rules=rules, evidence=proven, who=who)
+    recorded = stoploss.Recorded({}, [], [])
+    if via is not None:
+        rules = rules or policies.load(snap.repo.work_dir)
+        tried = [(v.thread, v.checks) for v in verdicts if not v.ok]
+        recorded = stoploss.record(snap, tried, at=at, via=via, rules=rules, evidence=proven, who=who)
     files.update(recorded.files)
     if not files:
         return recorded

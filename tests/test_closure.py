@@ -209,10 +209,10 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
         "problems": [],
         "message": f"Not done: 1 open thread ({tid}) not verified now.",
     }
-    # Refusing wrote no evidence (nothing costly ran) and closed nothing: each refusal only
-    # appended an attempt (issue 14): the refused close, two commits and two gates.
+    # Refusing wrote no evidence (nothing costly ran) and closed nothing: the refused close and
+    # the two gates only appended an attempt each (issue 14); the refused commits wrote nothing.
     written = git(work, "diff", "--name-only", state_before, "refs/continuity/main").split()
-    assert [p.rsplit("/", 2)[1] for p in written] == [tid] * 5
+    assert [p.rsplit("/", 2)[1] for p in written] == [tid] * 3
     assert all(p.startswith(".continuity/attempts/") for p in written)
     assert json.loads(cont(work, "status", "--json").out)["threads"][0]["status"] == "open"
 

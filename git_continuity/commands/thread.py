@@ -144,7 +144,7 @@ def close(repo: Repo, *, stream: str, thread_id: str, online: bool) -> int:
     (verdict,) = closure.judge(
         snap, [thread], store.read_claims(snap).values(), at=moment, policy=policy.load(repo.work_dir), online=online
     )
-    closure.record(snap, [verdict], at=moment, close=True)
+    closure.record(snap, [verdict], at=moment, close=True, via="close")
     if verdict.ok:
         print(f'Thread {thread_id} "{thread.title}" is done: every check verified now; the evidence is recorded.')
     else:
