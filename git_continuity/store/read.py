@@ -247,13 +247,35 @@ def evidence_history(snap: Snapshot, claim_id: str) -> list[Evidence]:
 
 def read_attempts(snap: Snapshot, thread_id: str) -> list[Attempt]:
     """Every attempt recorded for a thread, in the order of their file names (attempts.ordered
-    puts them in time order across clones)."""
+    puts them in time order across clones). A thread's folder read once without problems is
+    kept whole under the cache folder by its tree id, as _by_id keeps flat folders: a thread
+    with 10,000 attempts is then one file to read, not 10,000 objects."""
+    folder = f"{ROOT}/attempts/{thread_id}"
+    folder_oid = git.entry_oid(snap.repo, snap.tree, folder) if snap.tree else None
+    if folder_oid is None:
+        return []
+    cached = snap.repo.local_dir / "cache" / "folders" / f"{folder_oid}.json"
+    if folder_oid in snap.cache:
+        try:
+            return [Attempt.from_json(data) for data in json.loads(cached.read_text())]
+        except (OSError, ValueError, TypeError, KeyError):
+            pass
     found = []
+    whole = True
     for e in sorted(_files(snap, f"attempts/{thread_id}"), key=lambda e: e.name):
-        data = _entry(snap, f"{ROOT}/attempts/{thread_id}/{e.name}", e.oid, "attempt")
-        if data is not None:
-            found.append(Attempt.from_json(data))
-    return found
+        data = _entry(snap, f"{folder}/{e.name}", e.oid, "attempt")
+        if data is None:
+            whole = False
+        else:
+            found.append(data)
+    if whole:
+        try:
+            atomic.write(cached, json.dumps(found))
+            snap.cache.add([folder_oid])
+            snap.cache.save()
+        except OSError:
+            pass  # a cache that cannot be written only costs speed
+    return [Attempt.from_json(data) for data in found]
 
 
 def all_problems(snap: Snapshot) -> list[str]:
