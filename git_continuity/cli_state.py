@@ -264,9 +264,13 @@ STATE: tuple[Command, ...] = (
     Command(
         "progress",
         "per thread: attempts over time, when what it fails changed, budget spent, stalled or not",
-        "  git continuity progress\n  git continuity progress t-k7m2qx --json",
+        "  git continuity progress\n  git continuity progress t-k7m2qx --json\n"
+        "  git continuity progress --html progress.html",
         "git_continuity.commands.progress:progress",
-        (opt("thread_id", nargs="?", metavar="THREAD", help="one thread (default: every thread not done)"), JSON),
+        (
+            opt("thread_id", nargs="?", metavar="THREAD", help="one thread (default: every thread not done)"),
+            (JSON, opt("--html", metavar="FILE", help="write one self-contained HTML page: threads along time")),
+        ),
         epilog="An attempt is one dereference of a thread's checks that ended not verified (verify,\n"
         "check --closing, an agent's Stop gate, a refused thread close). A thread makes progress when\n"
         "what it fails changes; it is stalled when that stayed the same for N attempts over M sessions\n"

@@ -5,7 +5,9 @@ stop-loss, the progress command, and what orient leads with."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -379,3 +381,45 @@ def test_the_policy_sets_when_a_thread_stalls_and_the_default_budget(gc: Cli, st
         f"git-continuity: error: {started / '.continuity.yaml'} line 1: budget.tries: unknown key 'tries'\n",
     )
     assert tid
+
+
+# -- the picture ----------------------------------------------------------------------------
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        if os.environ.get("CI") == "true":  # as the agent tests do: under CI a missing tool fails
+            pytest.fail("chromium is not installed (Debian package chromium)")
+        pytest.skip("chromium is not installed (Debian package chromium)")
+    return found
+
+
+def test_the_html_page_renders_in_chromium_with_a_mark_per_attempt_and_the_stop_loss(
+    gc: Cli, started: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    browser = _chromium()
+    tid = gc.thread(started, "Docker build passes <b>now</b>", f"cmd:{OOM}")
+    gc.ok(started, "thread", "set", tid, "open", "--budget", "attempts=3")
+    other = gc.thread(started, "Readme is there", "file:README")
+    for n in (1, 2, 3):
+        as_session(monkeypatch, f"s-sess{n}x")
+        gc.run(started, "verify")
+    page = tmp_path / "out" / "progress.html"
+    assert gc.ok(started, "progress", "--html", str(page)) == f"Wrote {page}: 2 threads, 3 attempts.\n"
+    text = page.read_text()
+    assert "<b>" not in text and "&lt;b&gt;now" in text  # state is data, never markup
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", text)  # self-contained: nothing fetched
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--window-size=1000,400"]
+    shot = tmp_path / "progress.png"
+    env = {**os.environ, "HOME": str(tmp_path / "chromium-home")}
+    subprocess.run(
+        [browser, *flags, f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120, env=env, check=True
+    )
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 5000
+    dom = subprocess.run(
+        [browser, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120, env=env, check=True
+    ).stdout
+    rendered = re.search(r'<pre id="rendered">([^<]*)</pre>', dom)
+    assert rendered is not None, dom[-500:]
+    assert rendered.group(1).splitlines() == [f"{tid} marks=3 stop-loss=1", f"{other} marks=0 stop-loss=0"]

@@ -16,7 +16,7 @@ from git_continuity.repo import Repo
 WHOLE = "git continuity progress --json"
 
 
-def progress(repo: Repo, *, stream: str, thread_id: str | None, as_json: bool) -> int:
+def progress(repo: Repo, *, stream: str, thread_id: str | None, as_json: bool, html: str | None = None) -> int:
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
     threads = store.read_threads(snap)
@@ -32,7 +32,19 @@ def progress(repo: Repo, *, stream: str, thread_id: str | None, as_json: bool) -
     claims = store.read_claims(snap).values()
     checked = {t.id: sum(1 for c in claims if c.thread == t.id and c.handle) for t in chosen}
     courses = {t.id: stoploss.course_of(snap, t, rules) for t in chosen}
-    if as_json:
+    if html is not None:
+        from pathlib import Path
+
+        from git_continuity import atomic, progress_html
+
+        target = Path(html)
+        try:
+            atomic.write(target, progress_html.page(stream, [(t, courses[t.id]) for t in chosen]))
+        except OSError as error:
+            raise UserError(f"--html {html}: cannot write it: {error.strerror or error}") from None
+        count = sum(len(c.attempts) for c in courses.values())
+        print(f"Wrote {html}: {len(chosen)} thread{'s' if len(chosen) != 1 else ''}, {count} attempts.")
+    elif as_json:
         render.emit_json(
             "progress",
             {
