@@ -102,10 +102,10 @@ class Handle:
 def parse_handle(text: str) -> Handle:
     scheme, sep, body = text.partition(":")
     if not sep or not SCHEME_RE.match(scheme):
-        raise UserError(
-            f"handle {text!r} is not of the form scheme:address, e.g. commit:HEAD or tag:v1.2\n"
-            "(git continuity plugins lists the schemes this machine knows)"
-        )
+        hint = "(git continuity plugins lists the schemes this machine knows)"
+        if sep and SCHEME_RE.match(scheme.lower()):
+            hint = f"(schemes are lower case: did you mean {scheme.lower()}:{body}?)"
+        raise UserError(f"handle {text!r} is not of the form scheme:address, e.g. commit:HEAD or tag:v1.2\n{hint}")
     return Handle(scheme, body)
 
 

@@ -182,8 +182,8 @@ def test_a_bad_stream_name(repo: Path, inproc: Run, stream: str) -> None:
         ("reachable:HEAD", "handle 'reachable:HEAD' is not of the form reachable:<rev>@<ref>"),
         ("reachable:HEAD@-x", "ref '-x' in 'reachable:HEAD@-x' starts with '-'"),
         ("reachable:-x@main", "revision '-x' starts with '-'; name a commit, branch or tag"),
-        ("tag:-x", "tag name '-x' in 'tag:-x' is not valid; e.g. tag:v1.2"),
-        ("tag:", "tag name '' in 'tag:' is not valid; e.g. tag:v1.2"),
+        ("tag:-x", "tag name '-x' in 'tag:-x' is not a valid ref name (it starts with '-'); e.g. tag:v1.2"),
+        ("tag:", "tag name '' in 'tag:' is not a valid ref name (it is empty); e.g. tag:v1.2"),
         ("tag:v1=-x", "revision '-x' starts with '-'; name a commit, branch or tag"),
         ("file:../x", "path '../x' in 'file:../x' escapes the repository; give a path inside it"),
         ("file:/etc/passwd", "path '/etc/passwd' in 'file:/etc/passwd' escapes the repository; give a path inside it"),
@@ -228,14 +228,19 @@ def test_an_unknown_handle_scheme(started: Path, inproc: Run) -> None:
         ),
         (
             "pushed:HEAD@origin/--upload-pack=evil",
-            "branch '--upload-pack=evil' in 'pushed:HEAD@origin/--upload-pack=evil' is not a valid branch name",
+            "branch '--upload-pack=evil' in 'pushed:HEAD@origin/--upload-pack=evil'"
+            " is not a valid ref name (it starts with '-')",
         ),
-        ("pushed:HEAD@origin/a..b", "branch 'a..b' in 'pushed:HEAD@origin/a..b' is not a valid branch name"),
+        ("pushed:HEAD@origin/a..b", "branch 'a..b' in 'pushed:HEAD@origin/a..b' is not a valid ref name (it has '..')"),
         (
             "pushed:HEAD@upstream/main",
             "'upstream/main' in 'pushed:HEAD@upstream/main' names no configured remote (remotes: origin)",
         ),
-        ("pushed:HEAD@origin", "'origin' in 'pushed:HEAD@origin' names no configured remote (remotes: origin)"),
+        (
+            "pushed:HEAD@origin",
+            "'pushed:HEAD@origin' names the remote origin but no branch; the form is"
+            " pushed:<rev>@<remote>/<branch>, e.g. pushed:HEAD@origin/main",
+        ),
         ("pushed:HEAD", "handle 'pushed:HEAD' is not of the form pushed:<rev>@<remote>/<branch>"),
     ],
 )

@@ -508,3 +508,43 @@ def test_clean(started: Path, inproc: Run) -> None:
     for name in ("a.txt", "b.txt", "c.txt"):
         (started / name).write_text("x\n")
     assert state() == ("contradicted", "4 uncommitted changes: README, a.txt, b.txt and 1 more")
+
+
+# -- names as git checks them ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("handle", "message"),
+    [
+        ("tag:v 1", "tag name 'v 1' in 'tag:v 1' is not a valid ref name (it has a space); e.g. tag:v1.2"),
+        ("tag:v1~", "tag name 'v1~' in 'tag:v1~' is not a valid ref name (it has '~'); e.g. tag:v1.2"),
+        ("tag:.v1", "tag name '.v1' in 'tag:.v1' is not a valid ref name (a part starts with '.'); e.g. tag:v1.2"),
+        (
+            "pushed:HEAD@origin/main;touch x",
+            "branch 'main;touch x' in 'pushed:HEAD@origin/main;touch x' is not a valid ref name (it has a space)",
+        ),
+        (
+            "pushed:HEAD@origin/a..b",
+            "branch 'a..b' in 'pushed:HEAD@origin/a..b' is not a valid ref name (it has '..')",
+        ),
+        (
+            "pushed:HEAD@origin",
+            "'pushed:HEAD@origin' names the remote origin but no branch; the form is"
+            " pushed:<rev>@<remote>/<branch>, e.g. pushed:HEAD@origin/main",
+        ),
+        (
+            "Pushed:HEAD@origin/main",
+            "handle 'Pushed:HEAD@origin/main' is not of the form scheme:address, e.g. commit:HEAD or tag:v1.2\n"
+            "(schemes are lower case: did you mean pushed:HEAD@origin/main?)",
+        ),
+    ],
+)
+def test_names_in_handles_are_checked_as_git_checks_them(
+    remote_and_clone: tuple[Path, Path], inproc: Run, handle: str, message: str
+) -> None:
+    _, work = remote_and_clone
+    ok(inproc, work, "init")
+    state = git(work, "rev-parse", "refs/continuity/main")
+    ran = inproc(work, "claim", "add", "x", "--check", handle)
+    assert (ran.code, ran.out, ran.err) == (2, "", f"git-continuity: error: {message}\n")
+    assert git(work, "rev-parse", "refs/continuity/main") == state

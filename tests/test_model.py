@@ -200,9 +200,16 @@ def test_parse_handle_splits_at_the_first_colon(text: str, handle: Handle) -> No
     assert parse_handle(text).text == text
 
 
-@pytest.mark.parametrize(
-    "text", ["", "HEAD", ":HEAD", "Commit:HEAD", "1commit:x", "com mit:x", "-commit:x", "c_o:x", "commit HEAD"]
-)
+def test_a_scheme_in_the_wrong_case_is_refused_with_the_one_meant() -> None:
+    with pytest.raises(UserError) as raised:
+        parse_handle("Commit:HEAD")
+    assert str(raised.value) == (
+        "handle 'Commit:HEAD' is not of the form scheme:address, e.g. commit:HEAD or tag:v1.2\n"
+        "(schemes are lower case: did you mean commit:HEAD?)"
+    )
+
+
+@pytest.mark.parametrize("text", ["", "HEAD", ":HEAD", "1commit:x", "com mit:x", "-commit:x", "c_o:x", "commit HEAD"])
 def test_parse_handle_refuses_what_is_not_scheme_colon_address(text: str) -> None:
     with pytest.raises(UserError) as raised:
         parse_handle(text)

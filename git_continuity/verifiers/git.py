@@ -57,6 +57,35 @@ def _split(body: str, sep: str, handle: str, form: str) -> tuple[str, str]:
     return left, right
 
 
+def _ref_name_fault(name: str) -> str | None:
+    """Why ``name`` is not a valid ref name by git's rules (git check-ref-format, one level
+    allowed), or None. Written out here because a verifier runs no git of its own."""
+    for bad, why in ((" ", "a space"), ("..", "'..'"), ("@{", "'@{'"), ("\\", "'\\'"), ("//", "'//'")):
+        if bad in name:
+            return f"it has {why}"
+    for char in "~^:?*[":
+        if char in name:
+            return f"it has {char!r}"
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        return "it has a control character"
+    if not name:
+        return "it is empty"
+    if name == "@":
+        return "it is '@'"
+    if name.startswith("-"):
+        return "it starts with '-'"
+    if name.startswith("/") or name.endswith("/"):
+        return "it starts or ends with '/'"
+    if name.endswith("."):
+        return "it ends with '.'"
+    parts = name.split("/")
+    if any(part.startswith(".") for part in parts):
+        return "a part starts with '.'"
+    if any(part.endswith(".lock") for part in parts):
+        return "a part ends in .lock"
+    return None
+
+
 def _refname(repo: Repository, name: str, handle: str) -> str:
     if name.startswith("-"):
         raise UserError(f"ref {name!r} in {handle!r} starts with '-'")
@@ -99,17 +128,24 @@ def _resolve(repo: Repository, h: Handle) -> Handle:
     if h.scheme == "pushed":
         rev, spec = _split(body, "@", text, "pushed:<rev>@<remote>/<branch>")
         split = _remote_branch(repo, spec)
+        if split is None and spec.rstrip("/") in repo.remote_names():
+            raise UserError(
+                f"{text!r} names the remote {spec.rstrip('/')} but no branch; the form is"
+                f" pushed:<rev>@<remote>/<branch>, e.g. pushed:{rev}@{spec.rstrip('/')}/main"
+            )
         if split is None:
             remotes = ", ".join(repo.remote_names()) or "none configured"
             raise UserError(f"{spec!r} in {text!r} names no configured remote (remotes: {remotes})")
         remote, branch = split
-        if branch.startswith("-") or ".." in branch or branch.endswith(("/", ".lock")):
-            raise UserError(f"branch {branch!r} in {text!r} is not a valid branch name")
+        fault = _ref_name_fault(branch)
+        if fault:
+            raise UserError(f"branch {branch!r} in {text!r} is not a valid ref name ({fault})")
         return Handle("pushed", f"{repo.resolve_commit(rev)}@{remote}/{branch}")
     if h.scheme == "tag":
         name, eq, rev = body.partition("=")
-        if not name or name.startswith("-") or ".." in name or name.startswith("refs/"):
-            raise UserError(f"tag name {name!r} in {text!r} is not valid; e.g. tag:v1.2")
+        fault = "it names a full ref; give the tag's own name" if name.startswith("refs/") else _ref_name_fault(name)
+        if fault:
+            raise UserError(f"tag name {name!r} in {text!r} is not a valid ref name ({fault}); e.g. tag:v1.2")
         return Handle("tag", f"{name}={repo.resolve_commit(rev)}" if eq else name)
     if h.scheme == "file":
         path, at, rev = body.rpartition("@") if "@" in body else (body, "", "")
