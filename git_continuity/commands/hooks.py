@@ -9,7 +9,7 @@ from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.repo import Repo
 
-HOOKS = ("commit-msg", "post-commit", "pre-push", "post-rewrite")
+HOOKS = ("pre-commit", "commit-msg", "post-commit", "pre-push", "post-rewrite")
 MARK = "# git-continuity hook:"
 CHAINED = ".pre-continuity"
 
@@ -52,14 +52,16 @@ def install(repo: Repo, *, force: bool = False) -> int:
             "would become files to commit for everyone. Use the pre-commit framework's hooks\n"
             "(.pre-commit-hooks.yaml), or install them there anyway with: git continuity hooks install --force"
         )
+    for name in HOOKS:  # every refusal before anything is written
+        target, chained = folder / name, folder / (name + CHAINED)
+        if target.exists() and not _ours(target) and chained.exists():
+            raise UserError(f"{target} is not ours and {chained} exists too; move one of them away first")
     folder.mkdir(parents=True, exist_ok=True)
     for name in HOOKS:
         target = folder / name
         chained = folder / (name + CHAINED)
         note = ""
         if target.exists() and not _ours(target):
-            if chained.exists():
-                raise UserError(f"{target} is not ours and {chained} exists too; move one of them away first")
             target.rename(chained)
             note = f"  (chains to your earlier hook, kept as {chained.name})"
         text = (_templates() / name).read_text().replace("@PYTHON@", sys.executable)
