@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 
+from git_continuity.cli_places import PLACES
 from git_continuity.cli_spec import JSON, ONLINE, REMOTE, AfterDashes, Command, opt
 from git_continuity.cli_state import STATE
 
@@ -230,9 +231,9 @@ AROUND: tuple[Command, ...] = (
     ),
 )
 
-# The order the help lists them in (one string reads better here than 27).
+# The order the help lists them in (one string reads better here than 29).
 ORDER = (  # noqa: SIM905
     "init status objective next blocker claim thread check verify progress ci journal show hooks trust orient handoff"
-    " agent log edit pull push sync conflict plugins demo help hook-impl"
+    " place agent log edit pull push sync conflict plugins demo help hook-impl"
 ).split()
-COMMANDS: tuple[Command, ...] = tuple(sorted((*STATE, *AROUND), key=lambda c: ORDER.index(c.name)))
+COMMANDS: tuple[Command, ...] = tuple(sorted((*STATE, *PLACES, *AROUND), key=lambda c: ORDER.index(c.name)))

@@ -38,6 +38,13 @@ ENV_HOST = "GIT_CONTINUITY_HOST"
 ENV_TRACE = "GIT_CONTINUITY_TRACE"
 ENV_CHECK_JSON = "GIT_CONTINUITY_CHECK_JSON"
 ENV_BRIEF_TOKENS = "GIT_CONTINUITY_BRIEF_TOKENS"
+# The roles of a place (places.py); nothing is committed in the GUARDED ones.
+PLACE_ROLES = ("home", "donor", "archive", "preservation", "cleanroom")
+GUARDED_ROLES = ("donor", "archive", "preservation")
+# Commit in a donor, archive or preservation place, or move a preservation branch, on purpose
+# (or: git -c continuity.allowPlace=true ...).
+ENV_ALLOW_PLACE = "GIT_CONTINUITY_ALLOW_PLACE"
+CONFIG_ALLOW_PLACE = "continuity.allowPlace"
 
 
 # A name shown as an agent or a host: printable, one line, short.

@@ -155,6 +155,24 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str, committing
     return 0
 
 
+# -- pre-commit: nothing is committed in a donor, archive or preservation place -------------
+
+
+def pre_commit() -> int:
+    """Refuse a commit in a donor, archive or preservation place (place_guard)."""
+    from git_continuity import place_guard
+
+    try:
+        stream = _stream()
+    except UserError:
+        return 0  # an unusable stream name: post-commit says so, and the commit is made
+    refused = place_guard.commit_refusal(stream) if stream is not None else None
+    if refused:
+        _say(refused)
+        return 1
+    return 0
+
+
 # -- post-commit: the provenance note -------------------------------------------------------
 
 
@@ -222,11 +240,19 @@ def _active(repo: Repo, common_dir: Path, stream: str, state: str) -> dict[str, 
 
 
 def pre_push(remote: str) -> int:
-    """Block a push carrying a commit whose message closes a thread that is not verified,
-    including commits made with --no-verify (the commit-msg hook never saw them)."""
+    """Block a push that moves a preservation branch (place_guard), or that carries a commit
+    whose message closes a thread that is not verified, including commits made with
+    --no-verify (the commit-msg hook never saw them)."""
+    from git_continuity import place_guard
+
     ranges = []
-    for line in _stdin().splitlines():
-        parts = line.split()
+    lines = [line.split() for line in _stdin().splitlines()]
+    stream = _stream()
+    refused = place_guard.push_refusal(stream, remote, lines) if stream is not None else None
+    if refused:
+        _say(refused)
+        return 1
+    for parts in lines:
         if len(parts) == 4 and parts[1] != ZERO:
             local, remote_oid = parts[1], parts[3]
             ranges.append([local, "--not", f"--remotes={remote}"] if remote_oid == ZERO else [f"{remote_oid}..{local}"])
@@ -289,7 +315,7 @@ def state_check() -> int:
 # -- the entry ------------------------------------------------------------------------------
 
 HOOKS = (
-    "commit-msg FILE, post-commit, pre-push REMOTE [URL], post-rewrite amend|rebase, state, "
+    "pre-commit, commit-msg FILE, post-commit, pre-push REMOTE [URL], post-rewrite amend|rebase, state, "
     "agent claude|codex session-start|pre-compact|stop|session-end"
 )
 
@@ -299,6 +325,8 @@ def hook_impl(hook: str, args: list[str]) -> int:
     ``git continuity hook-impl HOOK ARGS`` and ``git-continuity-hook HOOK ARGS`` call."""
     if hook == "commit-msg" and args:
         return commit_msg(args[0])
+    if hook == "pre-commit":
+        return pre_commit()
     if hook == "post-commit":
         return post_commit()
     if hook == "pre-push":

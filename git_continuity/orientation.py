@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from git_continuity import brief, budget, policy, render, session, store, tracking, verify
+from git_continuity import brief, budget, places, policy, render, session, store, tracking, verify
 from git_continuity import repo as git
 from git_continuity.budget import Item, Section
 from git_continuity.errors import UserError
@@ -89,8 +89,11 @@ def build(
     checks = {t.id: [a for a in assessed if a.claim.thread == t.id] for t in open_threads}
     stalled = _stalled(snap, open_threads, rules, moment)
     standing = brief.loose(assessed, threads)
+    # Where this checkout stands comes first: a session in a donor must not start working there.
+    lead, place = places.situation(repo, places.read(snap))
     header = [
         f"# git-continuity brief: stream {stream}",
+        *lead,
         f"State {snap.ref} at {snap.commit[:7]}, changed {ago(updated, moment)}. "
         f"Claims derived now, not read from storage: {_tally(assessed)}.",
         _session_line(started, moment),
@@ -182,6 +185,7 @@ def build(
         "fetch": None,
         "session": started.to_json(),
         "remotes": [render.standing_json(s) for s in standings],
+        "place": place,
         "warnings": warnings,
         "problems": problems,
         "counts": render.counts(assessed),
@@ -360,6 +364,7 @@ def _not_here(repo: Repo, stream: str, max_tokens: int | None) -> Oriented:
         "fetch": {"message": "\n".join(lines[1:]), "on_remote": on_remote, "commands": commands},
         "session": None,
         "remotes": [],
+        "place": None,
         "warnings": [],
         "problems": [],
         "counts": dict.fromkeys(STATES, 0),

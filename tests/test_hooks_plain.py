@@ -19,7 +19,7 @@ import conftest
 import pytest
 from conftest import CHECKOUT, Ran, commit, cont, git, state_refs
 
-HOOKS = ("commit-msg", "post-commit", "pre-push", "post-rewrite")
+HOOKS = ("pre-commit", "commit-msg", "post-commit", "pre-push", "post-rewrite")
 INSTALLED = "Commits that claim to close a thread are now checked; uninstall with: git continuity hooks uninstall\n"
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 Run = Callable[..., Ran]
@@ -222,6 +222,7 @@ def test_chains_to_an_earlier_hook_and_gives_it_back(gc: Cli, remote_and_clone: 
     removed = cont(work, "hooks", "uninstall")
     assert (removed.code, removed.out) == (
         0,
+        f"removed {folder / 'pre-commit'}\n"
         f"removed {folder / 'commit-msg'}; restored your earlier hook\n"
         f"removed {folder / 'post-commit'}\n"
         f"removed {folder / 'pre-push'}; restored your earlier hook\n"
@@ -565,15 +566,15 @@ def test_the_hook_entry_is_one_hidden_command(started: Path) -> None:
     """git's hooks run `git continuity hook-impl HOOK`, and git-continuity-hook is its alias:
     one error handler, one exit status; the command list does not show it."""
     hooks = (
-        "commit-msg FILE, post-commit, pre-push REMOTE [URL], post-rewrite amend|rebase, state, "
+        "pre-commit, commit-msg FILE, post-commit, pre-push REMOTE [URL], post-rewrite amend|rebase, state, "
         "agent claude|codex session-start|pre-compact|stop|session-end"
     )
-    for args in (["git", "continuity", "hook-impl", "pre-commit"], ["git-continuity-hook", "pre-commit"]):
+    for args in (["git", "continuity", "hook-impl", "pre-rebase"], ["git-continuity-hook", "pre-rebase"]):
         done = run(started, *args)
         assert (done.code, done.out, done.err) == (
             2,
             "",
-            f"git-continuity: error: no hook 'pre-commit'; the hooks are: {hooks}\n",
+            f"git-continuity: error: no hook 'pre-rebase'; the hooks are: {hooks}\n",
         )
     listed = run(started, "git-continuity", "--help")
     assert (listed.code, "<command>" in listed.out, "hook-impl" in listed.out) == (0, True, False)

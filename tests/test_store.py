@@ -311,6 +311,7 @@ def test_the_layout_on_the_ref_is_the_documented_one(repo: Path, inproc: Run) ->
     ok(inproc, repo, "thread", "add", "Ship the login fix", "--check", "clean:")
     ok(inproc, repo, "journal", "add", "one")
     ok(inproc, repo, "journal", "add", "two")
+    ok(inproc, repo, "place", "set", "main", "home", "--why", "the work happens on main")
     ok(inproc, repo, "verify")
     ok(inproc, repo, "verify")
     ok(inproc, repo, "handoff")
@@ -330,6 +331,7 @@ def test_the_layout_on_the_ref_is_the_documented_one(repo: Path, inproc: Run) ->
         ".continuity/handoffs/<day>/<time>-<id>.json": 1,
         ".continuity/conflicts/<id>.json": 0,  # only merges of two clones' state write them (test_merge)
         ".continuity/attempts/<thread>/<time>-<id>.json": 0,  # the thread's check verified (test_progress)
+        ".continuity/places/<id>.json": 1,
     }
     with_handles = {
         json.loads(git(repo, "show", f"refs/continuity/main:{f}"))["id"]

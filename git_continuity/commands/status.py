@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from git_continuity import policy, render, store, tracking, verify
+from git_continuity import places, policy, render, store, tracking, verify
 from git_continuity import repo as git
 from git_continuity.model import ago, now, stamp
 from git_continuity.repo import Repo
@@ -38,6 +38,7 @@ def status(repo: Repo, *, stream: str, as_json: bool) -> int:
     conflicts = store.read_conflicts(snap)
     standings = tracking.standings(repo, stream, snap.commit)
     problems = store.all_problems(snap)
+    lead, place = places.situation(repo, places.read(snap))
     snap.cache.save()
     if as_json:
         render.emit_json(
@@ -59,11 +60,14 @@ def status(repo: Repo, *, stream: str, as_json: bool) -> int:
                 "counts": render.counts(assessed),
                 "conflicts": [c.to_json() for c in conflicts],
                 "remotes": [render.standing_json(s) for s in standings],
+                "place": place,
                 "warnings": warnings,
                 "problems": problems,
             },
         )
     else:
+        for line in lead:  # where this checkout stands comes first (places.situation)
+            print(line, end="\n\n")
         print(
             render.status_text(
                 stream=stream,

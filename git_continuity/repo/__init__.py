@@ -85,7 +85,9 @@ from git_continuity.repo.worktree import (
     changed_tracked_paths,
     changes,
     stashes,
+    worktree_name,
     worktree_tree,
+    worktrees,
 )
 
 __all__ = [
@@ -149,7 +151,9 @@ __all__ = [
     "tree_size",
     "update_ref",
     "worktree_git_dir",
+    "worktree_name",
     "worktree_tree",
+    "worktrees",
     "write_blob",
     "write_commit",
     "write_commit_at",

@@ -126,3 +126,25 @@ def stashes(repo: Repo) -> list[tuple[Oid, str]]:
         return [(Oid(str(s.commit_id)), s.message or "") for s in repo.git.listall_stashes()]
     except pygit2.GitError:
         return []
+
+
+def worktrees(repo: Repo) -> dict[str, Path]:
+    """Every checkout of this clone by name: the linked worktrees by the name git gave each
+    (``.git/worktrees/<name>/``), and the main checkout by its folder's name."""
+    found: dict[str, Path] = {}
+    if repo.common_dir.name == ".git":
+        found[repo.common_dir.parent.name] = repo.common_dir.parent
+    for name in repo.git.list_worktrees():
+        try:
+            found[name] = Path(repo.git.lookup_worktree(name).path)
+        except pygit2.GitError:
+            continue
+    return found
+
+
+def worktree_name(repo: Repo) -> str | None:
+    """The name of the checkout this repository was opened in (None: a bare repository)."""
+    here = Path(repo.git.path).resolve()
+    if here.parent.name == "worktrees" and here.parent.parent == repo.common_dir:
+        return here.name
+    return repo.work_dir.resolve().name if repo.work_dir is not None else None

@@ -14,6 +14,7 @@ the same file and merge without conflicts; busy folders are sharded):
     .continuity/conflicts/<id>.json             one value a merge did not keep (merge.py)
     .continuity/attempts/<thread>/<time>-<id>.json  one dereference of a thread's checks that
                                                 ended not verified (attempts.py)
+    .continuity/places/<id>.json                one branch or worktree with a role (places.py)
 
 Writing never touches HEAD, the index, the work tree or a branch: trees are built with
 TreeBuilder and the ref moves by compare-and-swap, retried when another writer won. Each
@@ -42,6 +43,7 @@ from git_continuity.store.read import (
     read_objective_log,
     read_packet,
     read_packet_doc,
+    read_places,
     read_threads,
     thread_path,
 )
@@ -105,6 +107,7 @@ __all__ = [
     "read_objective_log",
     "read_packet",
     "read_packet_doc",
+    "read_places",
     "read_threads",
     "ref_name",
     "remember_active",

@@ -154,6 +154,11 @@ def read_conflicts(snap: Snapshot) -> list[ConflictRecord]:
     return sorted(found, key=lambda c: (max(c.kept_from.at, c.lost_from.at), c.id), reverse=True)
 
 
+def read_places(snap: Snapshot) -> dict[str, dict[str, Any]]:
+    """The places (branches and worktrees with a role) as stored, by id (places.py reads them)."""
+    return _by_id(snap, "places")
+
+
 def thread_path(thread_id: str) -> str:
     return f"{ROOT}/threads/{thread_id}.json"
 
@@ -301,7 +306,7 @@ def _walk(snap: Snapshot) -> list[str]:
         elif top.name == "format":
             if git.blob(snap.repo, top.oid).decode(errors="replace").strip() != FORMAT:
                 found.append(f"{ROOT}/format: written by a newer git-continuity (format is not {FORMAT}); upgrade")
-        elif top.name in ("claims", "threads", "objective", "conflicts"):
+        elif top.name in ("claims", "threads", "objective", "conflicts", "places"):
             for e in git.tree_entries(snap.repo, top.oid) or []:
                 _entry(snap, f"{ROOT}/{top.name}/{e.name}", e.oid, KINDS[top.name])
         elif top.name in ("journal", "evidence", "handoffs", "attempts"):

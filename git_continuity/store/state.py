@@ -30,6 +30,7 @@ KINDS = {
     "handoffs": "handoff",
     "conflicts": "conflict",
     "attempts": "attempt",
+    "places": "place",
 }
 
 

@@ -14,7 +14,7 @@ from git_continuity.attempts import Attempt
 from git_continuity.errors import UserError
 from git_continuity.model import Evidence, JournalEntry, ObjectiveChange, sortable_name, stamp, to_json
 from git_continuity.repo import Oid, Repo
-from git_continuity.store.read import all_problems, read_packet
+from git_continuity.store.read import all_problems, read_packet, read_places
 from git_continuity.store.state import KINDS, ROOT, Snapshot, ref_name, require_state, snapshot_at
 
 
@@ -99,8 +99,9 @@ def require_well_formed(snap: Snapshot, *, replacing: str | None = None) -> None
 
 
 def remember_active(snap: Snapshot) -> dict[str, Any]:
-    """Leave ``.git/continuity/active/<stream>.json`` (state commit, objective digest) for the
-    post-commit hook, which must not pay for pygit2 on every commit."""
+    """Leave ``.git/continuity/active/<stream>.json`` (state commit, objective digest, the
+    places' roles) for the post-commit hook and the place guard (place_guard.py), which must
+    not pay for pygit2 on every commit."""
     import hashlib
 
     packet = read_packet(snap)
@@ -109,6 +110,10 @@ def remember_active(snap: Snapshot) -> dict[str, Any]:
         "stream": snap.stream,
         "state": snap.commit,
         "objective": hashlib.sha256(text.encode()).hexdigest()[:16] if text else None,
+        "places": sorted(
+            ({"kind": p["kind"], "name": p["name"], "role": p["role"]} for p in read_places(snap).values()),
+            key=lambda p: (p["kind"], p["name"]),
+        ),
     }
     try:
         path = snap.repo.local_dir / "active" / f"{snap.stream}.json"

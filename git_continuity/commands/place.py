@@ -1,0 +1,116 @@
+"""place set|list|clear: which branches and worktrees are the home, donors, archives,
+preservation branches and cleanrooms (places.py)."""
+
+from __future__ import annotations
+
+from git_continuity import place_guard, places, render, session, store
+from git_continuity.errors import UserError
+from git_continuity.model import now, shown, stamp, to_json
+from git_continuity.repo import Repo
+
+
+def set_place(repo: Repo, *, stream: str, where: str, role: str, why: str) -> int:
+    """Give a branch or worktree a role (one home per stream)."""
+    why = why.strip()
+    if role not in places.ROLES:
+        raise UserError(f"unknown role {role!r}: choose one of {', '.join(places.ROLES)}")
+    if not why:
+        raise UserError("place set needs a non-empty --why: the next session reads it")
+    kind, name = places.resolve(repo, where)
+    place_id = places.place_id(kind, name)
+    moment = now()
+    who = session.who(repo)
+    made: list[places.Place] = []
+
+    def make(snap: store.Snapshot) -> store.Change:
+        current = places.read(snap)
+        other = [p for p in current if p.role == "home" and p.id != place_id]
+        if role == "home" and other:
+            raise UserError(
+                f"stream '{stream}' already has a home: {other[0].label} ({other[0].why}).\n"
+                f"Clear it first: git continuity place clear {other[0].name}"
+            )
+        place = places.Place(
+            id=place_id,
+            kind=kind,
+            name=name,
+            role=role,
+            why=why,
+            set_at=stamp(moment),
+            set_by=who.by,
+            host=who.host,
+            **who.stamp(),
+        )
+        made[:] = [place]
+        return store.Change(
+            f"place set {place_id}: {kind} {name} is {role}\n\n{why}", {places.path(place_id): store.entry_bytes(place)}
+        )
+
+    store.update(repo, stream, make)
+    place = made[0]
+    if kind == "worktree":
+        places.remember_path(repo, name, places.found_here(repo, place)[1])
+    print(f"{place.label} is now {role}: {place_guard.ADVICE[role]}")
+    print(f"  why  {why}")
+    return 0
+
+
+def clear_place(repo: Repo, *, stream: str, where: str) -> int:
+    """Take a branch's or worktree's role away (a deletion, which syncs as one)."""
+    first = store.snapshot(repo, stream)
+    store.require_state(first)
+    known = places.read(first)
+    wanted = where.strip()
+    matches = [p for p in known if p.name == wanted or (p.kind == "branch" and f"refs/heads/{p.name}" == wanted)]
+    if wanted.startswith("refs/heads/"):
+        matches = [p for p in matches if p.kind == "branch"]
+    if not matches:
+        listed = ", ".join(p.label for p in known) or "none"
+        raise UserError(f"no place {wanted!r} in stream '{stream}' (places: {listed})")
+    if len(matches) > 1:
+        matches = [p for p in matches if p.kind == "worktree"]  # a plain name is the worktree first, as in set
+    gone = matches[0]
+
+    def make(snap: store.Snapshot) -> store.Change:
+        return store.Change(f"place clear {gone.id}: {gone.label} was {gone.role}", {places.path(gone.id): None})
+
+    store.update(repo, stream, make)
+    if gone.kind == "worktree":
+        places.remember_path(repo, gone.name, None)
+    print(f"{gone.label} has no role any more (it was {gone.role})")
+    return 0
+
+
+def list_places(repo: Repo, *, stream: str, as_json: bool) -> int:
+    """Every place of the stream, whether it exists here, and which one this checkout is."""
+    snap = store.snapshot(repo, stream)
+    store.require_state(snap)
+    known = places.read(snap)
+    worktree, branch = places.here(repo)
+    rows = []
+    for place in known:
+        found, folder = places.found_here(repo, place)
+        at_place = place.name == (worktree if place.kind == "worktree" else branch)
+        row = {k: v for k, v in to_json(place).items() if k not in ("host", "session", "agent")}
+        rows.append({**row, "found": found, "path": str(folder) if folder and found else None, "here": at_place})
+    if as_json:
+        render.emit_json(
+            "place-list", {"stream": stream, "here": {"worktree": worktree, "branch": branch}, "places": rows}
+        )
+        return 0
+    if not rows:
+        print(
+            f"No places in stream '{stream}'. Name where work happens with:\n"
+            "  git continuity place set WHERE home --why TEXT"
+        )
+        return 0
+    for row in rows:
+        mark = "*" if row["here"] else " "
+        where = f"  {row['path']}" if row["path"] else ("" if row["found"] else "  (not found here)")
+        print(f"{mark} {row['role']:<12} {row['kind']} {row['name']}{where}")
+        print(f"    why  {row['why']}  (set {shown(str(row['set_at']))} by {row['set_by']})")
+    lead = places.lead(repo, known)
+    if lead:
+        print()
+        print("\n".join(lead))
+    return 0

@@ -1,0 +1,222 @@
+"""Where work happens, as the hooks see it: which place a checkout is, what its role allows,
+where the home is, and the guards that refuse a commit in a donor, archive or preservation
+place and a push that moves a preservation branch.
+
+Standard library only, like guards' hot path: the roles come from the small file every state
+write leaves (``.git/continuity/active/<stream>.json``, store.remember_active), the home's
+folder and branch from git's own files under the common git folder. A repository without
+places pays one ``git rev-parse`` and one small file read per commit, never pygit2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from git_continuity.constants import CONFIG_ALLOW_PLACE, ENV_ALLOW_PLACE, GUARDED_ROLES, PLACE_ROLES, STATE_PREFIX
+
+ROLES = PLACE_ROLES
+GUARDED = GUARDED_ROLES  # nothing is committed there
+# What each role means for the one who finds themselves there.
+ADVICE = {
+    "home": "work happens here",
+    "donor": "copy from it, commit nothing",
+    "archive": "read it for history, commit nothing",
+    "preservation": "it never moves, so commit nothing on it and push nothing over it",
+    "cleanroom": "reproduce from a clean tree here; change nothing by hand",
+}
+ZERO = "0" * 40
+
+Place = Mapping[str, Any]  # kind, name, role (as the active file and the state keep them)
+
+
+def label(place: Place) -> str:
+    return f"{place['kind']} {place['name']}"
+
+
+def find_home(places: Iterable[Place]) -> Place | None:
+    homes = sorted((p for p in places if p["role"] == "home"), key=lambda p: (p["kind"], p["name"]))
+    return homes[0] if homes else None
+
+
+def _git_dir_of(common: Path, worktree: str) -> Path:
+    linked = common / "worktrees" / worktree
+    return linked if linked.is_dir() else common
+
+
+def head_branch(git_dir: Path) -> str | None:
+    """The branch a checkout's HEAD names (None: detached, or not readable)."""
+    try:
+        head = (git_dir / "HEAD").read_text().strip()
+    except OSError:
+        return None
+    return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else None
+
+
+def worktree_path(common: Path, name: str, paths: Mapping[str, str] | None = None) -> Path | None:
+    """A worktree's folder on this machine: git's own record, else the local map
+    (``.git/continuity/places.json``), else None."""
+    linked = common / "worktrees" / name / "gitdir"
+    try:
+        return Path(linked.read_text().strip()).parent
+    except OSError:
+        pass
+    if common.name == ".git" and common.parent.name == name:
+        return common.parent
+    known = (paths if paths is not None else local_paths(common)).get(name)
+    return Path(known) if known else None
+
+
+def local_paths(common: Path) -> dict[str, str]:
+    try:
+        data = json.loads((common / "continuity" / "places.json").read_text())
+        worktrees = data.get("worktrees", {}) if isinstance(data, dict) else {}
+        return {str(k): str(v) for k, v in worktrees.items()} if isinstance(worktrees, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def where_home(common: Path, places: Sequence[Place]) -> str:
+    """The sentence saying where work happens: the home, and for a worktree its branch (unless
+    that branch has a role of its own) and its folder here."""
+    home = find_home(places)
+    if home is None:
+        return "No home is set: git continuity place set WHERE home --why TEXT names it."
+    if home["kind"] == "branch":
+        return f"Work happens in the home: branch {home['name']}."
+    path = worktree_path(common, home["name"])
+    branch = head_branch(_git_dir_of(common, home["name"])) if path is not None else None
+    other = {p["name"] for p in places if p["kind"] == "branch" and p["role"] != "home"}
+    text = f"Work happens in the home: worktree {home['name']}"
+    text += f" (branch {branch})" if branch and branch not in other else ""
+    return text + (f", in {path}." if path is not None else ", not found on this machine.")
+
+
+def standing(places: Sequence[Place], worktree: str | None, branch: str | None) -> Place | None:
+    """The place this checkout stands in that is not the home (its worktree first, then its
+    branch); None when it stands in none but the home."""
+    for kind, name in (("worktree", worktree), ("branch", branch)):
+        for place in places:
+            if name is not None and place["kind"] == kind and place["name"] == name and place["role"] != "home":
+                return place
+    return None
+
+
+def in_home(home: Place | None, worktree: str | None, branch: str | None) -> bool:
+    if home is None:
+        return False
+    return bool(home["name"] == (worktree if home["kind"] == "worktree" else branch))
+
+
+def lead(common: Path, places: Sequence[Place], worktree: str | None, branch: str | None) -> list[str]:
+    """What orientation says first: the place this checkout is and where the home is, when
+    this is not the home; nothing when there are no places, or this is the home."""
+    if not places:
+        return []
+    home = find_home(places)
+    place = standing(places, worktree, branch)
+    if place is None:
+        if in_home(home, worktree, branch):
+            return []
+        where = f"worktree {worktree}" if worktree else "this checkout"
+        where += f" (branch {branch})" if branch else ""
+        return [f"You are in {where}, which is not the home. {where_home(common, places)}"]
+    role = place["role"]
+    where = f"{_article(role)} {role} {place['kind']} ({place['name']})"
+    return [f"You are in {where}: {ADVICE[role]}. {where_home(common, places)}"]
+
+
+def _article(role: str) -> str:
+    return "an" if role[0] in "aeiou" else "a"
+
+
+# -- the hooks ------------------------------------------------------------------------------
+
+
+def _git(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], capture_output=True, text=True)
+
+
+def allowed() -> bool:
+    """The documented override: GIT_CONTINUITY_ALLOW_PLACE=1, or continuity.allowPlace=true
+    (``git -c continuity.allowPlace=true commit``)."""
+    if os.environ.get(ENV_ALLOW_PLACE, "") not in ("", "0"):
+        return True
+    return _git("config", "--type=bool", "--get", CONFIG_ALLOW_PLACE).stdout.strip() == "true"
+
+
+OVERRIDE = (
+    f"To {{what}} on purpose: {ENV_ALLOW_PLACE}=1 git {{verb}} ... (or git -c {CONFIG_ALLOW_PLACE}=true {{verb}} ...)."
+)
+
+
+def active_places(stream: str) -> tuple[Path, Path, list[dict[str, Any]]] | None:
+    """(this checkout's git folder, the common one, the stream's places), or None when the
+    stream has no state here. The places come from the active file; when it is missing or
+    older than the state ref (moved by a pull), through the repository once."""
+    found = _git("rev-parse", "--git-dir", "--git-common-dir", "-q", "--verify", f"{STATE_PREFIX}{stream}^{{commit}}")
+    lines = found.stdout.split("\n")
+    if found.returncode != 0 or len(lines) < 3:
+        return None
+    git_dir, common, state = Path(lines[0]).resolve(), Path(lines[1]).resolve(), lines[2]
+    try:
+        data = json.loads((common / "continuity" / "active" / f"{stream}.json").read_text())
+        if data.get("state") == state and isinstance(data.get("places"), list):
+            return git_dir, common, data["places"]
+    except (OSError, ValueError, AttributeError):
+        pass
+    from git_continuity import repo as git
+    from git_continuity import store
+
+    return git_dir, common, store.remember_active(store.snapshot(git.open_repo(), stream))["places"]
+
+
+def checkout_name(git_dir: Path, common: Path) -> str:
+    """The name of the checkout a hook runs in: a linked worktree's, or the main checkout's
+    folder name (hooks run at the top of the work tree)."""
+    if git_dir.parent.name == "worktrees" and git_dir.parent.parent == common:
+        return git_dir.name
+    return common.parent.name if common.name == ".git" else Path.cwd().name
+
+
+def commit_refusal(stream: str) -> str | None:
+    """Why a commit here is refused (None: it is not)."""
+    found = active_places(stream)
+    if found is None or not found[2]:
+        return None
+    git_dir, common, places = found
+    place = standing(places, checkout_name(git_dir, common), head_branch(git_dir))
+    if place is None or place["role"] not in GUARDED or allowed():
+        return None
+    return (
+        f"git-continuity: this is {_article(place['role'])} {place['role']} {place['kind']} ({place['name']}): "
+        f"{ADVICE[place['role']]}. {where_home(common, places)}\n" + OVERRIDE.format(what="commit here", verb="commit")
+    )
+
+
+def push_refusal(stream: str, remote: str, updates: Sequence[Sequence[str]]) -> str | None:
+    """Why a push is refused: it moves (or deletes) a preservation branch the remote has.
+    ``updates`` are git's pre-push lines: local ref, local id, remote ref, remote id."""
+    moved = [
+        parts[2].removeprefix("refs/heads/")
+        for parts in updates
+        if len(parts) == 4 and parts[2].startswith("refs/heads/") and parts[3] != ZERO and parts[1] != parts[3]
+    ]
+    if not moved:
+        return None
+    found = active_places(stream)
+    if found is None:
+        return None
+    _, common, places = found
+    kept = {p["name"] for p in places if p["kind"] == "branch" and p["role"] == "preservation"}
+    hit = [name for name in moved if name in kept]
+    if not hit or allowed():
+        return None
+    return (
+        f"git-continuity: this push moves {', '.join(hit)} on {remote}, a preservation branch: "
+        f"{ADVICE['preservation']}. {where_home(common, places)}\n" + OVERRIDE.format(what="move it", verb="push")
+    )
