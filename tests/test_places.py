@@ -116,6 +116,19 @@ def test_the_scenario_on_real_worktrees(scenario: Path, inproc: Run) -> None:
         "home": {"kind": "worktree", "name": "cli"},
         "lead": DONOR.format(root=root),
     }
+    # So does a coding agent's SessionStart hook (the context it gives the model).
+    started = subprocess.run(
+        ["git-continuity-hook", "agent", "claude", "session-start"],
+        cwd=old,
+        input=json.dumps({"cwd": str(old), "session_id": "abc", "hook_event_name": "SessionStart"}),
+        capture_output=True,
+        text=True,
+    )
+    context = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert (started.returncode, context.splitlines()[:2]) == (
+        0,
+        ["# git-continuity brief: stream main", DONOR.format(root=root)],
+    )
     # In the home, nothing leads; its role is in --json.
     assert cont(cli, "orient").out.splitlines()[1].startswith("State refs/continuity/main at ")
     assert json.loads(cont(cli, "status", "--json").out)["place"] == {
