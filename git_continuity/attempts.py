@@ -163,10 +163,18 @@ def duration_text(span: timedelta) -> str:
     return f"{seconds}s"
 
 
+DURATION = re.compile(r"^(\d+)(s|m|h|d)$")  # as policy.duration reads them (this floor is below it)
+
+
+def duration(text: str) -> timedelta:
+    match = DURATION.match(text.strip())
+    if not match:
+        raise ValueError(text)
+    return timedelta(seconds=int(match.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[match.group(2)])
+
+
 def parse_budget(text: str, where: str = "--budget") -> Budget:
     """``attempts=N,sessions=N,time=8h`` (any of them); bad input names the part."""
-    from git_continuity.policy import duration
-
     found: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = part.partition("=")
@@ -197,8 +205,6 @@ def parse_budget(text: str, where: str = "--budget") -> Budget:
 def budget_from_json(data: dict[str, Any] | None) -> Budget:
     if not data:
         return Budget()
-    from git_continuity.policy import duration
-
     time = data.get("time")
     return Budget(data.get("attempts"), data.get("sessions"), duration(str(time)) if time else None)
 
