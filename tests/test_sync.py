@@ -383,3 +383,27 @@ def test_conflicts_are_listed_and_dismissed_once_looked_at(
     assert inproc(mate, "conflict", "dismiss", record["id"]).out == f"Dismissed {record['id']}.\n"
     assert inproc(mate, "conflict", "list").out == "No conflicts.\n"
     assert "Conflicts" not in inproc(mate, "status").out
+
+
+@pytest.mark.parametrize("command", ["push", "sync"])
+def test_a_malformed_local_state_never_leaves_the_machine(
+    remote_and_clone: tuple[Path, Path], inproc, command: str
+) -> None:  # type: ignore[no-untyped-def]
+    bare, work = remote_and_clone
+    assert inproc(work, "init").code == 0
+    assert inproc(work, "push").code == 0
+    published = git(bare, "rev-parse", "refs/continuity/main")
+    bad = write_bad_claim(work)
+    refused = inproc(work, command)
+    assert (refused.code, refused.out) == (2, "")
+    assert refused.err == (
+        "git-continuity: error: the local state is malformed; nothing was sent to origin:\n"
+        f"  main ({bad[:7]}): .continuity/claims/c-aaaaaa.json line 4: added_at: "
+        "'yesterday' is not in the expected form\n"
+        f"  main ({bad[:7]}): .continuity/claims/c-aaaaaa.json line 3: text: '' should be non-empty\n"
+        "Put the stream back on its last good change (git continuity log lists them):"
+        " git update-ref refs/continuity/<stream> <commit>; a bad packet is repaired with git continuity edit."
+        " Then push again.\n"
+    )
+    assert git(bare, "rev-parse", "refs/continuity/main") == published
+    assert git(work, "rev-parse", "refs/continuity/main") == bad

@@ -200,6 +200,26 @@ def _local_streams(repo: Repo) -> dict[str, Oid]:
     return found
 
 
+def require_sendable(repo: Repo, remote: str) -> None:
+    """Refuse, naming every bad file of every stream, when the local state is malformed:
+    nothing malformed leaves the machine (a teammate's pull would refuse it, and only a
+    force push could take it back)."""
+    found = []
+    for stream, commit in sorted(_local_streams(repo).items()):
+        if not git.has_commit(repo, commit):
+            found.append(f"{stream} ({commit[:7]}): {constants.STATE_PREFIX}{stream} is not a commit")
+            continue
+        found += [f"{stream} ({commit[:7]}): {p}" for p in store.all_problems(store.snapshot(repo, stream))]
+    if found:
+        raise UserError(
+            f"the local state is malformed; nothing was sent to {remote}:\n  "
+            + "\n  ".join(found)
+            + "\nPut the stream back on its last good change (git continuity log lists them):"
+            " git update-ref refs/continuity/<stream> <commit>; a bad packet is repaired with git continuity edit."
+            " Then push again."
+        )
+
+
 def publish(repo: Repo, remote: str, known: Fetched) -> list[str]:
     """Push every stream and the notes that the remote lacks; when it moved meanwhile,
     fetch, merge and try again. ``known`` is what the remote had, as far as we know."""
@@ -274,6 +294,7 @@ def push(repo: Repo, *, remote: str | None) -> int:
         raise UserError(
             f"no continuity state here to push.\nStart with git continuity init (or git continuity pull {name})."
         )
+    require_sendable(repo, name)
     lines = publish(repo, name, _known(repo, name))
     print(f"To {name}:\n" + "\n".join(lines))
     return 0
@@ -281,6 +302,7 @@ def push(repo: Repo, *, remote: str | None) -> int:
 
 def sync(repo: Repo, *, remote: str | None) -> int:
     name = tracking.pick_remote(repo, remote)
+    require_sendable(repo, name)
     fetched, lines = pull_from(repo, name)
     if not fetched.streams and fetched.notes is None:
         print(f"{name} has no continuity state yet.")
