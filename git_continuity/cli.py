@@ -214,6 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"git-continuity: error: {_explained(error)}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
+        with contextlib.suppress(OSError, display.OutputError):
+            print("git-continuity: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # `git continuity log | head`: the reader left; not an error worth a traceback.

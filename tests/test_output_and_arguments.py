@@ -50,3 +50,35 @@ def test_the_timeout_range_and_its_message_agree(started: Path, given: str) -> N
         2,
         f"git-continuity: error: --timeout {given} is out of range: give more than 0 seconds and at most 600\n",
     )
+
+
+def test_ctrl_c_during_verify_ends_the_command_check_and_says_so(started: Path) -> None:
+    import os
+    import signal
+    import time
+
+    command = "echo $$ > pid; exec sleep 30"
+    assert gc(started, "trust", "allow", command).returncode == 0
+    assert gc(started, "claim", "add", "slow", "--check", f"cmd:{command}").returncode == 0
+    (started / "pid").unlink(missing_ok=True)
+    child = subprocess.Popen([str(BIN / "git-continuity"), "verify"], cwd=started, stderr=subprocess.PIPE)
+    for _ in range(200):  # until the check runs
+        if (started / "pid").exists() and (started / "pid").read_text().strip():
+            break
+        time.sleep(0.05)
+    pid = int((started / "pid").read_text())
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=20)
+    assert (child.returncode, err.decode()) == (
+        130,
+        "git-continuity: interrupted\n",
+    )
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError("the command check was left running")

@@ -96,6 +96,12 @@ def run(ctx: VerifyContext, command: str) -> Observation:
         out, _ = proc.communicate()
         shown = tail(redact(out.decode(errors="replace")))
         return SEEN.unknown(f"timed out after {limit:g}s {where}" + (f"; output:\n{shown}" if shown else ""), on)
+    except BaseException:
+        # Ctrl-C, or any other way out: in a session of its own the command gets no signal from
+        # the terminal, so end it and all it started before going.
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
     took = time.monotonic() - start
     shown = tail(redact(out.decode(errors="replace")))
     said = f"exit {proc.returncode} in {took:.1f}s {where}" + (f"; output:\n{shown}" if shown else "")
