@@ -91,6 +91,22 @@ class AfterDashes(argparse.Action):
         setattr(namespace, self.dest, argv[1:] if argv[:1] == ["--"] else argv)
 
 
+class Once(argparse.Action):
+    """An option that may be given once: a second value is refused rather than silently
+    taking the first one's place (`claim add --check A --check B` kept only B)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(f"{option_string} may be given once here; see -h")
+        setattr(namespace, self.dest, values)
+
+
 class Latest(argparse.Action):
     """`journal -n N`, unless --all was given (--all wins wherever it stands; only it sets
     the count to None, since -n defaults to 20)."""

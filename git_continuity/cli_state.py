@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from git_continuity.cli_spec import HANDLES, JSON, ONLINE, Command, Latest, Offered, opt
+from git_continuity.cli_spec import HANDLES, JSON, ONLINE, Command, Latest, Offered, Once, opt
 
 BUDGET = opt(
     "--budget",
@@ -119,7 +119,13 @@ STATE: tuple[Command, ...] = (
                 "git_continuity.commands.claim:add",
                 (
                     opt("text", help="the statement, as the next session should read it"),
-                    opt("--check", metavar="HANDLE", help="how to re-derive it, e.g. pushed:HEAD@origin/main"),
+                    opt(
+                        "--check",
+                        action=Once,
+                        metavar="HANDLE",
+                        help="how to re-derive it, e.g. pushed:HEAD@origin/main; one per claim"
+                        " (a thread takes several: thread add TITLE --check A --check B)",
+                    ),
                     opt("--thread", metavar="ID", help="make it one of this thread's acceptance checks"),
                 ),
                 epilog=HANDLES,

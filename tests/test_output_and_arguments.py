@@ -82,3 +82,13 @@ def test_ctrl_c_during_verify_ends_the_command_check_and_says_so(started: Path) 
     else:
         os.kill(pid, signal.SIGKILL)
         raise AssertionError("the command check was left running")
+
+
+def test_a_claim_given_two_checks_is_refused_not_cut_to_one(started: Path) -> None:
+    state = git(started, "rev-parse", "refs/continuity/main")
+    done = gc(started, "claim", "add", "two", "--check", "commit:HEAD", "--check", "tag:v1")
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr.decode().splitlines()[-1] == (
+        "git continuity claim add: error: --check may be given once here; see -h"
+    )
+    assert git(started, "rev-parse", "refs/continuity/main") == state
