@@ -49,6 +49,10 @@ class Verdict:
         return out
 
 
+# A closing keyword right after one of these words claims nothing.
+NEGATED = re.compile(r"\b(?:not|never|doesn't|don't|won't|didn't|cannot|can't)\s+$", re.IGNORECASE)
+
+
 def closing_ids(message: str, keywords: Iterable[str]) -> list[str]:
     """Thread ids a commit message claims to close: a keyword, then the id ("closes t-k7m2qx")."""
     words = "|".join(re.escape(k) for k in keywords)
@@ -56,6 +60,8 @@ def closing_ids(message: str, keywords: Iterable[str]) -> list[str]:
     pattern = re.compile(rf"\b(?:{words})\b[:\s]+((?:t-{ID_CHARS}{{6}}[,\s]*(?:and\s+)?)+)", re.IGNORECASE)
     found: list[str] = []
     for match in pattern.finditer(text):
+        if NEGATED.search(text[max(0, match.start() - 16) : match.start()]):
+            continue  # "does not close t-…", "never fixes t-…": a sentence about the thread, no claim
         found += [i for i in map(str.lower, THREAD_ID.findall(match.group(1))) if i not in found]
     return found
 

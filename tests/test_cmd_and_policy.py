@@ -420,3 +420,19 @@ def test_orient_never_runs_a_command_even_an_approved_one(gc: Cli, started: Path
     gc.ok(started, "orient")
     assert not (started / "ran-at-orient").exists()
     assert gc.claims(started)["the suite passes"]["state"] == "unchecked"
+
+
+@pytest.mark.parametrize(
+    ("message", "closed"),
+    [
+        ("Release; closes t-k7m2qx", ["t-k7m2qx"]),
+        ("this does not close t-k7m2qx yet", []),
+        ("Never fixes t-k7m2qx, only tidies", []),
+        ("doesn't resolve t-k7m2qx; closes t-p3g9j6", ["t-p3g9j6"]),
+        ("Not yet: closes t-k7m2qx", ["t-k7m2qx"]),
+    ],
+)
+def test_a_negated_keyword_closes_nothing(message: str, closed: list[str]) -> None:
+    from git_continuity import closure
+
+    assert closure.closing_ids(message, ("close", "closes", "fixes", "resolve")) == closed
