@@ -163,6 +163,17 @@ AROUND: tuple[Command, ...] = (
         ),
     ),
     Command(
+        "mcp",
+        "serve the commands as MCP tools on stdin and stdout, for agents that speak MCP",
+        "  git continuity mcp                 # the repository the client's roots lie in\n"
+        "  git continuity mcp --repo ~/src/app",
+        "git_continuity.commands.mcp:serve",
+        (opt("--repo", metavar="PATH", help="the repository (default: the one the client's MCP roots lie in)"),),
+        repo=False,
+        epilog="Needs the optional extra: pip install 'git-continuity[mcp]'. Register it with\n"
+        "git continuity agent install claude|codex --mcp.",
+    ),
+    Command(
         "pull",
         "fetch every stream's state and the commit notes from a remote and merge them in",
         "  git continuity pull\n  git continuity pull upstream",
@@ -234,6 +245,6 @@ AROUND: tuple[Command, ...] = (
 # The order the help lists them in (one string reads better here than 29).
 ORDER = (  # noqa: SIM905
     "init status objective next blocker claim thread check verify progress ci journal show hooks trust orient handoff"
-    " place agent log edit pull push sync conflict plugins demo help hook-impl"
+    " place agent mcp log edit pull push sync conflict plugins demo help hook-impl"
 ).split()
 COMMANDS: tuple[Command, ...] = tuple(sorted((*STATE, *PLACES, *AROUND), key=lambda c: ORDER.index(c.name)))

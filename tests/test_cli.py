@@ -100,6 +100,7 @@ def test_the_leaves_are_the_tables_commands() -> None:
         "place clear",
         "agent install",
         "agent uninstall",
+        "mcp",
         "log",
         "edit",
         "pull",
@@ -156,7 +157,7 @@ def test_the_help_lists_every_command_with_its_summary_and_hides_hook_impl(
     out = capsys.readouterr().out
     listing = out.split("  <command>\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert listing == [f"    {c.name:<14} {c.summary}" for c in COMMANDS if c.name != "hook-impl"]
-    assert len(listing) == 28 and "hook-impl" not in out
+    assert len(listing) == 29 and "hook-impl" not in out
 
 
 def test_an_unknown_command_names_every_command_but_the_hidden_one(capsys: pytest.CaptureFixture[str]) -> None:
@@ -166,8 +167,8 @@ def test_an_unknown_command_names_every_command_but_the_hidden_one(capsys: pytes
     assert capsys.readouterr().err.splitlines()[-1] == (
         "git continuity: error: argument <command>: invalid choice: 'bogus' (choose from 'init', 'status', "
         "'objective', 'next', 'blocker', 'claim', 'thread', 'check', 'verify', 'progress', 'ci', 'journal', 'show', "
-        "'hooks', 'trust', 'orient', 'handoff', 'place', 'agent', 'log', 'edit', 'pull', 'push', 'sync', 'conflict', "
-        "'plugins', 'demo', 'help')"
+        "'hooks', 'trust', 'orient', 'handoff', 'place', 'agent', 'mcp', 'log', 'edit', 'pull', 'push', 'sync', "
+        "'conflict', 'plugins', 'demo', 'help')"
     )
 
 

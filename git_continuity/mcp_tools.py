@@ -1,0 +1,288 @@
+"""The MCP server's tools: each one a row naming the command it runs, as the command line
+does (cli_table), so a tool call goes through the same function, the same defaults and the
+same refusals as `git continuity <words>`. No MCP type is imported here; commands/mcp.py
+speaks the protocol.
+
+A tool whose command has --json answers with that command's JSON document (valid against
+schema/<name>.schema.json) and a short text; one whose command only writes answers with the
+lines the command printed. The descriptions are what a model pays for on every turn: one
+line each, saying when to reach for the tool (benchmarks/mcp_tools_size.py counts them)."""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from git_continuity.cli_spec import Command
+from git_continuity.errors import UserError
+from git_continuity.repo import Repo
+
+STATUSES = ["open", "watching", "blocked", "waiting", "done"]
+_TEXT = {"type": "string"}
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool: the command words it runs, its description, its arguments (JSON Schema
+    properties, each renamed to the function's keyword by ``keywords``), the keywords it
+    always passes, and the schema its JSON document follows (None: the command prints)."""
+
+    name: str
+    words: tuple[str, ...]
+    description: str
+    properties: dict[str, Any] = field(default_factory=dict)
+    required: tuple[str, ...] = ()
+    keywords: dict[str, str] = field(default_factory=dict)
+    fixed: dict[str, Any] = field(default_factory=dict)
+    schema: str | None = None
+
+    def input_schema(self) -> dict[str, Any]:
+        shape: dict[str, Any] = {"type": "object", "properties": self.properties, "additionalProperties": False}
+        if self.required:
+            shape["required"] = list(self.required)
+        return shape
+
+
+TOOLS: tuple[Tool, ...] = (
+    Tool(
+        "orient",
+        ("orient",),
+        "Call first in a session: what is true now (contradicted claims first), objective, next action, open work.",
+        {"max_tokens": {"type": "integer", "minimum": 1}},
+        fixed={"online": False},
+        schema="orient",
+    ),
+    Tool("status", ("status",), "The whole state now, every claim re-derived from its handle.", schema="status"),
+    Tool(
+        "claim_add",
+        ("claim", "add"),
+        "Record a fact with a handle that re-checks it, e.g. pushed:HEAD@origin/main, file:PATH, cmd:COMMAND.",
+        {"text": _TEXT, "check": _TEXT, "thread": {"type": "string", "description": "make it this thread's check"}},
+        ("text",),
+    ),
+    Tool(
+        "claim_retract",
+        ("claim", "retract"),
+        "Withdraw a claim that no longer matters; the journal keeps it and why.",
+        {"id": _TEXT, "why": _TEXT},
+        ("id", "why"),
+        {"id": "claim_id"},
+    ),
+    Tool(
+        "verify",
+        ("verify",),
+        "Re-check claims now (all by default) and record the evidence.",
+        {"ids": {"type": "array", "items": _TEXT}, "online": {"type": "boolean"}},
+        fixed={"timeout": None},
+        schema="verify",
+    ),
+    Tool(
+        "thread_add",
+        ("thread", "add"),
+        "Open a piece of work; each check is a handle that must verify before it can close.",
+        {"title": _TEXT, "checks": {"type": "array", "items": _TEXT}},
+        ("title",),
+    ),
+    Tool(
+        "thread_set",
+        ("thread", "set"),
+        "Park or reopen a thread; only thread_close makes it done.",
+        {"id": _TEXT, "status": {"enum": STATUSES[:-1]}},
+        ("id", "status"),
+        {"id": "thread_id"},
+    ),
+    Tool(
+        "thread_close",
+        ("thread", "close"),
+        "Close a thread if every check verifies now, else say which do not.",
+        {"id": _TEXT},
+        ("id",),
+        {"id": "thread_id"},
+        {"online": False},
+    ),
+    Tool(
+        "thread_list",
+        ("thread", "list"),
+        "Threads with their status and checks verified now.",
+        {"status": {"type": "array", "items": {"enum": STATUSES}}},
+        keywords={"status": "statuses"},
+        schema="thread-list",
+    ),
+    Tool(
+        "journal_add",
+        ("journal", "add"),
+        "Note what was done, learned or tried (failed approaches too), for the next session.",
+        {"text": _TEXT},
+        ("text",),
+    ),
+    Tool(
+        "next",
+        ("next",),
+        "Set the first thing the next session should do; without text, read it.",
+        {"text": _TEXT},
+        schema="next",
+    ),
+    Tool("blocker_add", ("blocker", "add"), "Record what stops progress.", {"text": _TEXT}, ("text",)),
+    Tool(
+        "blocker_done",
+        ("blocker", "done"),
+        "Mark a blocker gone.",
+        {"id": _TEXT},
+        ("id",),
+        {"id": "blocker_id"},
+    ),
+    Tool(
+        "handoff",
+        ("handoff",),
+        "End the session: record what it did and what is open for the next one.",
+        {"note": _TEXT},
+        schema="handoff-output",
+    ),
+    Tool(
+        "check",
+        ("check",),
+        "Before saying done: every open thread must verify now; closes those that do.",
+        fixed={"closing": True, "online": False},
+        schema="check",
+    ),
+)
+BY_NAME = {tool.name: tool for tool in TOOLS}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a tool call gives back: a short text, the command's JSON document (None when the
+    command only prints) and the command's exit code."""
+
+    text: str
+    document: dict[str, Any] | None
+    code: int
+
+
+class _Streams(io.TextIOBase):
+    """sys.stdout while the server runs: what a command prints in a tool call's thread goes
+    to that call's buffer; anything else to the stream it replaced. Calls run concurrently,
+    each in a thread of its own, so contextlib.redirect_stdout (one global) would mix them."""
+
+    def __init__(self, fallback: TextIO) -> None:
+        self.fallback = fallback
+        self.local = threading.local()
+
+    def write(self, text: str) -> int:
+        buffer: io.StringIO | None = getattr(self.local, "buffer", None)
+        return (buffer or self.fallback).write(text)
+
+    def flush(self) -> None:
+        if getattr(self.local, "buffer", None) is None:
+            self.fallback.flush()
+
+
+_lock = threading.Lock()
+
+
+def _captured(run: Callable[[], int]) -> tuple[int, str]:
+    with _lock:
+        streams = sys.stdout if isinstance(sys.stdout, _Streams) else None
+        if streams is None:
+            streams = sys.stdout = _Streams(sys.stdout)
+    streams.local.buffer = io.StringIO()
+    try:
+        code = run()
+        return code, streams.local.buffer.getvalue()
+    finally:
+        streams.local.buffer = None
+
+
+def _command(words: tuple[str, ...]) -> Command:
+    from git_continuity.cli_table import COMMANDS
+
+    found: Command | None = None
+    commands = COMMANDS
+    for word in words:
+        found = next(c for c in commands if c.name == word)
+        commands = found.subcommands
+    assert found is not None and found.target is not None
+    return found
+
+
+def _defaults(command: Command) -> dict[str, Any]:
+    """The command's keywords as the command line gives them when no option is typed: its
+    parser's own defaults, so a tool and the CLI cannot drift apart."""
+    from git_continuity import cli
+
+    parser = cli._parser(command, "git continuity")
+    _, dests = parser.get_default(cli.LEAF)
+    return {dest: parser.get_default(dest) for dest in dests}
+
+
+def call(repo: Repo, stream: str, tool: Tool, arguments: dict[str, Any]) -> Answer:
+    """Run the tool's command on ``repo`` with ``arguments`` (already checked against the
+    tool's input schema). A refusal raises UserError, as on the command line."""
+    if tool.name == "orient":
+        from git_continuity import orientation
+
+        built = orientation.build(repo, stream=stream, max_tokens=arguments.get("max_tokens"), online=False)
+        return Answer(built.text, built.document, built.code)
+    if tool.name == "handoff":
+        from git_continuity import handoffs
+
+        made = handoffs.make(repo, stream=stream, note=arguments.get("note"))
+        return Answer(made.text, made.document, 0)
+    command = _command(tool.words)
+    options = _defaults(command)
+    options.update(tool.fixed)
+    if tool.schema is not None:
+        options["as_json"] = True
+    options.update({tool.keywords.get(key, key): value for key, value in arguments.items()})
+    if command.stream:
+        options["stream"] = stream
+    module, _, name = (command.target or "").partition(":")
+    function = getattr(importlib.import_module(module), name)
+    code, printed = _captured(lambda: int(function(repo, **options)))
+    if tool.schema is None:
+        return Answer(printed.strip(), None, code)
+    document: dict[str, Any] = json.loads(printed)
+    return Answer(summary(tool, document, code), document, code)
+
+
+def summary(tool: Tool, document: dict[str, Any], code: int) -> str:
+    """The short text beside a JSON document: the line a model needs to decide what next."""
+    if tool.name == "status":
+        counts = ", ".join(f"{n} {state}" for state, n in document["counts"].items() if n) or "no claims"
+        objective = (document.get("objective") or {}).get("text") or "none"
+        open_threads = sum(1 for t in document["threads"] if t["status"] != "done")
+        said = f"stream {document['stream']}: objective {objective}; claims: {counts}; {open_threads} open threads"
+        said += f"; {len(document['blockers'])} blockers; next: {document['next_action'] or 'none'}"
+    elif tool.name == "check":
+        said = document.get("message") or ("ok" if document["ok"] else "not ok")
+        failing = [f"{t['id']}: {t['reason']}" for t in document["threads"] if not t["ok"]]
+        said = "\n".join([said, *failing])
+    elif tool.name == "verify":
+        said = "; ".join(f"{c['id']} {c['state']}: {c.get('observed') or ''}".strip() for c in document["claims"])
+        said = said or "no claims"
+    elif tool.name == "thread_list":
+        said = "\n".join(f"{t['id']} {t['status']}: {t['title']}" for t in document["threads"]) or "no threads"
+    elif tool.name == "next":
+        said = f"next: {document['next_action'] or 'none'}"
+    else:
+        said = json.dumps(document, ensure_ascii=False)
+    problems = document.get("problems") or []
+    if problems:
+        said += "\nproblems:\n" + "\n".join(f"  {p}" for p in problems)
+    return said + (f"\n(exit {code})" if code else "")
+
+
+def check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
+    """Refuse arguments that do not match the tool's input schema, naming the argument."""
+    from jsonschema import Draft202012Validator
+
+    errors = sorted(Draft202012Validator(tool.input_schema()).iter_errors(arguments), key=lambda e: list(e.path))
+    if errors:
+        lines = [f"{'.'.join(str(p) for p in e.path) or 'arguments'}: {e.message}" for e in errors]
+        raise UserError(f"{tool.name}: bad arguments:\n  " + "\n  ".join(lines))
