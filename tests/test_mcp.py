@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import warnings
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -274,3 +276,15 @@ def test_the_repository_comes_from_the_roots_or_repo_never_from_where_the_server
     assert refused(call(other, "status", {}, "--repo", str(plain))) == (
         f"not a git repository: {plain}\nRun git continuity inside a repository (or create one with git init)."
     )
+
+
+def test_the_tool_list_fits_its_budget_as_the_benchmark_measures_it() -> None:
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).parents[1] / "benchmarks" / "mcp_tools_size.py")],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("tools/list: 15 tools, ")
+    assert int(first.split(", ")[1].removesuffix(" bytes")) <= 4 * 1500
