@@ -218,7 +218,9 @@ def _defaults(command: Command) -> dict[str, Any]:
 
     parser = cli._parser(command, "git continuity")
     _, dests = parser.get_default(cli.LEAF)
-    return {dest: parser.get_default(dest) for dest in dests}
+    # A positional of nargs="*" left out parses as [], not as its default (argparse's rule).
+    many = {a.dest for a in parser._actions if not a.option_strings and a.nargs == "*" and a.default is None}
+    return {dest: [] if dest in many else parser.get_default(dest) for dest in dests}
 
 
 def call(repo: Repo, stream: str, tool: Tool, arguments: dict[str, Any]) -> Answer:

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import warnings
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -288,3 +289,80 @@ def test_the_tool_list_fits_its_budget_as_the_benchmark_measures_it() -> None:
     first = done.stdout.splitlines()[0]
     assert first.startswith("tools/list: 15 tools, ")
     assert int(first.split(", ")[1].removesuffix(" bytes")) <= 4 * 1500
+
+
+def test_a_cmd_check_runs_only_once_approved_here(started: Path) -> None:
+    command = "touch ran"
+    assert cont(started, "claim", "add", "tests pass", "--check", f"cmd:{command}").code == 0
+    (claim,) = state(started)["claims"]
+    (untrusted,) = calls(started, [("verify", {})], "--repo", str(started))
+    assert ok(untrusted, "verify") == (
+        f"{claim['id']} unknown: not approved on this machine; to run it: git continuity trust allow '{command}'"
+        "\n(exit 1)"
+    )
+    assert not (started / "ran").exists()
+    assert cont(started, "trust", "allow", command).code == 0
+    (trusted,) = calls(started, [("verify", {})], "--repo", str(started))
+    assert ok(trusted, "verify").startswith(f"{claim['id']} verified: exit 0 in ")  # then its time and tree
+    assert (started / "ran").exists()
+
+
+def test_concurrent_calls_all_land(started: Path) -> None:
+    async def work(session: ClientSession) -> list[types.CallToolResult]:
+        results: list[types.CallToolResult] = []
+
+        async def one(n: int) -> None:
+            results.append(await session.call_tool("claim_add", {"text": f"claim {n}"}))
+
+        async with anyio.create_task_group() as group:
+            for n in range(8):
+                group.start_soon(one, n)
+        return results
+
+    results = serve(started, work, "--repo", str(started))
+    assert [r.is_error for r in results] == [False] * 8
+    assert sorted(c["text"] for c in state(started)["claims"]) == [f"claim {n}" for n in range(8)]
+
+
+def test_a_client_that_closes_stdin_mid_call_leaves_a_whole_state(started: Path) -> None:
+    command = "sleep 1"
+    assert cont(started, "claim", "add", "slow", "--check", f"cmd:{command}").code == 0
+    assert cont(started, "trust", "allow", command).code == 0
+    before = git(started, "rev-parse", "refs/continuity/main")
+    server = subprocess.Popen(
+        [str(BIN / "git-continuity"), "mcp", "--repo", str(started)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdin is not None
+    for message in [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "verify", "arguments": {}}},
+    ]:
+        server.stdin.write(json.dumps(message) + "\n")
+    server.stdin.flush()
+    time.sleep(0.5)
+    server.stdin.close()
+    server.wait(timeout=60)
+    assert server.stdout is not None and server.stderr is not None
+    out, err = server.stdout.read(), server.stderr.read()
+    assert (server.returncode, "Traceback" in err) == (0, False), err
+    after = git(started, "rev-parse", "refs/continuity/main")
+    assert cont(started, "check").code == 0
+    # The call under way finishes its write whole (a thread is not stopped half-way); its
+    # answer has no one to go to. The state is one commit further and well-formed.
+    assert out.count("\n") == 1 and '"id":2' not in out
+    assert git(started, "rev-parse", f"{after}^") == before
+    assert git(started, "log", "-1", "--format=%s", after) == "verify: 1 claim (1 verified)"
