@@ -147,9 +147,16 @@ AROUND: tuple[Command, ...] = (
             Command(
                 "install",
                 "merge the hooks into the agent's project configuration (idempotent; the rest is kept as it is)",
-                "  git continuity agent install claude",
+                "  git continuity agent install claude\n  git continuity agent install codex --mcp",
                 "git_continuity.commands.agent:install",
-                (opt("agent", choices=["claude", "codex"], help="which coding agent"),),
+                (
+                    opt("agent", choices=["claude", "codex"], help="which coding agent"),
+                    opt(
+                        "--mcp",
+                        action="store_true",
+                        help="register git continuity mcp too (.mcp.json, .codex/config.toml)",
+                    ),
+                ),
                 stream=False,
             ),
             Command(

@@ -49,7 +49,7 @@ def _read(path: Path) -> str | None:
         raise UserError(f"{path} is not UTF-8 text; nothing was written") from None
 
 
-def install(repo: Repo, *, agent: str) -> int:
+def install(repo: Repo, *, agent: str, mcp: bool = False) -> int:
     target = agents.TARGETS[agent]
     top = _top(repo)
     settings = top / target.settings
@@ -97,6 +97,10 @@ def install(repo: Repo, *, agent: str) -> int:
         {"instructions": record["instructions"]} if target.instructions else {}
     )
     _write(path, json.dumps(kept, indent=2) + "\n")
+    if mcp:
+        from git_continuity import mcp_install
+
+        mcp_install.install(repo, top, agent)
     print(_after(agent))
     runs = (
         f"{program}, or git-continuity-hook from PATH where that is gone"
@@ -149,6 +153,11 @@ def _after(agent: str) -> str:
 def uninstall(repo: Repo, *, agent: str) -> int:
     target = agents.TARGETS[agent]
     top = _top(repo)
+    from git_continuity import mcp_install
+
+    # The MCP server first, when install --mcp registered it: then a folder the hooks' install
+    # created is empty again when they go, and is removed with them.
+    mcp_install.uninstall(repo, top, agent)
     settings = top / target.settings
     record = _read_record(repo, agent)
     created = record.get("created") if record else None
