@@ -174,7 +174,7 @@ AROUND: tuple[Command, ...] = (
         "serve the commands as MCP tools on stdin and stdout, for agents that speak MCP",
         "  git continuity mcp                 # the repository the client's roots lie in\n"
         "  git continuity mcp --repo ~/src/app",
-        "git_continuity.commands.mcp:serve",
+        "git_continuity.mcp_server:serve",
         (opt("--repo", metavar="PATH", help="the repository (default: the one the client's MCP roots lie in)"),),
         repo=False,
         epilog="Needs the optional extra: pip install 'git-continuity[mcp]'. Register it with\n"

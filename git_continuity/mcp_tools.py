@@ -1,6 +1,6 @@
 """The MCP server's tools: each one a row naming the command it runs, as the command line
 does (cli_table), so a tool call goes through the same function, the same defaults and the
-same refusals as `git continuity <words>`. No MCP type is imported here; commands/mcp.py
+same refusals as `git continuity <words>`. No MCP type is imported here; mcp_server.py
 speaks the protocol.
 
 A tool whose command has --json answers with that command's JSON document (valid against

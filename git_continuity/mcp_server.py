@@ -1,4 +1,4 @@
-"""``mcp``: a stdio MCP server whose tools are the commands (mcp_tools.TOOLS).
+"""``git continuity mcp``: a stdio MCP server whose tools are the commands (mcp_tools.TOOLS).
 
 The repository is the one named by --repo, else the one the client's roots (MCP roots) lie
 in; never the folder the server happened to be started in. Each call opens it anew, runs in
