@@ -55,7 +55,6 @@ TOOLS: tuple[Tool, ...] = (
         ("orient",),
         "Call first in a session: what is true now (contradicted claims first), objective, next action, open work.",
         {"max_tokens": {"type": "integer", "minimum": 1}},
-        fixed={"online": False},
         schema="orient",
     ),
     Tool("status", ("status",), "The whole state now, every claim re-derived from its handle.", schema="status"),
@@ -113,6 +112,14 @@ TOOLS: tuple[Tool, ...] = (
         {"status": {"type": "array", "items": {"enum": STATUSES}}},
         keywords={"status": "statuses"},
         schema="thread-list",
+    ),
+    Tool(
+        "progress",
+        ("progress",),
+        "Is a thread getting anywhere: attempts, whether what fails changed, budget spent, stalled.",
+        {"thread": _TEXT},
+        keywords={"thread": "thread_id"},
+        schema="progress",
     ),
     Tool(
         "journal_add",
@@ -270,6 +277,12 @@ def summary(tool: Tool, document: dict[str, Any], code: int) -> str:
         said = said or "no claims"
     elif tool.name == "thread_list":
         said = "\n".join(f"{t['id']} {t['status']}: {t['title']}" for t in document["threads"]) or "no threads"
+    elif tool.name == "progress":
+        lines = [
+            f"{t['id']} {t['status']}: {len(t['attempts'])} attempts, {'stalled' if t['stalled'] else 'not stalled'}"
+            for t in document["threads"]
+        ]
+        said = "\n".join(lines) or "no threads"
     elif tool.name == "next":
         said = f"next: {document['next_action'] or 'none'}"
     else:

@@ -85,6 +85,7 @@ def test_tools_list_names_every_tool_with_its_arguments(started: Path) -> None:
         "thread_set",
         "thread_close",
         "thread_list",
+        "progress",
         "journal_add",
         "next",
         "blocker_add",
@@ -165,6 +166,7 @@ def test_each_tool_runs_its_command_and_answers_with_its_json(started: Path) -> 
             ("status", {}),
             ("verify", {"ids": [c["id"]]}),
             ("thread_list", {"status": ["open"]}),
+            ("progress", {"thread": t["id"]}),
             ("thread_set", {"id": t["id"], "status": "waiting"}),
             ("thread_set", {"id": t["id"], "status": "open"}),
             ("thread_close", {"id": t["id"]}),
@@ -176,13 +178,14 @@ def test_each_tool_runs_its_command_and_answers_with_its_json(started: Path) -> 
         "--repo",
         str(started),
     )
-    status, verified, listed, parked, reopened, closed, checked, unblocked, retracted, handoff = second
+    status, verified, listed, progressed, parked, reopened, closed, checked, unblocked, retracted, handoff = second
     assert ok(status, "status") == (
         "stream main: objective ship the login fix; claims: 2 verified; 1 open threads; 1 blockers;"
         " next: rebase on main"
     )
     assert ok(verified, "verify") == f"{c['id']} verified: commit {head[:7]} exists here"
     assert ok(listed, "thread-list") == f"{t['id']} open: ship it"
+    assert ok(progressed, "progress") == f"{t['id']} open: 0 attempts, not stalled"
     assert ok(parked) == f"Thread {t['id']} is waiting."
     assert ok(reopened) == f"Thread {t['id']} is open."
     assert ok(closed) == (
@@ -228,7 +231,7 @@ def test_bad_input_is_a_tool_error_with_the_reason_nothing_written_and_the_serve
     unknown, missing, typed, extra, handle, no_claim, bad_status, alive = serve(started, work, "--repo", str(started))
     assert unknown == (
         "unknown tool 'claim_delete' (tools: orient, status, claim_add, claim_retract, verify, thread_add, "
-        "thread_set, thread_close, thread_list, journal_add, next, blocker_add, blocker_done, handoff, check)"
+        "thread_set, thread_close, thread_list, progress, journal_add, next, blocker_add, blocker_done, handoff, check)"
     )
     assert refused(missing) == "claim_add: bad arguments:\n  arguments: 'text' is a required property"
     assert refused(typed) == "claim_add: bad arguments:\n  text: 42 is not of type 'string'"
@@ -287,7 +290,7 @@ def test_the_tool_list_fits_its_budget_as_the_benchmark_measures_it() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     first = done.stdout.splitlines()[0]
-    assert first.startswith("tools/list: 15 tools, ")
+    assert first.startswith("tools/list: 16 tools, ")
     assert int(first.split(", ")[1].removesuffix(" bytes")) <= 4 * 1500
 
 
