@@ -13,6 +13,7 @@ error path of a clone that has no state at all.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -79,6 +80,12 @@ def pick_remote(repo: Repo, given: str | None) -> str:
         if given in names:
             return given
         known = ", ".join(names) or "none"
+        if "://" in given or given.startswith(("/", ".", "~")) or re.match(r"^[^/]+@[^/]+:", given):
+            # A URL or a path: the state's tracking refs are named after a remote, so it needs one.
+            raise UserError(
+                f"{given!r} is a URL or a path; give the name of a remote (remotes: {known}).\n"
+                f"Add one with: git remote add NAME {given}, then run this again with NAME"
+            )
         raise UserError(
             f"no remote named {given!r} here (remotes: {known}).\n"
             f"Add it with: git remote add {given if not given.startswith('-') else 'NAME'} URL"

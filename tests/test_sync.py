@@ -102,6 +102,14 @@ def test_an_unreachable_remote_is_a_clear_error_and_nothing_changes(tmp_path: Pa
         "git-continuity: error: no remote named 'nowhere' here (remotes: far).\n"
         "Add it with: git remote add nowhere URL\n",
     )
+    for url in ("https://127.0.0.1:1/x.git", "git@example.invalid:x.git", str(tmp_path / "x.git")):
+        given = inproc(repo, "pull", url)
+        assert (given.code, given.err) == (
+            2,
+            f"git-continuity: error: {url!r} is a URL or a path; give the name of a remote (remotes: far).\n"
+            f"Add one with: git remote add NAME {url}, then run this again with NAME\n",
+        )
+    assert state_refs(repo) == before
 
 
 def test_a_remote_git_daemon_that_is_down(tmp_path: Path, repo: Path, inproc) -> None:  # type: ignore[no-untyped-def]
