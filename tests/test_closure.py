@@ -222,6 +222,7 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
     approved = cont(work, "trust", "allow", COMMAND)
     assert approved.out == (
         f"Approved on this machine: {COMMAND}\n  (kept in {work}/.git/continuity/trust.json, never synced)\n"
+        "Claims that check it show their last result until git continuity verify runs it.\n"
     )
     tree = git(work, "rev-parse", "HEAD^{tree}")  # the work tree holds exactly HEAD's files
     passing = by_id(

@@ -92,6 +92,7 @@ def test_a_command_never_runs_until_approved_here(gc: Cli, started: Path, tmp_pa
     approved = cont(started, "trust", "allow", command)
     assert approved.out == (
         f"Approved on this machine: {command}\n  (kept in {started}/.git/continuity/trust.json, never synced)\n"
+        "Claims that check it show their last result until git continuity verify runs it.\n"
     )
     listed = json.loads(gc.ok(started, "trust", "list", "--json"))["commands"]
     assert [(e["command"], e["by"]) for e in listed] == [

@@ -18,7 +18,10 @@ def allow(repo: Repo, *, command: str) -> int:
         return 0
     entries[command] = {"command": command, "approved_at": stamp(now()), "by": git.identity(repo)}
     trust.save(repo, entries)
-    print(f"Approved on this machine: {command}\n  (kept in {trust.path(repo)}, never synced)")
+    print(
+        f"Approved on this machine: {command}\n  (kept in {trust.path(repo)}, never synced)\n"
+        "Claims that check it show their last result until git continuity verify runs it."
+    )
     return 0
 
 
