@@ -44,7 +44,7 @@ def _columns() -> int:
     return columns or 80
 
 
-class _Formatter(argparse.RawDescriptionHelpFormatter):
+class Formatter(argparse.RawDescriptionHelpFormatter):
     """argparse's, told the width as argparse would find it (the terminal's, less 2)."""
 
     def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
@@ -75,14 +75,14 @@ def _add(parser: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup, opt
     return parser.add_argument(*option.names, **option.settings)
 
 
-def _parser(command: Command, prog: str, eager: bool = False) -> argparse.ArgumentParser:
+def command_parser(command: Command, prog: str, eager: bool = False) -> argparse.ArgumentParser:
     """The parser of one command, its subcommands' parsers built lazily unless ``eager``."""
     summary = command.summary
     parser = argparse.ArgumentParser(
         prog=prog,
         description=summary[0].upper() + summary[1:] + ".",
         epilog="example:\n" + command.example + (f"\n\n{command.epilog}" if command.epilog else ""),
-        formatter_class=_Formatter,
+        formatter_class=Formatter,
     )
     if _uses_stream(command):
         # --stream is accepted after the command too (git continuity status --stream b); SUPPRESS
@@ -112,7 +112,7 @@ def _uses_stream(command: Command) -> bool:
 def _lazy(sub: argparse._SubParsersAction[argparse.ArgumentParser], commands: Sequence[Command], eager: bool) -> None:
     """Subcommands as argparse's add_parser makes them, except that each one's parser is built
     when it is chosen (or asked for its help); ``eager`` builds them all now."""
-    parsers = _Parsers(commands, lambda command: _parser(command, f"{sub._prog_prefix} {command.name}", eager))
+    parsers = _Parsers(commands, lambda command: command_parser(command, f"{sub._prog_prefix} {command.name}", eager))
     sub.choices = sub._name_parser_map = parsers
     for command in commands:
         if not command.hidden:
@@ -128,7 +128,7 @@ def build_parser(*, eager: bool = True) -> argparse.ArgumentParser:
         prog="git continuity",
         description=DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=_Formatter,
+        formatter_class=Formatter,
     )
     parser.add_argument("--version", action="version", version=f"git-continuity {__version__}")
     parser.add_argument(
@@ -158,7 +158,7 @@ def _run(args: argparse.Namespace) -> int:
     return done
 
 
-def _explained(error: UserError) -> str:
+def explained(error: UserError) -> str:
     """The message of a failure. A missing state also says whether a remote has it: asked
     here, at the top, since that may reach the network (tracking.explain_missing)."""
     if isinstance(error, NoState):
@@ -211,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except display.OutputError as error:
         return _output_lost(error)
     except UserError as error:
-        print(f"git-continuity: error: {_explained(error)}", file=sys.stderr)
+        print(f"git-continuity: error: {explained(error)}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         with contextlib.suppress(OSError, display.OutputError):

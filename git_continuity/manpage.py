@@ -29,7 +29,7 @@ def _help(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> str:
     for word in words:
         (action,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         parser = action.choices[word]
-    parser.formatter_class = functools.partial(cli._Formatter, width=WIDTH)
+    parser.formatter_class = functools.partial(cli.Formatter, width=WIDTH)
     return parser.format_help()
 
 

@@ -110,7 +110,7 @@ async def _serve(stream: str, fixed: Path | None) -> None:
             run = functools.partial(mcp_tools.call, repo, stream, tool, arguments)
             answer = await anyio.to_thread.run_sync(run)
         except UserError as error:
-            message = await anyio.to_thread.run_sync(cli._explained, error)
+            message = await anyio.to_thread.run_sync(cli.explained, error)
             return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=answer.text)],

@@ -223,7 +223,7 @@ def _defaults(command: Command) -> dict[str, Any]:
     parser's own defaults, so a tool and the CLI cannot drift apart."""
     from git_continuity import cli
 
-    parser = cli._parser(command, "git continuity")
+    parser = cli.command_parser(command, "git continuity")
     _, dests = parser.get_default(cli.LEAF)
     # A positional of nargs="*" left out parses as [], not as its default (argparse's rule).
     many = {a.dest for a in parser._actions if not a.option_strings and a.nargs == "*" and a.default is None}
