@@ -140,6 +140,25 @@ def build_parser(*, eager: bool = True) -> argparse.ArgumentParser:
     return parser
 
 
+def show_help(*, words: list[str]) -> int:
+    """git continuity help [COMMAND…]: print the help of the command ``words`` name (the top
+    level's when none), as ``git continuity COMMAND -h`` does."""
+    parser = build_parser(eager=False)
+    for index, word in enumerate(words):
+        actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        said = " ".join(["git continuity", *words[:index]])
+        if not actions:
+            raise UserError(f"{said} has no actions: git continuity help {' '.join(words[:index])} shows its help")
+        if word not in actions[0].choices:
+            known = ", ".join(actions[0].choices)
+            if index == 0:
+                raise UserError(f"no command {word!r} (commands: {known})")
+            raise UserError(f"{said} has no action {word!r} (actions: {known})")
+        parser = actions[0].choices[word]
+    parser.print_help()
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     """Import the function the command names, and call it with the repository (opened here),
     the stream and the command's own options as keywords."""

@@ -226,7 +226,7 @@ AROUND: tuple[Command, ...] = (
         "help",
         "print a command's help, as git continuity COMMAND -h does",
         "  git continuity help\n  git continuity help thread close",
-        "git_continuity.commands.help:show_help",
+        "git_continuity.cli:show_help",
         (opt("words", nargs="*", metavar="COMMAND", help="the command (and its action), e.g. thread close"),),
         repo=False,
         stream=False,

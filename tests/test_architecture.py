@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -117,3 +118,43 @@ def test_these_rules_read_real_imports() -> None:
     """The reader above must see what Python sees: a known import is found."""
     found = {name for _, name in _imports(PACKAGE / "cli.py")}
     assert "git_continuity.errors" in {_ours(n) for n in found}, found
+
+
+DOC = PACKAGE.parent / "docs" / "ARCHITECTURE.md"
+
+
+def _floors() -> dict[str, int]:
+    """module -> its floor's height (0 = leaves), read from the floors table of the page."""
+    rows = [line for line in DOC.read_text().splitlines() if line.startswith("| ") and "`" in line.split("|")[2]]
+    heights: dict[str, int] = {}
+    for height, row in enumerate(reversed(rows)):
+        for name in re.findall(r"`([^`]+)`", row.split("|")[2]):
+            heights[name.removesuffix("*.py").removesuffix("/").removesuffix(".py").replace("/", ".")] = height
+    return heights
+
+
+def _floor_of(module: str, floors: dict[str, int]) -> int | None:
+    name = module.removeprefix("git_continuity.")
+    while name not in floors and "." in name:
+        name = name.rsplit(".", 1)[0]
+    return floors.get(name.rstrip("."))
+
+
+def test_every_module_has_a_floor_on_the_architecture_page() -> None:
+    floors = _floors()
+    assert [m for m in _modules() if m != "git_continuity" and _floor_of(m, floors) is None] == []
+
+
+def test_no_module_imports_from_a_floor_above_its_own() -> None:
+    floors, paths = _floors(), _modules()
+    found = sorted(
+        {
+            f"{paths[module].relative_to(PACKAGE.parent)}:{line}: imports {target} from a floor above"
+            for module in paths
+            if module != "git_continuity"
+            for line, name in _imports(paths[module])
+            if (target := _ours(name)) is not None
+            and (_floor_of(target, floors) or 0) > (_floor_of(module, floors) or 0)
+        }
+    )
+    assert found == []
