@@ -32,6 +32,9 @@ class Oriented:
     code: int  # 0; 1 when there is no state here to orient on; 2 when the state is malformed
 
 
+UNREADABLE = "(unreadable packet: see the problems above)"
+
+
 def build(
     repo: Repo,
     *,
@@ -137,7 +140,9 @@ def build(
             "objective",
             "Objective",
             1,
-            brief.objective_items(packet.objective if packet else None, changes[-1] if changes else None),
+            brief.objective_items(packet.objective, changes[-1] if changes else None)
+            if packet
+            else [Item([UNREADABLE], None)],
             what="the objective",
         ),
         Section(
@@ -243,7 +248,7 @@ def _tally(assessed: Sequence[Assessed]) -> str:
 
 def _next(packet: Packet | None) -> str:
     if packet is None:
-        return "(unreadable packet: see the problems above)"
+        return UNREADABLE
     return packet.next_action or "(none: git continuity next TEXT)"
 
 

@@ -749,3 +749,13 @@ def test_every_budget_gives_a_brief(repo: Path, inproc) -> None:  # type: ignore
         done = inproc(repo, "orient", "--max-tokens", str(budget))
         assert (done.code, done.err) == (0, ""), budget
         assert done.out.startswith("# git-continuity brief: stream main\n"), budget
+
+
+def test_an_unreadable_packet_is_not_shown_as_no_objective(repo: Path) -> None:
+    ok(repo, "init")
+    ok(repo, "objective", "set", "Ship it", "--why", "users wait")
+    write_state(repo, {".continuity/packet.yaml": "objective: [unclosed\n"})
+    brief = run(repo, "orient")
+    assert brief.code == 2
+    assert "## Objective\n(unreadable packet: see the problems above)\n" in brief.out
+    assert "(none: git continuity objective set" not in brief.out
