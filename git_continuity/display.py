@@ -84,6 +84,18 @@ class OutputError(Exception):
     not ours; cli.main says so in one line."""
 
 
+@contextmanager
+def _output_failures() -> Iterator[None]:
+    """An OSError of the stream as OutputError; a reader that left (`| head`) stays a
+    BrokenPipeError, which cli.main ends quietly."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise OutputError(error.strerror or str(error)) from error
+
+
 class CleanStream:
     """A text stream whose writes are cleaned; everything else is the wrapped stream's."""
 
@@ -91,21 +103,13 @@ class CleanStream:
         self.raw = raw
 
     def write(self, text: str) -> int:
-        try:
+        with _output_failures():
             self.raw.write(clean(text))
-        except BrokenPipeError:
-            raise  # the reader left (`| head`): cli.main ends quietly
-        except OSError as error:
-            raise OutputError(error.strerror or str(error)) from error
         return len(text)
 
     def flush(self) -> None:
-        try:
+        with _output_failures():
             self.raw.flush()
-        except BrokenPipeError:
-            raise
-        except OSError as error:
-            raise OutputError(error.strerror or str(error)) from error
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.raw, name)

@@ -54,7 +54,7 @@ def fetch(repo: Repo, remote: str) -> Fetched:
     for name, oid in refs.items():
         if name.startswith(constants.STATE_PREFIX):
             stream = name[len(constants.STATE_PREFIX) :]
-            if constants.STREAM_RE.match(stream) and not stream.endswith(".lock"):
+            if constants.usable_stream(stream):
                 streams[stream] = Oid(oid)
             else:
                 ignored.append(name)
@@ -195,7 +195,7 @@ def _local_streams(repo: Repo) -> dict[str, Oid]:
     for name in git.list_refs(repo, constants.STATE_PREFIX):
         target = git.ref_target(repo, name)
         stream = name[len(constants.STATE_PREFIX) :]
-        if target is not None and constants.STREAM_RE.match(stream):
+        if target is not None and constants.usable_stream(stream):
             found[stream] = target
     return found
 
