@@ -12,7 +12,8 @@ What is here, by use:
   handle), ``require`` / ``expectation`` / ``revision`` (check the parts of a handle);
 - dereferencing: ``VerifyContext`` (its ``repo`` is a ``Repository``: read-only queries,
   plain values), ``Verifier`` (its ``verified`` / ``contradicted`` / ``unknown`` make an
-  ``Observation``), ``Undecided`` (raise it with the reason when the system could not tell);
+  ``Observation``; ``waiting="review"`` or ``"CI"`` marks one that waits on someone else,
+  which counts no attempt), ``Undecided`` (raise it with the reason when the system could not tell);
 - asking a web service in parallel: ``Service``, ``fetch_object``, ``fetch_pages``, ``each``,
   ``pull_request``, tokens from ``token_from_env`` and ``github_token``;
 - output and time: ``redact`` / ``tail`` (captured output before it is stored), ``short``,
@@ -43,7 +44,7 @@ from git_continuity.tokens import from_env as token_from_env
 from git_continuity.tokens import github as github_token
 from git_continuity.trust import approve_hint
 
-API_VERSION = "1.0"
+API_VERSION = "1.1"  # 1.1: Verifier.contradicted/unknown take waiting=
 GIT_CONTINUITY_VERSION = __version__  # the installed package's (the built-in verifiers' own)
 
 __all__ = [

@@ -120,6 +120,9 @@ class Observation:
     # What the result depended on, e.g. {"refs/remotes/origin/main": "<oid>"}; when any of
     # these moves, recorded evidence turns stale.
     depends_on: Mapping[str, str] = field(default_factory=dict)
+    # Not decided by us: what it waits on someone else for ("review", "CI"), e.g. a PR open
+    # and awaiting review, a pipeline still running. Retrying cannot change it.
+    waiting: str | None = None
 
 
 @dataclass
@@ -197,6 +200,7 @@ class Evidence:
     depends_on: dict[str, str] = field(default_factory=dict)
     session: str | None = None
     agent: str | None = None
+    waiting: str | None = None  # what the observation waited on someone else for (Observation.waiting)
 
 
 @dataclass
@@ -236,6 +240,7 @@ class Derived:
     state: State
     observed: str
     checked_at: str | None
+    waiting: str | None = None  # from an observation that waits on someone else, while it applies
 
 
 def derive_state(
@@ -256,7 +261,7 @@ def derive_state(
     if claim.handle is None:
         return Derived("prose", "no handle: shown, never trusted", None)
     if live is not None:
-        return Derived(live.result, live.observed, stamp(at))
+        return Derived(live.result, live.observed, stamp(at), live.waiting)
     if evidence is not None and evidence.handle != claim.handle:
         evidence = None  # recorded for another handle (the claim was edited since): says nothing
     if evidence is None:
@@ -275,4 +280,4 @@ def derive_state(
             f"too old to trust: it was {evidence.result} {ago(checked, at)}: {evidence.observed}",
             evidence.checked_at,
         )
-    return Derived(evidence.result, evidence.observed, evidence.checked_at)
+    return Derived(evidence.result, evidence.observed, evidence.checked_at, evidence.waiting)

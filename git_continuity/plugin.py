@@ -52,8 +52,10 @@ class Verifier:
     name: str
     version: str
 
-    def _seen(self, result: Result, observed: str, depends_on: Mapping[str, str] | None) -> Observation:
-        return Observation(result, observed, self.name, self.version, dict(depends_on or {}))
+    def _seen(
+        self, result: Result, observed: str, depends_on: Mapping[str, str] | None, waiting: str | None = None
+    ) -> Observation:
+        return Observation(result, observed, self.name, self.version, dict(depends_on or {}), waiting)
 
     def verified(self, observed: str, depends_on: Mapping[str, str] | None = None) -> Observation:
         """The system answered and the claim holds; ``observed`` says what it answered.
@@ -61,13 +63,21 @@ class Verifier:
         then: when one moves, the evidence turns stale."""
         return self._seen("verified", observed, depends_on)
 
-    def contradicted(self, observed: str, depends_on: Mapping[str, str] | None = None) -> Observation:
-        """The system answered and the claim does not hold."""
-        return self._seen("contradicted", observed, depends_on)
+    def contradicted(
+        self, observed: str, depends_on: Mapping[str, str] | None = None, *, waiting: str | None = None
+    ) -> Observation:
+        """The system answered and the claim does not hold. ``waiting`` names who it waits
+        on when that is someone else's move ("review": the PR is open, awaiting review):
+        retrying cannot change it, so no attempt is counted."""
+        return self._seen("contradicted", observed, depends_on, waiting)
 
-    def unknown(self, reason: str, depends_on: Mapping[str, str] | None = None) -> Observation:
-        """No answer either way (offline, timeout, no token, not approved): ``reason`` says why."""
-        return self._seen("unknown", reason, depends_on)
+    def unknown(
+        self, reason: str, depends_on: Mapping[str, str] | None = None, *, waiting: str | None = None
+    ) -> Observation:
+        """No answer either way (offline, timeout, no token, not approved): ``reason`` says why.
+        ``waiting`` names who it waits on when it is not decided yet ("CI": a pipeline still
+        queued or running)."""
+        return self._seen("unknown", reason, depends_on, waiting)
 
 
 @dataclass(frozen=True, eq=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -31,6 +32,7 @@ from git_continuity.model import (
 from git_continuity.plugin import PROJECT, Progress, Repository, Scheme, VerifyContext
 from git_continuity.policy import Policy
 
+WAITING = re.compile(r"[A-Za-z][A-Za-z -]{0,31}")  # what an observation waits on (schema/evidence)
 DEFAULT_PLUGINS = ("git_continuity.verifiers.git", "git_continuity.verifiers.cmd")
 
 
@@ -215,7 +217,10 @@ def dereference(handles: Iterable[Handle], context: VerifyContext) -> dict[Handl
         for answer in answers:
             merged.update(answer or {})
         for h in wanted:
-            results[h] = merged.get(h) or Observation("unknown", f"verifier {name} gave no answer", name, info.version)
+            found = merged.get(h) or Observation("unknown", f"verifier {name} gave no answer", name, info.version)
+            if found.waiting is not None and not (isinstance(found.waiting, str) and WAITING.fullmatch(found.waiting)):
+                found = replace(found, waiting=None)  # a plugin's odd word for it: judged as not waiting
+            results[h] = found
     if context.progress is not None and network:
         context.progress.finish()
     return results
@@ -342,4 +347,5 @@ def evidence_for(assessed: Assessed, at: datetime, taken: set[str], who: session
         host=who.host if who else session.hostname(),
         depends_on=dict(obs.depends_on),
         **(who.stamp() if who else {}),
+        waiting=obs.waiting,
     )

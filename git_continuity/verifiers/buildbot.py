@@ -135,7 +135,7 @@ def _judge(sha: str, builder: str, latest: list[tuple[Any, dict[str, Any]]]) -> 
         said = RESULTS.get(code, f"ended with result {code}") if isinstance(code, int) else "ended without a result"
         return SEEN.contradicted(f"{d} {said} {on}")
     if running:
-        return SEEN.unknown(f"{running[0][0]} is still running {on}; not decided yet")
+        return SEEN.unknown(f"{running[0][0]} is still running {on}; not decided yet", waiting="CI")
     shown = ", ".join(f"{d} {RESULTS[b['results']]}" for d, b in described)
     return SEEN.verified(f"{shown} {on}")
 

@@ -158,7 +158,11 @@ def _auth(token: str | None) -> dict[str, str]:
 def _pr(ctx: api.VerifyContext, service: api.Service, path: str, number: str, expected: str) -> api.Observation:
     pr = api.fetch_object(ctx, service, f"{service.base}/repos/{path}/pulls/{number}")
     actual, now = api.pull_request(service, number, pr)
-    return (SEEN.verified if not expected or expected == actual else SEEN.contradicted)(now)
+    if not expected or expected == actual:
+        return SEEN.verified(now)
+    # Open and ready, expected merged: the next move is a reviewer's, not ours.
+    awaiting = expected == "merged" and actual == "open" and not pr.get("draft")
+    return SEEN.contradicted(now, waiting="review" if awaiting else None)
 
 
 def _status(ctx: api.VerifyContext, service: api.Service, path: str, sha: str) -> api.Observation:
@@ -177,7 +181,7 @@ def _judge(sha: str, statuses: list[Any]) -> api.Observation:
         more = f" (and {len(red) - 1} more)" if len(red) > 1 else ""
         return SEEN.contradicted(f"status '{s.get('context', '?')}' is {s.get('status')}{more} {on}")
     if waiting:
-        return SEEN.unknown(f"status '{waiting[0].get('context', '?')}' is pending {on}; not decided yet")
+        return SEEN.unknown(f"status '{waiting[0].get('context', '?')}' is pending {on}; not decided yet", waiting="CI")
     if not statuses:
         return SEEN.contradicted(f"CI never saw {api.short(sha)}: no commit statuses")
     return SEEN.verified(f"{len(statuses)} status{'es' if len(statuses) != 1 else ''} succeeded {on}")

@@ -101,7 +101,11 @@ def _pr(ctx: api.VerifyContext, service: api.Service, body: str) -> api.Observat
     path, _, number = rest.rpartition("#")
     pr = api.fetch_object(ctx, service, f"{service.base}/repos/{path}/pulls/{number}")
     actual, now = api.pull_request(service, number, pr)
-    return (SEEN.verified if not expected or expected == actual else SEEN.contradicted)(now)
+    if not expected or expected == actual:
+        return SEEN.verified(now)
+    # Open and ready, expected merged: the next move is a reviewer's, not ours.
+    awaiting = expected == "merged" and actual == "open" and not pr.get("draft")
+    return SEEN.contradicted(now, waiting="review" if awaiting else None)
 
 
 def _checks(ctx: api.VerifyContext, service: api.Service, body: str) -> api.Observation:
@@ -136,7 +140,7 @@ def _judge_checks(sha: str, runs: list[Any], statuses: list[Any]) -> api.Observa
     if red:
         return SEEN.contradicted(f"{red[0]}{_more(red)} {on}")
     if waiting:
-        return SEEN.unknown(f"{waiting[0]}{_more(waiting)} {on}; not decided yet")
+        return SEEN.unknown(f"{waiting[0]}{_more(waiting)} {on}; not decided yet", waiting="CI")
     if not runs and not statuses:
         return SEEN.contradicted(f"CI never saw {api.short(sha)}: no check runs and no commit statuses")
     parts = [f"{len(runs)} check run{'s' if len(runs) != 1 else ''}"] if runs else []

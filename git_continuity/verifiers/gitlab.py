@@ -33,6 +33,7 @@ PROJECT = re.compile(r"[0-9]+|[A-Za-z0-9_][A-Za-z0-9_.-]*(?:/[A-Za-z0-9_][A-Za-z
 NUMBER = re.compile(r"[1-9][0-9]{0,9}")
 MR_STATES = ("opened", "merged", "closed", "locked")
 RED = ("failed", "canceled", "canceling")
+QUEUED = ("created", "waiting_for_resource", "preparing", "pending", "running", "scheduled")
 
 
 @api.hookimpl
@@ -101,7 +102,11 @@ def _mr(ctx: api.VerifyContext, service: api.Service, body: str) -> api.Observat
         now = f"MR !{iid} is {state}" + (f", head {api.short(head)}" if head else "")
     else:
         raise api.Undecided(f"GitLab gave MR !{iid} a state this verifier does not know: {state!r}")
-    return (SEEN.verified if not expected or expected == state else SEEN.contradicted)(now)
+    if not expected or expected == state:
+        return SEEN.verified(now)
+    # Open and ready, expected merged: the next move is a reviewer's, not ours.
+    awaiting = expected == "merged" and state in ("opened", "locked") and not mr.get("draft")
+    return SEEN.contradicted(now, waiting="review" if awaiting else None)
 
 
 def _pipeline(ctx: api.VerifyContext, service: api.Service, body: str) -> api.Observation:
@@ -131,7 +136,11 @@ def _judge(sha: str, pipelines: list[Any]) -> api.Observation:
         return SEEN.contradicted(f"pipeline #{p['id']} ({p.get('ref')}) {p.get('status')} {on}")
     if waiting:
         p = waiting[0]
-        return SEEN.unknown(f"pipeline #{p['id']} ({p.get('ref')}) is {p.get('status')} {on}; not decided yet")
+        pending = all(w.get("status") in QUEUED for w in waiting)  # manual or skipped: nobody will run it
+        return SEEN.unknown(
+            f"pipeline #{p['id']} ({p.get('ref')}) is {p.get('status')} {on}; not decided yet",
+            waiting="CI" if pending else None,
+        )
     ids = ", ".join(f"#{p['id']}" for p in ordered)
     return SEEN.verified(f"pipeline{'s' if len(ordered) > 1 else ''} {ids} succeeded {on}")
 
