@@ -209,7 +209,8 @@ def _stop(repo: Any, stream: str, agent_session: str | None, active: bool) -> in
         return _answer({"decision": "block", "reason": _stop_loss_reason(result.stopped)})
     if result.exit_code == 0:
         _keep(path, agent_session, 0)
-        return _answer({})
+        # Waiting on someone else (a review, CI): nothing to retry; it may stop, with a note.
+        return _answer({"systemMessage": f"git-continuity: {result.waiting_line()}"} if result.waiting else {})
     blocks = _blocks(path, agent_session, active)
     ids = ", ".join(v.thread.id for v in result.failing) or "the state"
     if blocks >= STOP_BLOCK_LIMIT:

@@ -12,6 +12,11 @@ set). It is *stalled* when the set stayed the same for the last N attempts acros
 sessions (policy ``stalled``). A *budget* (attempts, sessions, time) is what a thread may
 spend before the stop-loss marks it blocked; it is counted from the attempts made since the
 budget was set or the thread reopened (``budget_from``).
+
+A thread is *waiting* when every check of it that does not verify waits on someone else (a
+PR open and awaiting review, a pipeline still running: ``Observation.waiting``). Such a
+dereference is no attempt: nothing stalls, no budget is spent, and the gate lets the agent
+stop. One check that fails otherwise makes the thread fail, not wait.
 """
 
 from __future__ import annotations
@@ -20,11 +25,11 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from git_continuity.errors import UserError
-from git_continuity.model import parse_stamp
+from git_continuity.model import Derived, ago, parse_stamp, shown
 
 STOP_LOSS = "stop-loss"
 VIA = ("verify", "check", "stop", "close")
@@ -279,3 +284,31 @@ def course(
     if budget.time is not None and counted and _span(counted) >= budget.time:
         spent.append(f"time {duration_text(_span(counted))} of {duration_text(budget.time)}")
     return Course(tuple(listed), tuple(changes), tuple(run), stalled, counted, budget, tuple(spent))
+
+
+# -- waiting on someone else ----------------------------------------------------------------
+
+
+def waiting_on(checks: Sequence[Derived]) -> tuple[str, ...]:
+    """What a thread's checks wait on (``("review",)``) when every one of them that does not
+    verify waits on someone else; ``()`` when one fails otherwise, or none waits."""
+    pending = [d for d in checks if d.state != "verified"]
+    if not pending or any(d.waiting is None for d in pending):
+        return ()
+    return tuple(dict.fromkeys(str(d.waiting) for d in pending))
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A thread waiting on someone else, since the first observation of it."""
+
+    on: tuple[str, ...]  # e.g. ("review",), ("review", "CI")
+    since: str  # the first of the latest run of waiting observations (of its earliest check)
+    claims: tuple[str, ...]  # the checks that wait
+
+    def text(self, at: datetime) -> str:
+        when = f"{shown(self.since)} UTC ({ago(parse_stamp(self.since), at)})"
+        return f"waiting on {' and '.join(self.on)} since {when}; don't retry"
+
+    def to_json(self, at: datetime) -> dict[str, Any]:
+        return {"on": list(self.on), "since": self.since, "claims": list(self.claims), "text": self.text(at)}

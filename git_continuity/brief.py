@@ -13,6 +13,7 @@ from typing import Any
 
 from git_continuity import render, session, store
 from git_continuity import repo as git
+from git_continuity.attempts import Waiting
 from git_continuity.budget import Item, Section
 from git_continuity.display import cut
 from git_continuity.model import Claim, JournalEntry, Objective, ObjectiveChange, Thread, shown
@@ -191,14 +192,14 @@ def claim_item(a: Assessed, *, state: bool, bold: bool = False) -> Item:
     return Item([f'- {name} "{c.text}"{handle}{said}: {first_line(a.derived.observed)}'], render.claim_json(a))
 
 
-def thread_item(thread: Thread, checks: Sequence[Assessed]) -> Item:
+def thread_item(thread: Thread, checks: Sequence[Assessed], waiting: Waiting | None = None) -> Item:
     good = sum(1 for a in checks if a.derived.state == "verified")
     lines = [f"- {thread.id} [{thread.status}] {thread.title}: {good} of {len(checks)} checks verified now"]
     for a in checks:
         if a.derived.state != "verified":
             handle = render.abbreviate(a.claim.handle or "no handle")
             lines.append(f"  - {a.derived.state} {a.claim.id} {handle}: {first_line(a.derived.observed)}")
-    return Item(lines, render.thread_json(thread, checks))
+    return Item(lines, render.thread_json(thread, checks, waiting))
 
 
 def objective_items(o: Objective | None, change: ObjectiveChange | None) -> list[Item]:

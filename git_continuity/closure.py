@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from git_continuity import attempts, render, session, stoploss, store, verify
 from git_continuity import policy as policies
-from git_continuity import render, session, stoploss, store, verify
 from git_continuity.constants import ID_CHARS, THREAD_ID
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, Evidence, Thread, now, stamp
@@ -31,6 +31,13 @@ class Verdict:
     def ok(self) -> bool:
         checked = self.checks + self.policy_checks
         return any(a.claim.handle for a in self.checks) and all(a.derived.state == "verified" for a in checked)
+
+    @property
+    def waiting(self) -> bool:
+        """Not done, and nothing to retry: every check that does not verify waits on someone
+        else (attempts.waiting_on); one that fails otherwise makes the thread fail."""
+        checked = self.checks + self.policy_checks
+        return any(a.claim.handle for a in self.checks) and bool(attempts.waiting_on([a.derived for a in checked]))
 
     def why_not(self) -> str:
         if not self.checks:
@@ -144,7 +151,8 @@ def record(
             # On a close, all of it; otherwise only costly results worth reusing (a test run on
             # this tree), so that a gate polled by an agent does not add a commit each time.
             obs = a.observation
-            costly = obs is not None and obs.result != "unknown" and not verify.is_live(a.claim)
+            decided = obs is not None and (obs.result != "unknown" or obs.waiting is not None)
+            costly = decided and not verify.is_live(a.claim)
             if (close and v.ok) or costly:
                 evidence: Evidence | None = verify.evidence_for(a, at, taken, who)
                 if evidence:
@@ -184,6 +192,9 @@ class Gate:
     failing: list[Verdict]
     problems: list[str]  # the state is malformed
     stopped: list[stoploss.Stopped] = field(default_factory=list)  # blocked by the stop-loss now
+    # Open threads waiting on someone else (a review, CI): not done, but they do not hold it.
+    waiting: list[tuple[Verdict, attempts.Waiting]] = field(default_factory=list)
+    at: datetime = field(default_factory=now)
 
     @property
     def exit_code(self) -> int:
@@ -204,7 +215,16 @@ class Gate:
         if self.failing:
             ids = ", ".join(v.thread.id for v in self.failing)
             return f"Not done: {n} open thread{'s' if n != 1 else ''} ({ids}) not verified now."
+        if self.waiting:
+            w = len(self.waiting)
+            ids = ", ".join(v.thread.id for v, _ in self.waiting)
+            closed = f"; closed now: {', '.join(self.closed)}" if self.closed else ""
+            return f"Nothing to retry: {w} open thread{'s' if w != 1 else ''} ({ids}) waiting on someone else{closed}."
         return f"Done: every open thread verified now and closed ({', '.join(v.thread.id for v in self.verdicts)})."
+
+    def waiting_line(self) -> str:
+        """One line for an agent let stop while threads wait on someone else."""
+        return "; ".join(f"{v.thread.id} {w.text(self.at)}" for v, w in self.waiting)
 
     def report(self) -> list[str]:
         """The verdict for people (and for an agent's stop hook): what fails and why."""
@@ -213,6 +233,7 @@ class Gate:
             lines.append(f'\n{v.thread.id} "{v.thread.title}": {v.why_not()}')
             lines += v.lines()
         lines += [f"problem: {p}" for p in self.problems]
+        lines += [f'{v.thread.id} "{v.thread.title}": {w.text(self.at)}' for v, w in self.waiting]
         if self.closing and self.failing:
             lines.append(
                 "\nMake these checks pass, or park a thread that is not finished with: "
@@ -225,9 +246,10 @@ def gate(snap: store.Snapshot, *, closing: bool, online: bool, via: str = "check
     """The gate on a stream that has state: it is well-formed; with ``closing``, every open
     thread verifies now (those that do are closed, one commit), else every done thread still
     holds (its live checks re-derived now). Threads parked as waiting, watching or blocked do
-    not hold it. A thread that does not verify makes an attempt (``via``: check, or stop for
-    an agent's Stop hook); one whose attempt spends its budget is blocked by the stop-loss
-    and no longer holds the gate (``stopped``)."""
+    not hold it, nor do open ones whose checks wait on someone else (``waiting``). A thread
+    that does not verify makes an attempt (``via``: check, or stop for an agent's Stop
+    hook); one whose attempt spends its budget is blocked by the stop-loss and no longer
+    holds the gate (``stopped``)."""
     problems = store.all_problems(snap)
     threads = store.read_threads(snap)
     claims = store.read_claims(snap)
@@ -248,7 +270,17 @@ def gate(snap: store.Snapshot, *, closing: bool, online: bool, via: str = "check
         for t in sorted(done, key=lambda t: (t.added_at, t.id)):
             own = [c for c in claims.values() if c.thread == t.id]
             verdicts.append(Verdict(t, verify.assess(snap, own, at=moment, policy=rules), []))
+    waiting = []
+    if closing:  # waiting on someone else: nothing to retry, so it does not hold the gate
+        for v in verdicts:
+            if not v.ok and v.waiting and (w := stoploss.waiting_of(snap, v.checks + v.policy_checks)) is not None:
+                waiting.append((v, w))
+    parked = {v.thread.id for v, _ in waiting}
     failing = [
-        v for v in verdicts if not v.ok and (closing or any(a.derived.state == "contradicted" for a in v.checks))
+        v
+        for v in verdicts
+        if not v.ok
+        and v.thread.id not in parked
+        and (closing or any(a.derived.state == "contradicted" for a in v.checks))
     ]
-    return Gate(closing, verdicts, closed, failing, problems, stopped)
+    return Gate(closing, verdicts, closed, failing, problems, stopped, waiting, moment)

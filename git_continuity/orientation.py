@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from git_continuity import brief, budget, places, policy, render, session, store, tracking, verify
+from git_continuity import brief, budget, places, policy, render, session, stoploss, store, tracking, verify
 from git_continuity import repo as git
 from git_continuity.budget import Item, Section
 from git_continuity.errors import UserError
-from git_continuity.model import STATES, Blocker, Packet, Thread, ago, new_id, now, parse_stamp, shown, stamp
+from git_continuity.model import STATES, Blocker, Packet, ago, new_id, now, parse_stamp, shown, stamp
 from git_continuity.records import Handoff, SessionShown
 from git_continuity.repo import Repo
 from git_continuity.verify import Assessed
@@ -90,7 +90,8 @@ def build(
     updated = git.commit_info(repo, snap.commit).time
 
     checks = {t.id: [a for a in assessed if a.claim.thread == t.id] for t in open_threads}
-    stalled = _stalled(snap, open_threads, rules, moment)
+    waiting = {t.id: w for t in open_threads if (w := stoploss.waiting_of(snap, checks[t.id]))}
+    stalled = stoploss.stalled_leads(snap, [t for t in open_threads if t.id not in waiting], rules, moment)
     standing = brief.loose(assessed, threads)
     # Where this checkout stands comes first: a session in a donor must not start working there.
     lead, place = places.situation(repo, places.read(snap))
@@ -113,6 +114,12 @@ def build(
             "Stalled: stop retrying these",
             budget.TRUTH,
             [Item([f"- **{line}**"], data) for line, data in stalled],
+        ),
+        Section(
+            "waiting",
+            "Waiting on someone else: don't retry these",
+            budget.TRUTH,
+            [Item([f"- **{line}**"], data) for line, data in stoploss.waiting_leads(threads, waiting, moment)],
         ),
         Section(
             "do_not_act",
@@ -165,7 +172,8 @@ def build(
             "threads",
             "Open threads",
             3,
-            [brief.thread_item(t, checks[t.id]) for t in open_threads] or [Item(["- none"], None, placeholder=True)],
+            [brief.thread_item(t, checks[t.id], waiting.get(t.id)) for t in open_threads]
+            or [Item(["- none"], None, placeholder=True)],
             see="git continuity status",
             what="threads",
         ),
@@ -195,6 +203,7 @@ def build(
         "problems": problems,
         "counts": render.counts(assessed),
         "stalled": kept["stalled"],
+        "waiting": kept["waiting"],
         "do_not_act": kept["do_not_act"],
         "verified": kept["verified"],
         "unconfirmed": kept["unconfirmed"],
@@ -210,36 +219,6 @@ def build(
         "budget": _budget_json(fitted),
     }
     return Oriented(fitted.text, document, 2 if problems else 0)
-
-
-def _stalled(
-    snap: store.Snapshot, threads: Sequence[Thread], rules: policy.Policy, at: datetime
-) -> list[tuple[str, dict[str, Any]]]:
-    """Each thread that made no progress over the policy's attempts and sessions, or that
-    the stop-loss blocked: the line the brief leads with, and its JSON."""
-    from git_continuity import stoploss
-
-    found = []
-    for t in threads:
-        if t.status in stoploss.NOT_TRIED:
-            continue  # waiting on someone else: nothing is being retried
-        course = stoploss.course_of(snap, t, rules)
-        line = stoploss.lead_line(t, course, at)
-        if line is not None:
-            data = {
-                "thread": t.id,
-                "title": t.title,
-                "status": t.status,
-                "stalled": course.stalled,
-                "stopped": bool(t.blocked),
-                "attempts": len(course.run),
-                "sessions": course.run_sessions,
-                "since": course.run[0].at,
-                "spent": list(course.spent),
-                "text": line,
-            }
-            found.append((line, data))
-    return found
 
 
 def _tally(assessed: Sequence[Assessed]) -> str:
@@ -312,7 +291,8 @@ def _record_costly(snap: store.Snapshot, assessed: Sequence[Assessed], at: datet
     who = session.who(snap.repo)
     files: dict[str, bytes | None] = {}
     for a in assessed:
-        if a.observation is None or a.observation.result == "unknown" or verify.is_live(a.claim):
+        obs = a.observation
+        if obs is None or (obs.result == "unknown" and obs.waiting is None) or verify.is_live(a.claim):
             continue
         evidence = verify.evidence_for(a, at, taken, who)
         if evidence is not None:
@@ -374,6 +354,7 @@ def _not_here(repo: Repo, stream: str, max_tokens: int | None) -> Oriented:
         "problems": [],
         "counts": dict.fromkeys(STATES, 0),
         "stalled": [],
+        "waiting": [],
         "do_not_act": [],
         "verified": [],
         "unconfirmed": [],

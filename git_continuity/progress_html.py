@@ -10,12 +10,12 @@ browser's DOM says what a person would see.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from html import escape
 
 from git_continuity import attempts
-from git_continuity.attempts import Course
+from git_continuity.attempts import Course, Waiting
 from git_continuity.model import Thread, parse_stamp, shown
 
 WIDTH, ROW, LEFT = 900, 64, 280
@@ -46,8 +46,10 @@ def _title(text: str) -> str:
     return f"<title>{escape(text)}</title>"
 
 
-def page(stream: str, rows: Sequence[tuple[Thread, Course]]) -> str:
-    """The whole page for these threads and their courses."""
+def page(stream: str, rows: Sequence[tuple[Thread, Course]], waiting: Mapping[str, Waiting] | None = None) -> str:
+    """The whole page for these threads and their courses (and what those waiting on
+    someone else wait on)."""
+    waiting = waiting or {}
     times = [parse_stamp(a.at) for _, c in rows for a in c.attempts]
     times += [parse_stamp(t.blocked["at"]) for t, _ in rows if t.blocked]
     times += [parse_stamp(t.closed_at) for t, _ in rows if t.closed_at]
@@ -59,7 +61,8 @@ def page(stream: str, rows: Sequence[tuple[Thread, Course]]) -> str:
         y = 40 + n * ROW
         parts.append(f'<g class="thread" data-thread="{escape(thread.id)}">')
         parts.append(f'<text x="8" y="{y + 4}">{escape(thread.id)} {escape(thread.title[:28])}</text>')
-        parts.append(f'<text x="8" y="{y + 20}" fill="#666">{escape(_summary(thread, course))}</text>')
+        summary = _summary(thread, course, waiting.get(thread.id))
+        parts.append(f'<text x="8" y="{y + 20}" fill="#666">{escape(summary)}</text>')
         if start is not None:
             bands: dict[str, list[datetime]] = {}
             for a in course.attempts:
@@ -108,6 +111,6 @@ def page(stream: str, rows: Sequence[tuple[Thread, Course]]) -> str:
     )
 
 
-def _summary(thread: Thread, course: Course) -> str:
-    state = "stalled" if course.stalled else "moving"
+def _summary(thread: Thread, course: Course, waiting: Waiting | None) -> str:
+    state = f"waiting on {' and '.join(waiting.on)}" if waiting else "stalled" if course.stalled else "moving"
     return f"{thread.status}, {len(course.attempts)} attempts, {state}" + (", budget spent" if course.spent else "")

@@ -6,11 +6,12 @@ import json
 import re
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from git_continuity import display
+from git_continuity.attempts import Waiting
 from git_continuity.constants import ENV_CHECK_JSON
 from git_continuity.display import cut
 from git_continuity.model import (
@@ -58,7 +59,7 @@ def claim_json(a: Assessed) -> dict[str, Any]:
     }
 
 
-def thread_json(thread: Thread, checks: Sequence[Assessed]) -> dict[str, Any]:
+def thread_json(thread: Thread, checks: Sequence[Assessed], waiting: Waiting | None = None) -> dict[str, Any]:
     found: dict[str, Any] = {
         "id": thread.id,
         "title": thread.title,
@@ -69,6 +70,8 @@ def thread_json(thread: Thread, checks: Sequence[Assessed]) -> dict[str, Any]:
     }
     # Only when set: a budget, and why the tool blocked it (the stop-loss).
     found.update({k: v for k, v in (("budget", thread.budget), ("blocked", thread.blocked)) if v})
+    if waiting is not None:  # derived now: every check that does not verify waits on someone else
+        found["waiting"] = waiting.to_json(now())
     return found
 
 
@@ -177,6 +180,7 @@ def status_text(
     at: datetime,
     standings: Sequence[Standing] = (),
     conflicts: Sequence[ConflictRecord] = (),
+    waiting: Mapping[str, Waiting] | None = None,
 ) -> str:
     out = [f"stream {stream}  ({ref_line})"]
     for index, s in enumerate(standings):
@@ -212,6 +216,8 @@ def status_text(
             )
             if thread.blocked:
                 out.append(f"    {stop_loss_line(thread)}")
+            if waiting and thread.id in waiting:
+                out.append(f"    {waiting[thread.id].text(at)}")
             if thread.status != "done" or good < len(checks):
                 out += ["    " + line for line in claim_lines(checks)]
     loose = [a for a in assessed if a.claim.thread is None]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 from git_continuity import attempts, session, store, verify
 from git_continuity import repo as git
@@ -62,6 +63,8 @@ def _attempt(
     handled = [a for a in checks if a.claim.handle and a.derived.state != "prose"]
     if not handled or all(a.derived.state == "verified" for a in handled):
         return None
+    if attempts.waiting_on([a.derived for a in handled]):
+        return None  # waiting on someone else: retrying would change nothing, so it is no attempt
     if not any(a.observation is not None for a in handled):
         return None  # judged from old evidence only: nothing was tried now
     entry = new_id("attempt", taken)
@@ -144,6 +147,30 @@ def record(
     return out
 
 
+def waiting_of(snap: store.Snapshot, checks: Sequence[Assessed]) -> attempts.Waiting | None:
+    """Whether a thread's checks wait on someone else now, and since when: for each waiting
+    check, the first observation of its latest unbroken run of waiting evidence; the earliest
+    of them. Derived, never stored."""
+    on = attempts.waiting_on([a.derived for a in checks])
+    if not on:
+        return None
+    since: list[str] = []
+    claims: list[str] = []
+    for a in checks:
+        if a.derived.waiting is None or a.derived.checked_at is None:
+            continue
+        first = a.derived.checked_at
+        for e in reversed(store.evidence_history(snap, a.claim.id)):
+            if parse_stamp(e.checked_at) > parse_stamp(first):
+                continue  # written after what is shown now (a clock ahead): it says nothing of before
+            if e.handle != a.claim.handle or e.waiting != a.derived.waiting:
+                break
+            first = e.checked_at
+        since.append(first)
+        claims.append(a.claim.id)
+    return attempts.Waiting(on, min(since, key=parse_stamp), tuple(claims)) if since else None
+
+
 def message(recorded: Recorded) -> str:
     """Lines for the commit message that adds them."""
     lines = [f"attempt {a.id} on {a.thread} ({a.via}): {len(a.failing)} failing" for a in recorded.attempts]
@@ -203,3 +230,44 @@ def lead_line(thread: Thread, course: Course, at: datetime) -> str | None:
         f"or {leave}"
     )
     return f"{head}; {spent}; {ways}"
+
+
+def stalled_leads(
+    snap: store.Snapshot, threads: Sequence[Thread], rules: Policy, at: datetime
+) -> list[tuple[str, dict[str, Any]]]:
+    """Each thread that made no progress over the policy's attempts and sessions, or that
+    the stop-loss blocked: the line a brief leads with, and its JSON (orient's ``stalled``)."""
+    found = []
+    for t in threads:
+        if t.status in NOT_TRIED:
+            continue  # waiting on someone else: nothing is being retried
+        course = course_of(snap, t, rules)
+        line = lead_line(t, course, at)
+        if line is not None:
+            data = {
+                "thread": t.id,
+                "title": t.title,
+                "status": t.status,
+                "stalled": course.stalled,
+                "stopped": bool(t.blocked),
+                "attempts": len(course.run),
+                "sessions": course.run_sessions,
+                "since": course.run[0].at,
+                "spent": list(course.spent),
+                "text": line,
+            }
+            found.append((line, data))
+    return found
+
+
+def waiting_leads(
+    threads: Mapping[str, Thread], waiting: Mapping[str, attempts.Waiting], at: datetime
+) -> list[tuple[str, dict[str, Any]]]:
+    """Each thread waiting on someone else: the line a brief shows (since when, and not to
+    retry it), and its JSON (orient's ``waiting``)."""
+    found = []
+    for tid, w in waiting.items():
+        t = threads[tid]
+        data = {"thread": t.id, "title": t.title, "status": t.status, **w.to_json(at)}
+        found.append((f'{t.id} "{t.title}": {w.text(at)}', data))
+    return found

@@ -6,8 +6,9 @@ from git_continuity import closure, render, store
 from git_continuity.repo import Repo
 
 
-def _verdict_json(v: closure.Verdict) -> dict[str, Any]:
-    return {
+def _verdict_json(v: closure.Verdict, gate: closure.Gate) -> dict[str, Any]:
+    waiting = [w for verdict, w in gate.waiting if verdict is v]
+    found = {
         "id": v.thread.id,
         "title": v.thread.title,
         "status": v.thread.status,
@@ -19,6 +20,9 @@ def _verdict_json(v: closure.Verdict) -> dict[str, Any]:
             for a in v.policy_checks
         ],
     }
+    if waiting:  # not done, nothing to retry: it waits on someone else
+        found["waiting"] = waiting[0].to_json(gate.at)
+    return found
 
 
 def check(repo: Repo, *, stream: str, closing: bool, online: bool, as_json: bool) -> int:
@@ -54,7 +58,7 @@ def check(repo: Repo, *, stream: str, closing: bool, online: bool, as_json: bool
                 "closing": closing,
                 "ok": result.exit_code == 0,
                 "closed": result.closed,
-                "threads": [_verdict_json(v) for v in result.verdicts],
+                "threads": [_verdict_json(v, result) for v in result.verdicts],
                 "problems": result.problems,
                 "message": result.summary(),
             },

@@ -4,10 +4,11 @@ attempts (attempts.py), never typed in."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from git_continuity import attempts, policy, render, stoploss, store
-from git_continuity.attempts import Attempt, Course
+from git_continuity import attempts, policy, render, stoploss, store, verify
+from git_continuity.attempts import Attempt, Course, Waiting
 from git_continuity.display import cut
 from git_continuity.errors import UserError
 from git_continuity.model import Thread, ago, now, parse_stamp, shown
@@ -32,6 +33,16 @@ def progress(repo: Repo, *, stream: str, thread_id: str | None, as_json: bool, h
     claims = store.read_claims(snap).values()
     checked = {t.id: sum(1 for c in claims if c.thread == t.id and c.handle) for t in chosen}
     courses = {t.id: stoploss.course_of(snap, t, rules) for t in chosen}
+    at = now()
+    # Waiting on someone else is derived from the checks now (their last evidence for network
+    # ones), not from the attempts: waiting makes none.
+    own = sorted((c for c in claims if any(c.thread == t.id for t in chosen)), key=lambda c: (c.added_at, c.id))
+    assessed = verify.assess(snap, own, at=at, policy=rules)
+    waiting = {
+        t.id: w
+        for t in chosen
+        if t.status != "done" and (w := stoploss.waiting_of(snap, [a for a in assessed if a.claim.thread == t.id]))
+    }
     if html is not None:
         from pathlib import Path
 
@@ -39,7 +50,7 @@ def progress(repo: Repo, *, stream: str, thread_id: str | None, as_json: bool, h
 
         target = Path(html)
         try:
-            atomic.write(target, progress_html.page(stream, [(t, courses[t.id]) for t in chosen]))
+            atomic.write(target, progress_html.page(stream, [(t, courses[t.id]) for t in chosen], waiting))
         except OSError as error:
             raise UserError(f"--html {html}: cannot write it: {error.strerror or error}") from None
         count = sum(len(c.attempts) for c in courses.values())
@@ -50,15 +61,14 @@ def progress(repo: Repo, *, stream: str, thread_id: str | None, as_json: bool, h
             {
                 "stream": stream,
                 "stalled_after": {"attempts": rules.stall_attempts, "sessions": rules.stall_sessions},
-                "threads": [_thread_json(t, courses[t.id], checked[t.id]) for t in chosen],
+                "threads": [_thread_json(t, courses[t.id], checked[t.id], waiting.get(t.id), at) for t in chosen],
                 "problems": snap.problems,
             },
         )
     else:
-        at = now()
         lines: list[str] = []
         for t in chosen:
-            lines += [*_thread_lines(t, courses[t.id], checked[t.id], rules, at), ""]
+            lines += [*_thread_lines(t, courses[t.id], checked[t.id], rules, at, waiting.get(t.id)), ""]
         if not chosen:
             lines = ["No threads that are not done: nothing is being tried.", ""]
         lines += [f"problem: {p}" for p in snap.problems]
@@ -66,10 +76,12 @@ def progress(repo: Repo, *, stream: str, thread_id: str | None, as_json: bool, h
     return 2 if snap.problems else 0
 
 
-def _note(checks: int, course: Course) -> str | None:
+def _note(checks: int, course: Course, waiting: Waiting | None = None) -> str | None:
     if not checks:
         return "no checks: nothing is tried, so it makes no attempts and never stalls"
     if not course.attempts:
+        if waiting is not None:
+            return "no attempts yet: waiting on someone else counts none"
         return "no attempts yet: its checks never failed when dereferenced"
     return None
 
@@ -99,17 +111,18 @@ def _attempt_json(a: Attempt, changed: bool) -> dict[str, Any]:
     return data
 
 
-def _thread_json(t: Thread, course: Course, checks: int) -> dict[str, Any]:
+def _thread_json(t: Thread, course: Course, checks: int, waiting: Waiting | None, at: datetime) -> dict[str, Any]:
     changes = {a.id for a in course.changes}
     return {
         "id": t.id,
         "title": t.title,
         "status": t.status,
         "checks": checks,
-        "note": _note(checks, course),
+        "note": _note(checks, course, waiting),
         "attempts": [_attempt_json(a, a.id in changes) for a in course.attempts],
         "changes": [a.at for a in course.changes],
-        "stalled": course.stalled,
+        "stalled": course.stalled and waiting is None,
+        "waiting": waiting.to_json(at) if waiting else None,
         "run": {
             "attempts": len(course.run),
             "sessions": course.run_sessions,
@@ -123,9 +136,13 @@ def _thread_json(t: Thread, course: Course, checks: int) -> dict[str, Any]:
     }
 
 
-def _thread_lines(t: Thread, course: Course, checks: int, rules: policy.Policy, at: Any) -> list[str]:
+def _thread_lines(
+    t: Thread, course: Course, checks: int, rules: policy.Policy, at: datetime, waiting: Waiting | None
+) -> list[str]:
     lines = [f"{t.id}  {cut(t.title, WHOLE)}  ({t.status})"]
-    note = _note(checks, course)
+    if waiting is not None:
+        lines.append(f"  {waiting.text(at)}")
+    note = _note(checks, course, waiting)
     if note:
         return [*lines, f"  {note}"]
     used = course.used()
@@ -141,7 +158,7 @@ def _thread_lines(t: Thread, course: Course, checks: int, rules: policy.Policy, 
         lines.append(f"  {render.stop_loss_line(t)}")
     run = course.run
     since = f"{shown(run[0].at)} UTC ({ago(parse_stamp(run[0].at), at)})"
-    if course.stalled:
+    if course.stalled and waiting is None:
         lines.append(
             f"  stalled  the same failing set for {len(run)} attempts over {course.run_sessions} sessions since {since}"
         )

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from git_continuity import places, policy, render, store, tracking, verify
+from git_continuity import places, policy, render, stoploss, store, tracking, verify
 from git_continuity import repo as git
 from git_continuity.model import ago, now, stamp
 from git_continuity.repo import Repo
@@ -19,6 +19,7 @@ def status(repo: Repo, *, stream: str, as_json: bool) -> int:
     assessed = verify.assess(snap, claims, at=moment, policy=policy.load(repo.work_dir))
     threads = sorted(store.read_threads(snap).values(), key=lambda t: (t.added_at, t.id))
     checks = {t.id: [a for a in assessed if a.claim.thread == t.id] for t in threads}
+    waiting = {t.id: w for t in threads if t.status != "done" and (w := stoploss.waiting_of(snap, checks[t.id]))}
     journal, journal_total = store.read_journal(snap, latest=JOURNAL_SHOWN)
     changes = store.count_objective_changes(snap)
     updated = git.commit_info(repo, snap.commit).time
@@ -54,7 +55,7 @@ def status(repo: Repo, *, stream: str, as_json: bool) -> int:
                     for b in (packet.open_blockers() if packet else [])
                 ],
                 "claims": [render.claim_json(a) for a in assessed],
-                "threads": [render.thread_json(t, checks[t.id]) for t in threads],
+                "threads": [render.thread_json(t, checks[t.id], waiting.get(t.id)) for t in threads],
                 "journal": [render.journal_json(e) for e in journal],
                 "journal_total": journal_total,
                 "counts": render.counts(assessed),
@@ -83,6 +84,7 @@ def status(repo: Repo, *, stream: str, as_json: bool) -> int:
                 at=moment,
                 standings=standings,
                 conflicts=conflicts,
+                waiting=waiting,
             ),
             end="",
         )

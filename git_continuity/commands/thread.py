@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from git_continuity import attempts, closure, notes, policy, render, session, store, verify
+from git_continuity import attempts, closure, notes, policy, render, session, stoploss, store, verify
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, Thread, ago, new_id, now, parse_stamp, shown, stamp
 from git_continuity.repo import Repo
@@ -170,6 +170,10 @@ def _tally(checks: list[verify.Assessed]) -> str:
     return f"{good} of {len(checks)} checks verified"
 
 
+def _waiting(snap: store.Snapshot, thread: Thread, checks: list[verify.Assessed]) -> attempts.Waiting | None:
+    return None if thread.status == "done" else stoploss.waiting_of(snap, checks)
+
+
 def list_threads(repo: Repo, *, stream: str, statuses: list[str] | None, as_json: bool) -> int:
     """Every thread (or those with the given statuses), oldest first, with its checks' tally."""
     snap = store.snapshot(repo, stream)
@@ -183,7 +187,7 @@ def list_threads(repo: Repo, *, stream: str, statuses: list[str] | None, as_json
             "thread-list",
             {
                 "stream": stream,
-                "threads": [render.thread_json(t, checks[t.id]) for t in threads],
+                "threads": [render.thread_json(t, checks[t.id], _waiting(snap, t, checks[t.id])) for t in threads],
                 "problems": snap.problems,
             },
         )
@@ -205,7 +209,8 @@ def show(repo: Repo, *, stream: str, thread_id: str, as_json: bool) -> int:
     thread = _thread(snap, thread_id)
     checks = _checks(repo, snap, [thread])[thread.id]
     if as_json:
-        found = {**render.thread_json(thread, checks), "added_by": thread.added_by, "host": thread.host}
+        waiting = _waiting(snap, thread, checks)
+        found = {**render.thread_json(thread, checks, waiting), "added_by": thread.added_by, "host": thread.host}
         found.update({k: v for k, v in (("session", thread.session), ("agent", thread.agent)) if v is not None})
         render.emit_json("thread-show", {"stream": stream, "thread": found, "problems": snap.problems})
         return 2 if snap.problems else 0
@@ -216,6 +221,8 @@ def show(repo: Repo, *, stream: str, thread_id: str, as_json: bool) -> int:
     print(f"  opened  {shown(thread.added_at)} UTC ({ago(parse_stamp(thread.added_at), at)}) by {opened}")
     if thread.closed_at:
         print(f"  closed  {shown(thread.closed_at)} UTC ({ago(parse_stamp(thread.closed_at), at)})")
+    if (waiting := _waiting(snap, thread, checks)) is not None:
+        print(f"  {waiting.text(at)}")
     if checks:
         print(f"Checks ({_tally(checks)} now)")
         print("\n".join(render.claim_lines(checks)))

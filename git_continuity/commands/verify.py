@@ -89,6 +89,9 @@ def verify_claims(
             print(f"\nRecorded {len(records)} evidence entr{'ies' if len(records) != 1 else 'y'}.")
         for line in stoploss.stopped_lines(recorded.stopped):
             print(f"\n{line}")
+        for t, checks in tried:  # no attempt counted: say so, and not to retry
+            if t.status != "done" and (w := stoploss.waiting_of(snap, checks)) is not None:
+                print(f'\n{t.id} "{t.title}": {w.text(moment)}')
         if not_asked:
             one = len(not_asked) == 1
             count = f"{len(not_asked)} network claim{'' if one else 's'} ({', '.join(not_asked)})"
