@@ -94,10 +94,11 @@ def judge(
     at: datetime,
     policy: Policy,
     online: bool = False,
-    committing: bool = False,
+    tree: str | None = None,
 ) -> list[Verdict]:
     """Dereference every check of these threads now (reusing fresh verified evidence of
-    costly checks, e.g. a test command already run on this very tree)."""
+    costly checks, e.g. a test command already run on this very tree). ``tree``: the tree of
+    the commit being made (commit-msg), which checks of the tree judge instead of HEAD's."""
     own = {t.id: [c for c in claims if c.thread == t.id] for t in threads}
     extra = _policy_claims(snap, policy, at) if threads else []
     every = [c for cs in own.values() for c in cs] + extra
@@ -111,7 +112,7 @@ def judge(
             dereference_all=True,
             online=online,
             reuse_fresh=True,
-            committing=committing,
+            tree=tree,
         )
     }
     return [
@@ -124,6 +125,24 @@ def judge(
     ]
 
 
+def evidence_of(verdicts: Sequence[Verdict], at: datetime, who: session.Who) -> list[Evidence]:
+    """The evidence of every check dereferenced now: what a close records."""
+    taken: set[str] = set()
+    found = [verify.evidence_for(a, at, taken, who) for v in verdicts for a in v.checks]
+    return [e for e in found if e is not None]
+
+
+def elsewhere(verdict: Verdict) -> tuple[list[str], bool]:
+    """The schemes of the verdict's failing checks that hold only once a commit has left the
+    machine (pushed:, and the network schemes: a forge's PR or CI), e.g. ["pushed:"]; and
+    whether anything else keeps it from verifying too (another check, or no check at all)."""
+    later = {"pushed"} | verify.network_schemes()
+    checked = verdict.checks + verdict.policy_checks
+    failing = [(a.claim.handle or "").partition(":")[0] for a in checked if a.derived.state != "verified"]
+    found = sorted({f"{s}:" for s in failing if s in later})
+    return found, not found or any(s not in later for s in failing)
+
+
 def record(
     snap: store.Snapshot,
     verdicts: Sequence[Verdict],
@@ -132,10 +151,12 @@ def record(
     close: bool,
     via: str | None = None,
     rules: Policy | None = None,
+    closed_by: str | None = None,
 ) -> stoploss.Recorded:
     """Write the evidence of what was dereferenced now, the attempt of each thread that did
     not verify (``via`` says what tried it: close, check, stop; None records none), and close
-    the threads whose verdict is ok when ``close``: one commit. Returns what it added; a
+    the threads whose verdict is ok when ``close`` (``closed_by``: the commit whose message
+    closed them, when one did): one commit. Returns what it added; a
     thread whose attempt spent its budget is blocked by the stop-loss (stoploss.py).
 
     The commit-msg and pre-push guards pass no ``via``: a refused commit or push leaves the
@@ -159,7 +180,7 @@ def record(
                     files[store.evidence_path(evidence, at)] = store.entry_bytes(evidence)
                     proven[a.claim.id] = evidence.id
         if close and v.ok and v.thread.status != "done":
-            done = replace(v.thread, status="done", closed_at=stamp(at))
+            done = replace(v.thread, status="done", closed_at=stamp(at), closed_by=closed_by)
             files[store.thread_path(done.id)] = store.entry_bytes(done)
             closed.append(done)
     recorded = stoploss.Recorded({}, [], [])

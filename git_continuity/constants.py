@@ -16,6 +16,9 @@ DEFAULT_STREAM = "main"
 # under refs/continuity-remotes/<remote>/<stream>, so `git branch -a` stays clean.
 STATE_PREFIX = "refs/continuity/"
 NOTES_REF = "refs/notes/continuity"
+# What the commit-msg hook judged for the post-commit hook of the same commit (closing.py),
+# under the work tree's own git folder: the shell hook tests for it before any Python starts.
+CLOSING_FILE = "continuity/closing.json"
 TRACKING_PREFIX = "refs/continuity-remotes/"
 NOTES_TRACKING_PREFIX = "refs/notes/continuity-remotes/"
 

@@ -30,10 +30,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from git_continuity.constants import STATE_PREFIX, THREAD_ID, env_stream, usable_stream
+from git_continuity.constants import CLOSING_FILE, STATE_PREFIX, THREAD_ID, env_stream, usable_stream
 from git_continuity.errors import UserError
 
 if TYPE_CHECKING:  # the repository door imports pygit2: only past the cheap tests
+    from git_continuity import closure
     from git_continuity.repo import Repo
 
 ZERO = "0" * 40
@@ -79,16 +80,27 @@ def _message_threads(message: str) -> list[str]:
 
 
 def commit_msg(message_file: str) -> int:
-    """Block a commit whose message closes a thread whose checks do not verify now."""
+    """Block a commit whose message closes a thread whose checks do not verify on the commit
+    being made; hand what it judged to post-commit, which records the close (closing.py)."""
     message = Path(message_file).read_text(errors="replace")
     if not _message_threads(message):
         return 0  # closes nothing: no repository access at all
-    return _judge_closing([("this commit", message)], where="commit", committing=True)
+    return _judge_closing([("this commit", message)], where="commit")
 
 
-def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str, committing: bool = False) -> int:
-    """The heavy path: threads named with a closing keyword must verify now (or be done)."""
-    from git_continuity import closure, policy, store
+def _tree_being_committed() -> str:
+    """The tree git is about to commit: its index, or the temporary one it names in
+    GIT_INDEX_FILE (commit -a, commit PATHS). git write-tree honours that variable."""
+    made = _git("write-tree")
+    if made.returncode != 0:
+        raise UserError(f"cannot read the tree being committed (git write-tree: {made.stderr.strip()})")
+    return made.stdout.strip()
+
+
+def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str) -> int:
+    """The heavy path: threads named with a closing keyword must verify now (or be done);
+    for a commit being made (``where`` is "commit"), on the tree it is made of."""
+    from git_continuity import closing, closure, policy, session, store
     from git_continuity import repo as git
     from git_continuity.model import now
 
@@ -96,6 +108,9 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str, committing
     if stream is None:
         return 0
     repo = git.open_repo()
+    committing = where == "commit"
+    if committing:
+        closing.drop(git.worktree_git_dir(repo))  # whatever an earlier commit left is stale now
     snap = store.snapshot(repo, stream)
     if snap.commit is None:
         return 0
@@ -121,12 +136,24 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str, committing
     if not pending:
         return 0
     moment = now()
-    verdicts = closure.judge(
-        snap, pending, store.read_claims(snap).values(), at=moment, policy=rules, committing=committing
-    )
+    tree = _tree_being_committed() if committing else None
+    verdicts = closure.judge(snap, pending, store.read_claims(snap).values(), at=moment, policy=rules, tree=tree)
     failing = [v for v in verdicts if not v.ok]
-    # All or nothing: a refused commit closes none of the threads it names.
-    closure.record(snap, verdicts, at=moment, close=not failing)
+    # All or nothing: a refused commit closes none of the threads it names. A commit being
+    # made writes nothing: post-commit records the close once the commit exists.
+    if committing and not failing and tree is not None:
+        evidence = closure.evidence_of(verdicts, moment, session.who(repo))
+        closing.leave(
+            git.worktree_git_dir(repo),
+            stream=stream,
+            tree=tree,
+            keywords=rules.closing_keywords,
+            verdicts=verdicts,
+            evidence=evidence,
+        )
+        return 0
+    if not committing:
+        closure.record(snap, verdicts, at=moment, close=not failing)
     for v in verdicts:
         if v.ok and not failing:
             _say(f'git-continuity: {v.thread.id} "{v.thread.title}": every check verified now; the thread is done.')
@@ -150,9 +177,27 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str, committing
                 "(git rebase -i, or git commit --amend for the last one)."
             )
         else:
-            _say(f"Make the checks pass first, or leave the closing claim ({ids}) out of the commit message.")
+            _refuse_commit(failing)
         return 1
     return 0
+
+
+def _refuse_commit(failing: Sequence[closure.Verdict]) -> None:
+    """How to go on from a refused commit. A check that holds only once the commit has left
+    the machine (pushed:, a forge's PR or CI) cannot verify while it is being made: the order
+    that works is to commit, push, and close the thread then."""
+    from git_continuity import closure
+
+    later = {v.thread.id: closure.elsewhere(v) for v in failing}
+    local = [thread_id for thread_id, (_, other) in later.items() if other]
+    if local:
+        _say(f"Make the checks pass first, or leave the closing claim ({', '.join(local)}) out of the commit message.")
+    for thread_id, (schemes, _) in later.items():
+        if schemes:
+            _say(
+                f"{thread_id} checks what holds only once this commit has left the machine ({', '.join(schemes)}): "
+                f"leave the closing claim out, commit, push, then git continuity thread close {thread_id}"
+            )
 
 
 # -- pre-commit: nothing is committed in a donor, archive or preservation place -------------
@@ -188,14 +233,20 @@ def post_commit() -> int:
     if found.returncode != 0 or len(lines) < 3:
         return 0  # no active stream
     git_dir, common, state = Path(lines[0]), Path(lines[1]), lines[2]
-    head = _git("log", "-1", "--format=%H%n%B")
+    head = _git("log", "-1", "--format=%H %T%n%B")
     if head.returncode != 0:
         return 0
-    commit, _, message = head.stdout.partition("\n")
+    ids, _, message = head.stdout.partition("\n")
+    commit, _, tree = ids.partition(" ")
     from git_continuity import notes, session
     from git_continuity import repo as git
 
     repo = git.open_repo()
+    if (git_dir / CLOSING_FILE).exists():  # commit-msg judged a close of this commit, or a stale one
+        from git_continuity import closing
+
+        if closing.after_commit(repo, git_dir, stream, commit, tree, message):
+            state = _git("rev-parse", "-q", "--verify", f"{STATE_PREFIX}{stream}^{{commit}}").stdout.strip() or state
     record: dict[str, Any] = {
         "kind": "provenance",
         "stream": stream,

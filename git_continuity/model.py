@@ -179,6 +179,7 @@ class Thread:
     added_by: str
     host: str
     closed_at: str | None = None  # set when closed through a verified gate
+    closed_by: str | None = None  # the commit whose message closed it (the post-commit hook)
     session: str | None = None
     agent: str | None = None
     budget: dict[str, Any] | None = None  # attempts, sessions, time (attempts.Budget)

@@ -130,6 +130,10 @@ class Repository:
     def path_in_commit(self, commit: str, path: str) -> bool:
         return git.path_in_commit(self._repo, git.Oid(commit), path)
 
+    def path_in_tree(self, tree: str, path: str) -> bool:
+        """Whether a tree (e.g. the one a commit is being made of) holds path."""
+        return git.entry_oid(self._repo, git.Oid(tree), path) is not None
+
     def commit_tree(self, commit: str) -> str:
         """The id of a commit's tree."""
         return git.commit_info(self._repo, git.Oid(commit)).tree
@@ -208,8 +212,11 @@ class VerifyContext:
     online: bool = False  # ask remotes and services themselves, not local copies
     timeout: float = 10.0  # seconds, per network request
     policy: Policy = field(default_factory=Policy)  # the repository's .continuity.yaml
-    # A commit is being made from the index (the commit-msg hook): staged changes are part of it.
+    # A commit is being made from the index (the commit-msg hook): staged changes are part of it,
+    # and ``tree`` is the tree git is about to commit (GIT_INDEX_FILE's: commit -a, commit
+    # PATHS and --amend alike). Checks of "the tree" judge it instead of HEAD's or the work tree's.
     committing: bool = False
+    tree: str | None = None
     progress: Progress | None = None  # set by `verify` on a terminal
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

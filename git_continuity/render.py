@@ -68,8 +68,9 @@ def thread_json(thread: Thread, checks: Sequence[Assessed], waiting: Waiting | N
         "closed_at": thread.closed_at,
         "checks": [claim_json(a) for a in checks],
     }
-    # Only when set: a budget, and why the tool blocked it (the stop-loss).
-    found.update({k: v for k, v in (("budget", thread.budget), ("blocked", thread.blocked)) if v})
+    # Only when set: the commit that closed it, a budget, and why the tool blocked it (the stop-loss).
+    kept = (("closed_by", thread.closed_by), ("budget", thread.budget), ("blocked", thread.blocked))
+    found.update({k: v for k, v in kept if v})
     if waiting is not None:  # derived now: every check that does not verify waits on someone else
         found["waiting"] = waiting.to_json(now())
     return found
@@ -210,9 +211,10 @@ def status_text(
         out += ["", f"Threads ({len(active)} not done, {len(threads) - len(active)} done)"]
         for thread, checks in threads:
             good = sum(1 for a in checks if a.derived.state == "verified")
+            closed = f"; closed by {thread.closed_by[:7]}" if thread.closed_by else ""
             out.append(
                 f"  {thread.status.ljust(8)}  {thread.id}  {cut(thread.title, STATUS_WHOLE)}"
-                f"  ({good} of {len(checks)} checks verified)"
+                f"  ({good} of {len(checks)} checks verified{closed})"
             )
             if thread.blocked:
                 out.append(f"    {stop_loss_line(thread)}")

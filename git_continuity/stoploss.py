@@ -133,6 +133,7 @@ def record(
                 thread,
                 status="blocked",
                 closed_at=None,
+                closed_by=None,
                 blocked={
                     "reason": attempts.STOP_LOSS,
                     "at": stamp(at),

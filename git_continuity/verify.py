@@ -241,9 +241,11 @@ def network_schemes() -> set[str]:
 class _Now:
     """What evidence may have depended on, looked up once and only when asked."""
 
-    def __init__(self, repo: git.Repo) -> None:
+    def __init__(self, repo: git.Repo, tree: str | None = None) -> None:
         self.repo = repo
-        self.values: dict[str, str | None] = {}
+        # While a commit is being made, evidence of "the work tree" holds when it ran on the
+        # tree being committed.
+        self.values: dict[str, str | None] = {"worktree": tree} if tree else {}
 
     def moved(self, evidence: Evidence) -> dict[str, str | None]:
         for key in evidence.depends_on:
@@ -266,7 +268,7 @@ def assess(
     reuse_fresh: bool = False,
     timeout: float | None = None,
     progress: Progress | None = None,
-    committing: bool = False,
+    tree: str | None = None,
 ) -> list[Assessed]:
     """Every claim's state now.
 
@@ -275,12 +277,13 @@ def assess(
     servers) are dereferenced only when ``online``: without it nothing touches the network
     and they keep their last evidence. With ``reuse_fresh``, a check whose last evidence is
     verified and still fresh (nothing it depended on moved) is not run again: how a gate
-    avoids running the same test suite twice on the same tree.
+    avoids running the same test suite twice on the same tree. ``tree`` is the tree of a
+    commit being made (the commit-msg hook): checks of the tree judge it (VerifyContext.tree).
     """
     live_schemes = {name for name, (_, s) in schemes().items() if s.live}
     network = network_schemes()
     handles = {c.id: parse_handle(c.handle) for c in claims if c.handle}
-    current = _Now(snap.repo)
+    current = _Now(snap.repo, tree)
 
     installed = schemes()
 
@@ -310,7 +313,13 @@ def assess(
                 continue
         wanted.add(handle)
     context = VerifyContext(
-        Repository(snap.repo), at, online=online, policy=policy, progress=progress, committing=committing
+        Repository(snap.repo),
+        at,
+        online=online,
+        policy=policy,
+        progress=progress,
+        committing=tree is not None,
+        tree=tree,
     )
     if timeout is not None:
         context.timeout = timeout

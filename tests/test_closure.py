@@ -123,6 +123,8 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
         f'git-continuity: this commit closes {tid} ("{TITLE}"), but 2 of 2 checks are not verified now:\n'
         + failing
         + f"Make the checks pass first, or leave the closing claim ({tid}) out of the commit message.\n"
+        + f"{tid} checks what holds only once this commit has left the machine (pushed:): leave the closing claim "
+        f"out, commit, push, then git continuity thread close {tid}\n"
     )
     state_before = git(work, "rev-parse", "refs/continuity/main")
 
@@ -140,15 +142,15 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
 
     # ...and through the pre-commit framework.
     assert cont(work, "hooks", "uninstall").code == 0
-    config = precommit.config(tmp_path / "pre-commit-config.yaml", ("continuity-closure",))
-    precommit_install(work, config, "commit-msg")
+    config = precommit.config(tmp_path / "pre-commit-config.yaml", ("continuity-closure", "continuity-provenance"))
+    precommit_install(work, config, "commit-msg", "post-commit")
     blocked = run(work, "git", "commit", "--allow-empty", "-m", f"Fix login; closes {tid}")
     assert (blocked.code, blocked.out) == (1, "")
     assert dots(fetched(blocked.err)) == framework_failure(
         "continuity closure guard", "continuity-closure", explanation
     )
     assert git(work, "rev-parse", "HEAD") == fix
-    precommit_uninstall(work, "commit-msg")
+    precommit_uninstall(work, "commit-msg", "post-commit")
     assert cont(work, "hooks", "install").code == 0
 
     # (c) the gate an agent's stop hook calls.
@@ -256,12 +258,12 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
 
     # ...and through the pre-commit framework.
     assert cont(work, "hooks", "uninstall").code == 0
-    precommit_install(work, config, "commit-msg")
+    precommit_install(work, config, "commit-msg", "post-commit")
     made = run(work, "git", "commit", "--allow-empty", "-m", f"Fix login again; closes {tid}")
     assert made.code == 0, made.err
     assert git(work, "log", "-1", "--format=%s") == f"Fix login again; closes {tid}"
     assert thread_status() == "done"
-    precommit_uninstall(work, "commit-msg")
+    precommit_uninstall(work, "commit-msg", "post-commit")
     assert cont(work, "hooks", "install").code == 0
     back_to_ready()
 

@@ -114,7 +114,8 @@ def test_try_repo_blocks_and_passes_as_the_plain_hook_does(
     passed = pre_commit(repo, "try-repo", *try_repo, "--commit-msg-filename", str(message))
     assert passed.code == 0, passed.out
     assert dots(passed.out.rpartition("=" * 79 + "\n")[2]) == report("continuity closure guard", "Passed")
-    assert gc.thread_status(repo) == "done"
+    # No commit was made: the hook judged one, and writes nothing (post-commit records a close).
+    assert gc.thread_status(repo) == "open"
 
 
 @pytest.fixture
@@ -304,3 +305,35 @@ def test_the_state_check(gc: Cli, framework: tuple[Path, Path]) -> None:
         f"  contradicted  {cid}  tag:v1.0\n"
         "                tag v1.0 does not exist here\n",
     )
+
+
+def test_a_commit_that_fails_after_commit_msg_closes_nothing(gc: Cli, framework: tuple[Path, Path]) -> None:
+    _, work = framework
+    tid, _ = gc.thread_and_check(work, "Ship it", "commit:HEAD")
+    head, before = git(work, "rev-parse", "HEAD"), git(work, "rev-parse", "refs/continuity/main")
+    signed = ["-c", "commit.gpgsign=true", "-c", "gpg.program=false"]
+    failed = run(work, "git", *signed, "commit", "--allow-empty", "-m", f"Ship it; closes {tid}")
+    assert (failed.code, failed.out) == (128, "")
+    assert dots(failed.err) == (
+        report("continuity closure guard", "Passed")
+        + "error: gpg failed to sign the data\nfatal: failed to write commit object\n"
+    )
+    assert (git(work, "rev-parse", "HEAD"), git(work, "rev-parse", "refs/continuity/main")) == (head, before)
+    assert gc.thread_status(work) == "open"
+    made = run(work, "git", "commit", "--no-verify", "--allow-empty", "-m", f"Ship it; closes {tid}")
+    assert made.code == 0, made.err
+    assert gc.thread_status(work) == "open"
+
+
+def test_a_commit_that_adds_the_file_a_thread_checks_closes_it(gc: Cli, framework: tuple[Path, Path]) -> None:
+    _, work = framework
+    tid, _ = gc.thread_and_check(work, "Write the notes", "file:NOTES.md")
+    (work / "NOTES.md").write_text("notes\n")
+    git(work, "add", "NOTES.md")
+    made = run(work, "git", "commit", "-m", f"Write the notes; closes {tid}")
+    assert made.code == 0, made.err
+    assert dots(made.err) == report("continuity closure guard", "Passed") + report(
+        "continuity provenance note", "Passed"
+    )
+    (thread,) = json.loads(gc.ok(work, "status", "--json"))["threads"]
+    assert (thread["status"], thread["closed_by"]) == ("done", git(work, "rev-parse", "HEAD"))

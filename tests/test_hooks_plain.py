@@ -765,3 +765,185 @@ def test_a_commit_closing_two_threads_closes_both_or_neither(gc: Cli, started: P
     assert git(started, "rev-parse", "HEAD") == head
     threads = {t["id"]: t["status"] for t in json.loads(gc.ok(started, "status", "--json"))["threads"]}
     assert threads == {failing: "open", holding: "open"}
+
+
+# -- closing by commit message is exact: judged on the commit being made, recorded once it exists
+
+
+def threads_of(gc: Cli, cwd: Path) -> dict[str, dict[str, Any]]:
+    return {t["id"]: t for t in json.loads(gc.ok(cwd, "status", "--json"))["threads"]}
+
+
+def done_line(tid: str, title: str) -> str:
+    return f'git-continuity: {tid} "{title}": every check verified now; the thread is done.\n'
+
+
+def test_a_commit_that_fails_after_commit_msg_closes_nothing(gc: Cli, started: Path) -> None:
+    """The signature fails after commit-msg passed: no commit, so the thread stays open; a
+    commit made afterwards with --no-verify (no commit-msg runs) does not take up what the
+    failed one left for post-commit."""
+    gc.ok(started, "hooks", "install")
+    tid = gc.thread(started, "Ship it", "commit:HEAD")
+    head, before = git(started, "rev-parse", "HEAD"), state_refs(started)
+    signed = ["-c", "commit.gpgsign=true", "-c", "gpg.program=false"]
+    failed = run(started, "git", *signed, "commit", "--allow-empty", "-m", f"Ship it; closes {tid}")
+    assert (failed.code, failed.out) == (128, "")
+    assert failed.err == "error: gpg failed to sign the data\nfatal: failed to write commit object\n"
+    assert git(started, "rev-parse", "HEAD") == head
+    assert state_refs(started) == before
+    assert threads_of(gc, started)[tid]["status"] == "open"
+
+    made = run(started, "git", "commit", "-q", "--no-verify", "--allow-empty", "-m", f"Ship it; closes {tid}")
+    assert (made.code, made.err) == (0, "")
+    assert threads_of(gc, started)[tid]["status"] == "open"
+    assert state_refs(started) == before
+    assert not (started / ".git" / "continuity" / "closing.json").exists()
+
+
+def test_a_commit_that_adds_the_file_a_thread_checks_closes_it(gc: Cli, tmp_path: Path) -> None:
+    """file:README is judged on the commit being made, not on HEAD; the close is recorded by
+    post-commit and names the commit (closed_by)."""
+    repo = tmp_path / "bare-start"
+    git(tmp_path, "init", "-q", str(repo))
+    git(repo, "commit", "-q", "--allow-empty", "-m", "first")
+    gc.ok(repo, "init")
+    gc.ok(repo, "hooks", "install")
+    tid = gc.thread(repo, "Write the readme", "file:README")
+    cid = gc.claim_id(repo, "file:README")
+    (repo / "README").write_text("hello\n")
+    git(repo, "add", "README")
+    tree = git(repo, "write-tree")
+
+    made = run(repo, "git", "commit", "-q", "-m", f"Add the readme; closes {tid}")
+    assert (made.code, made.out, made.err) == (0, "", done_line(tid, "Write the readme"))
+    head = git(repo, "rev-parse", "HEAD")
+    thread = threads_of(gc, repo)[tid]
+    assert (thread["status"], thread["closed_by"]) == ("done", head)
+    assert git(repo, "log", "-1", "--format=%B", "refs/continuity/main") == (
+        f"thread close {tid}: Write the readme\n\nclosed by commit {head}; every check verified on its tree; "
+        f"evidence recorded\n\nHost: {socket.gethostname()}"
+    )
+    (path,) = git(repo, "ls-tree", "-r", "--name-only", "refs/continuity/main", ".continuity/evidence/").split()
+    evidence = json.loads(git(repo, "show", f"refs/continuity/main:{path}"))
+    assert (evidence["claim"], evidence["result"], evidence["observed"]) == (
+        cid,
+        "verified",
+        f"README exists in the commit being made (tree {tree[:7]})",
+    )
+    shown = cont(repo, "thread", "show", tid)
+    assert re.search(rf"^  closed  \S+ \S+ UTC \(.*\) by commit {head[:7]}$", shown.out, re.MULTILINE), shown.out
+    status = cont(repo, "status")
+    assert f"  done      {tid}  Write the readme  (1 of 1 checks verified; closed by {head[:7]})\n" in status.out
+    assert not (repo / ".git" / "continuity" / "closing.json").exists()
+
+
+@pytest.mark.parametrize("how", [["-a"], ["--", "README"]], ids=["commit -a", "commit <paths>"])
+def test_the_tree_judged_is_the_one_git_commits_from_a_temporary_index(gc: Cli, started: Path, how: list[str]) -> None:
+    """commit -a and commit PATHS commit a temporary index (GIT_INDEX_FILE): README, deleted
+    in the work tree only, is still in the index, but not in what those commits are made of."""
+    gc.ok(started, "hooks", "install")
+    tid = gc.thread(started, "Keep the readme", "file:README")
+    cid = gc.claim_id(started, "file:README")
+    (started / "README").unlink()
+    head, before = git(started, "rev-parse", "HEAD"), state_refs(started)
+    refused = run(started, "git", "commit", "-m", f"Drop the readme; closes {tid}", *how)
+    temporary = refused.err.split("(tree ")[1][:7] if "(tree " in refused.err else "?"
+    assert (refused.code, refused.err) == (
+        1,
+        refusal(
+            "this commit",
+            tid,
+            "Keep the readme",
+            f"  contradicted  {cid}  file:README\n"
+            f"                README is not in the commit being made (tree {temporary})\n",
+        ),
+    )
+    assert (git(started, "rev-parse", "HEAD"), state_refs(started)) == (head, before)
+    # The index itself still holds README: a commit of it closes the thread.
+    made = run(started, "git", "commit", "-q", "--allow-empty", "-m", f"Keep it; closes {tid}")
+    assert (made.code, made.err) == (0, done_line(tid, "Keep the readme"))
+    assert threads_of(gc, started)[tid]["closed_by"] == git(started, "rev-parse", "HEAD")
+    assert git(started, "ls-tree", "--name-only", "HEAD") == "README"
+
+
+def test_an_amend_that_adds_the_file_closes_the_thread_naming_the_new_commit(gc: Cli, started: Path) -> None:
+    gc.ok(started, "hooks", "install")
+    old = commit(started, "Start the notes")
+    tid = gc.thread(started, "Write the notes", "file:NOTES.md")
+    (started / "NOTES.md").write_text("notes\n")
+    git(started, "add", "NOTES.md")
+    amended = run(started, "git", "commit", "-q", "--amend", "-m", f"Write the notes; closes {tid}")
+    assert (amended.code, amended.err) == (0, done_line(tid, "Write the notes"))
+    new = git(started, "rev-parse", "HEAD")
+    assert new != old
+    thread = threads_of(gc, started)[tid]
+    assert (thread["status"], thread["closed_by"]) == ("done", new)
+
+
+def test_a_check_that_holds_only_once_pushed_is_refused_with_the_order_that_works(
+    gc: Cli, remote_and_clone: tuple[Path, Path]
+) -> None:
+    bare, work = remote_and_clone
+    gc.ok(work, "init")
+    gc.ok(work, "hooks", "install")
+    fix = commit(work, "Fix the login loop", {"login.py": "LOOP = False\n"})
+    tid = gc.thread(work, "Ship the fix", "pushed:HEAD@origin/main")
+    cid = gc.claim_id(work, "pushed:HEAD@origin/main")
+    base = git(bare, "rev-parse", "main")
+    before = state_refs(work)
+    refused = run(work, "git", "commit", "--allow-empty", "-m", f"Ship the fix; closes {tid}")
+    assert (refused.code, refused.out) == (1, "")
+    assert refused.err == (
+        f'git-continuity: this commit closes {tid} ("Ship the fix"), but 1 of 1 checks are not verified now:\n'
+        f"  contradicted  {cid}  pushed:HEAD@origin/main\n"
+        f"                pushed:{fix[:12]}…@origin/main\n"
+        f"                origin/main is at {base[:7]} (as cloned just now, not fetched since), "
+        f"which does not contain {fix[:7]}\n"
+        f"{tid} checks what holds only once this commit has left the machine (pushed:): leave the closing claim "
+        f"out, commit, push, then git continuity thread close {tid}\n"
+    )
+    assert (git(work, "rev-parse", "HEAD"), state_refs(work)) == (fix, before)
+    # The order that works.
+    assert run(work, "git", "commit", "-q", "--allow-empty", "-m", f"Ship the fix for {tid}").code == 0
+    assert run(work, "git", "push", "-q", "origin", "main").code == 0
+    closed = cont(work, "thread", "close", tid)
+    assert closed.code == 0, closed.out
+    assert threads_of(gc, work)[tid]["status"] == "done"
+
+
+def test_a_command_check_runs_only_on_what_is_being_committed(gc: Cli, started: Path) -> None:
+    gc.ok(started, "hooks", "install")
+    command = "test -f README"
+    tid = gc.thread(started, "The readme is there", f"cmd:{command}")
+    cid = gc.claim_id(started, f"cmd:{command}")
+    gc.ok(started, "trust", "allow", command)
+    (started / "scratch.txt").write_text("not committed\n")
+    index = git(started, "write-tree")
+    refused = run(started, "git", "commit", "--allow-empty", "-m", f"closes {tid}")
+    worktree = refused.err.split("the work tree (")[1][:7] if "the work tree (" in refused.err else "?"
+    assert (refused.code, refused.err) == (
+        1,
+        f'git-continuity: this commit closes {tid} ("The readme is there"), but 1 of 1 checks are not verified now:\n'
+        f"  unknown  {cid}  cmd:{command}\n"
+        f"           the work tree ({worktree}) is not what is being committed (tree {index[:7]}), so running it "
+        "here would not test the commit: commit or stash the rest first (git stash push --keep-index "
+        "--include-untracked)\n"
+        f"Make the checks pass first, or leave the closing claim ({tid}) out of the commit message.\n",
+    )
+    (started / "scratch.txt").unlink()
+    made = run(started, "git", "commit", "-q", "--allow-empty", "-m", f"closes {tid}")
+    assert (made.code, made.err) == (0, done_line(tid, "The readme is there"))
+
+
+def test_a_stale_or_broken_hand_off_is_dropped(gc: Cli, started: Path) -> None:
+    gc.ok(started, "hooks", "install")
+    tid = gc.thread(started, "Keep the readme", "file:README")
+    handoff = started / ".git" / "continuity" / "closing.json"
+    before = state_refs(started)
+    for text in ("not json", json.dumps({"threads": [tid]}), "[]"):
+        handoff.write_text(text)
+        made = run(started, "git", "commit", "-q", "--no-verify", "--allow-empty", "-m", f"closes {tid}")
+        assert (made.code, made.err) == (0, "")
+        assert not handoff.exists()
+    assert state_refs(started) == before
+    assert threads_of(gc, started)[tid]["status"] == "open"

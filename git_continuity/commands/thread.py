@@ -109,7 +109,7 @@ def set_status(repo: Repo, *, stream: str, thread_id: str, status: str, budget: 
     def make(snap: store.Snapshot) -> store.Change:
         thread = _thread(snap, thread_id)
         was[:] = [thread]
-        changed = replace(thread, status=status, closed_at=None)  # type: ignore[arg-type]
+        changed = replace(thread, status=status, closed_at=None, closed_by=None)  # type: ignore[arg-type]
         if spend is not None:
             changed.budget = spend
         if status == "open":
@@ -220,7 +220,8 @@ def show(repo: Repo, *, stream: str, thread_id: str, as_json: bool) -> int:
     print(f"  status  {thread.status}")
     print(f"  opened  {shown(thread.added_at)} UTC ({ago(parse_stamp(thread.added_at), at)}) by {opened}")
     if thread.closed_at:
-        print(f"  closed  {shown(thread.closed_at)} UTC ({ago(parse_stamp(thread.closed_at), at)})")
+        by = f" by commit {thread.closed_by[:7]}" if thread.closed_by else ""
+        print(f"  closed  {shown(thread.closed_at)} UTC ({ago(parse_stamp(thread.closed_at), at)}){by}")
     if (waiting := _waiting(snap, thread, checks)) is not None:
         print(f"  {waiting.text(at)}")
     if checks:

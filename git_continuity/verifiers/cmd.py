@@ -77,6 +77,14 @@ def run(ctx: VerifyContext, command: str) -> Observation:
     tree = ctx.repo.worktree_tree()
     on = {"worktree": tree} if tree else {}
     where = f"on work tree {tree[:7]}" if tree else ""
+    if ctx.tree is not None and tree != ctx.tree:
+        # While a commit is being made (commit-msg), it must run on what is committed: a work
+        # tree holding more (unstaged or untracked files) would test something else.
+        return SEEN.unknown(
+            f"the work tree ({(tree or '-')[:7]}) is not what is being committed (tree {ctx.tree[:7]}), so "
+            "running it here would not test the commit: commit or stash the rest first "
+            "(git stash push --keep-index --include-untracked)",
+        )
     limit = ctx.policy.cmd_timeout.total_seconds()
     start = time.monotonic()
     # Its own session, so a timeout can stop the command and everything it started.

@@ -264,6 +264,12 @@ def _tag(ctx: VerifyContext, body: str) -> Observation:
 
 def _file(ctx: VerifyContext, body: str) -> Observation:
     path, at, rev = body.rpartition("@") if "@" in body else (body, "", "")
+    if not at and ctx.tree is not None:
+        # While a commit is being made (commit-msg), "the tree" is the one git is committing.
+        label = f"the commit being made (tree {short(ctx.tree)})"
+        if ctx.repo.path_in_tree(ctx.tree, path):
+            return SEEN.verified(f"{path} exists in {label}")
+        return SEEN.contradicted(f"{path} is not in {label}")
     commit = rev if at else ctx.repo.head_commit()
     if commit is None:
         return SEEN.contradicted(f"HEAD has no commits, so {path} is in no tree")
