@@ -44,7 +44,8 @@ from git_continuity.tokens import from_env as token_from_env
 from git_continuity.tokens import github as github_token
 from git_continuity.trust import approve_hint
 
-API_VERSION = "1.2"  # 1.1: Verifier.contradicted/unknown take waiting=; 1.2: VerifyContext.tree, Repository.path_in_tree
+# 1.1: Verifier.contradicted/unknown take waiting=; 1.2: VerifyContext.tree, Repository.path_in_tree
+API_VERSION = "1.2"
 GIT_CONTINUITY_VERSION = __version__  # the installed package's (the built-in verifiers' own)
 
 __all__ = [
