@@ -19,6 +19,7 @@ from git_continuity.display import cut
 from git_continuity.model import Claim, JournalEntry, Objective, ObjectiveChange, Thread, shown
 from git_continuity.records import ClaimAdded, Handoff, MovedRef, RefCommit, Stash, ThreadMoved, WorkTree
 from git_continuity.repo import Oid, Repo
+from git_continuity.store.lifespans import Journal
 from git_continuity.verify import Assessed
 
 REF_PREFIXES = ("refs/heads/", "refs/remotes/", "refs/tags/")
@@ -233,7 +234,20 @@ def work_tree_items(tree: WorkTree | None) -> list[Item]:
 
 def journal_item(e: JournalEntry) -> Item:
     who = render.where(e.by.split(" <")[0], e.host, e.agent, e.session)
-    return Item([f"- {shown(e.at)} UTC {who}: {first_line(e.text)}"], render.journal_json(e))
+    kind = f" ({e.kind})" if e.kind and e.kind != "note" else ""
+    return Item([f"- {shown(e.at)} UTC {who}{kind}: {first_line(e.text)}"], render.journal_json(e))
+
+
+def journal_section(found: Journal) -> Section:
+    """The brief's journal: the latest live entries, newest first; those whose lifespan passed
+    are left out and counted, never dropped silently."""
+    n = found.faded_count
+    intro = [f"{n} faded entr{'ies' if n != 1 else 'y'} left out: git continuity journal --all"] if n else []
+    items = [journal_item(e) for e in reversed(found.entries)]
+    if not items and n:
+        items = [Item(["- no live entries"], None, placeholder=True)]
+    title = f"Journal (latest {len(found.entries)} of {found.live})"
+    return Section("journal", title, 10, items, see="git continuity journal", intro=intro, what="journal entries")
 
 
 def read_at(snap: store.Snapshot, commit: str | None) -> tuple[dict[str, Thread], set[str]] | None:

@@ -294,18 +294,34 @@ STATE: tuple[Command, ...] = (
                 dest="count",
                 default=20,
                 action=Latest,
-                help="how many of the latest entries (default 20)",
+                help="how many of the latest live entries (default 20; faded ones are left out and counted)",
             ),
-            opt("--all", dest="count", action="store_const", const=None, help="every entry"),
+            opt(
+                "--all",
+                dest="count",
+                action="store_const",
+                const=None,
+                help="every entry, those whose lifespan passed too (marked faded)",
+            ),
             JSON,
         ),
         subcommands=(
             Command(
                 "add",
                 "append an entry: what was done, learned, tried",
-                '  git continuity journal add "login test passes locally; CI not run yet"',
+                '  git continuity journal add "login test passes locally; CI not run yet"\n'
+                '  git continuity journal add --kind decision "tokens live in the keyring, never in files"',
                 "git_continuity.commands.journal:add",
-                (opt("text", help="the entry: what was done, learned or tried"),),
+                (
+                    opt("text", help="the entry: what was done, learned or tried"),
+                    opt(
+                        "--kind",
+                        choices=("decision", "finding", "note"),  # model.JOURNAL_KINDS (the parser imports no model)
+                        default="note",
+                        help="how long it stays live (policy lifespans): decision never fades, finding after 30 "
+                        "days, note after 7 (default note)",
+                    ),
+                ),
             ),
         ),
     ),

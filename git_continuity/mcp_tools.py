@@ -125,7 +125,7 @@ TOOLS: tuple[Tool, ...] = (
         "journal_add",
         ("journal", "add"),
         "Note what was done, learned or tried (failed approaches too), for the next session.",
-        {"text": _TEXT},
+        {"text": _TEXT, "kind": {"enum": ["decision", "finding", "note"]}},
         ("text",),
     ),
     Tool(

@@ -204,6 +204,11 @@ class Evidence:
     waiting: str | None = None  # what the observation waited on someone else for (Observation.waiting)
 
 
+# What a journal entry is, and so how long it stays live (policy ``lifespans``): a decision
+# lasts the project's life, a finding a month, a note (the default) a week.
+JOURNAL_KINDS = ("decision", "finding", "note")
+
+
 @dataclass
 class JournalEntry:
     id: str
@@ -214,6 +219,11 @@ class JournalEntry:
     session: str | None = None
     agent: str | None = None
     handoff: str | None = None  # set on the entry a handoff writes: the handoff it summarizes
+    kind: str | None = None  # decision or finding; None is a note (entries written before kinds, too)
+
+    @property
+    def kind_or_note(self) -> str:
+        return self.kind or "note"
 
 
 @dataclass

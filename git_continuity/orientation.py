@@ -20,6 +20,7 @@ from git_continuity.errors import UserError
 from git_continuity.model import STATES, Blocker, Packet, ago, new_id, now, parse_stamp, shown, stamp
 from git_continuity.records import Handoff, SessionShown
 from git_continuity.repo import Repo
+from git_continuity.store.lifespans import read_live_journal
 from git_continuity.verify import Assessed
 
 JOURNAL_SHOWN = 5
@@ -86,7 +87,7 @@ def build(
     changes = store.read_objective_log(snap)
     last = store.latest_handoff(snap)
     tree = brief.work_tree(repo)
-    journal, journal_total = store.read_journal(snap, latest=JOURNAL_SHOWN)
+    journal = read_live_journal(snap, rules.lifespans, moment, latest=JOURNAL_SHOWN)  # faded ones: counted
     updated = git.commit_info(repo, snap.commit).time
 
     checks = {t.id: [a for a in assessed if a.claim.thread == t.id] for t in open_threads}
@@ -180,16 +181,7 @@ def build(
         Section("work_tree", "Work tree", 6, brief.work_tree_items(tree), see="git status", what="the work tree"),
     ]
     sections += brief.since_sections(snap, last, assessed)
-    sections.append(
-        Section(
-            "journal",
-            f"Journal (latest {len(journal)} of {journal_total})",
-            10,
-            [brief.journal_item(e) for e in reversed(journal)],
-            see="git continuity journal",
-            what="journal entries",
-        )
-    )
+    sections.append(brief.journal_section(journal))
     fitted = budget.fit(sections, max_tokens)
     kept = {s.key: [i.data for i in s.items[: fitted.kept[s.key]]] for s in sections}
     document = {
@@ -214,8 +206,9 @@ def build(
         "threads": [t for t in kept["threads"] if t is not None],
         "work_tree": tree.to_json() if tree and fitted.kept["work_tree"] else None,
         "since": _since_json(last, kept),
-        "journal": kept["journal"],
-        "journal_total": journal_total,
+        "journal": [j for j in kept["journal"] if j is not None],
+        "journal_total": journal.total,
+        "journal_faded": journal.faded_count,
         "budget": _budget_json(fitted),
     }
     return Oriented(fitted.text, document, 2 if problems else 0)
@@ -367,6 +360,7 @@ def _not_here(repo: Repo, stream: str, max_tokens: int | None) -> Oriented:
         "since": None,
         "journal": [],
         "journal_total": 0,
+        "journal_faded": 0,
         "budget": _budget_json(fitted),
     }
     return Oriented(fitted.text, document, 1)

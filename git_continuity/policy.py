@@ -14,6 +14,9 @@
     # What every thread may spend before the stop-loss blocks it (none unless set; a thread's
     # own --budget replaces it).
     budget: {attempts: 10, sessions: 5, time: 8h}
+    # How long a journal entry of each kind stays live (journal add --kind): a faded one is
+    # kept, but left out of orient and of journal unless --all. A duration, or never.
+    lifespans: {decision: never, finding: 30d, note: 7d}
 
 No file means the defaults below.
 """
@@ -32,6 +35,8 @@ from git_continuity.errors import UserError
 FILE = ".continuity.yaml"
 DURATION = re.compile(r"^(\d+)(s|m|h|d)$")
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+LIFESPANS: dict[str, timedelta | None] = {"decision": None, "finding": timedelta(days=30), "note": timedelta(days=7)}
+LIFESPAN_HINT = "give a duration such as 12h, 7d or 30d, or never"
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,8 @@ class Policy:
     stall_attempts: int = 3
     stall_sessions: int = 2
     budget: dict[str, Any] = field(default_factory=dict)  # attempts, sessions, time (as in a thread)
+    # Per journal kind, how long an entry stays live; None: it never fades.
+    lifespans: dict[str, timedelta | None] = field(default_factory=lambda: dict(LIFESPANS))
     source: str = "defaults"
 
     def max_age(self, scheme: str) -> timedelta:
@@ -65,6 +72,12 @@ def duration(text: str) -> timedelta:
     if not match:
         raise ValueError(text)
     return timedelta(seconds=int(match.group(1)) * UNITS[match.group(2)])
+
+
+def _lifespan_hint(message: str) -> str:
+    if message.startswith("unknown key"):
+        return f"{message} (the kinds are {', '.join(LIFESPANS)})"
+    return f"{message} ({LIFESPAN_HINT})"
 
 
 def load(work_dir: Path | None) -> Policy:
@@ -96,7 +109,7 @@ def parse(text: str, where: str) -> Policy:
         doc = packetfile.load_mapping(
             text,
             where,
-            "closing_keywords, closing_checks, evidence_max_age, cmd_timeout, stalled, budget",
+            "closing_keywords, closing_checks, evidence_max_age, cmd_timeout, stalled, budget, lifespans",
             limit=schema.MAX_BYTES["policy"],
         )
     except packetfile.YamlError as error:
@@ -104,7 +117,8 @@ def parse(text: str, where: str) -> Policy:
     data: dict[str, Any] = packetfile.plain(doc)
     found = schema.problems("policy", data)
     if found:
-        raise UserError("\n".join(f"{where}{packetfile.line_of(doc, p)}: {schema.key_path(p)}: {m}" for p, m in found))
+        said = [(p, _lifespan_hint(m) if p[:1] == ("lifespans",) and len(p) == 2 else m) for p, m in found]
+        raise UserError("\n".join(f"{where}{packetfile.line_of(doc, p)}: {schema.key_path(p)}: {m}" for p, m in said))
     if not data:
         return Policy(source=where)
     ages = {"default": timedelta(hours=24)}
@@ -119,5 +133,9 @@ def parse(text: str, where: str) -> Policy:
         stall_attempts=int((data.get("stalled") or {}).get("attempts", defaults.stall_attempts)),
         stall_sessions=int((data.get("stalled") or {}).get("sessions", defaults.stall_sessions)),
         budget=dict(data.get("budget") or {}),
+        lifespans={
+            **LIFESPANS,
+            **{str(k): None if v == "never" else duration(str(v)) for k, v in (data.get("lifespans") or {}).items()},
+        },
         source=where,
     )

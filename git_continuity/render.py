@@ -97,7 +97,7 @@ def objective_json(objective: Objective | None) -> dict[str, str] | None:
 
 def journal_json(e: JournalEntry) -> dict[str, str]:
     found = {"id": e.id, "text": e.text, "at": e.at, "by": e.by, "host": e.host}
-    for key in ("session", "agent", "handoff"):
+    for key in ("session", "agent", "handoff", "kind"):
         value = getattr(e, key)
         if value is not None:
             found[key] = value

@@ -63,6 +63,7 @@ def test_journal(started: Path, inproc: Run) -> None:
             for i, t, e in zip(ids, ("one", "two", "three"), entries["entries"], strict=True)
         ],
         "total": 3,
+        "faded": 0,
         "problems": [],
     }
     at = [e["at"] for e in entries["entries"]]

@@ -22,8 +22,9 @@ commit's message ends with trailers saying where it was written and in which ses
 (``Host:``, ``Session:``, ``Agent:``), so ``log`` can say who did what where.
 
 The package's parts: ``state`` (the immutable snapshot, where it comes from, the missing
-state), ``read`` (every kind of entry, and every problem of a tree) and ``write`` (paths,
-and one change as one commit). Callers use it as one module: ``store.read_claims(snap)``.
+state), ``read`` (every kind of entry, and every problem of a tree), ``write`` (paths,
+and one change as one commit) and ``lifespans`` (which journal entries are live, which
+faded). Callers use it as one module: ``store.read_claims(snap)``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,123 @@
+"""The journal by lifespan: which entries are live and which faded (issue 15).
+
+An entry fades once its kind's lifespan (policy ``lifespans``: decisions never, findings
+after 30 days, notes after 7) has passed since it was written; an entry without a kind (all
+written before kinds existed) is a note. Fading is derived when read, never written: nothing
+is deleted, and ``journal --all`` shows every entry.
+
+Telling a faded entry from a live one needs its kind, which is inside the entry. Entries in
+a day folder younger than the shortest lifespan are live whatever their kind, so they are
+never opened for it; an older day's kinds are read once and kept under the cache folder by
+the day's tree id (content-addressed, so never stale).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from git_continuity import atomic
+from git_continuity import repo as git
+from git_continuity.model import JournalEntry, parse_stamp
+from git_continuity.store.read import _entry
+from git_continuity.store.state import ROOT, Snapshot
+
+Lifespans = Mapping[str, timedelta | None]  # per kind; None: never fades
+
+
+@dataclass(frozen=True)
+class Journal:
+    entries: list[JournalEntry]  # oldest first: the latest live ones (every one with everything)
+    total: int  # every entry, live or faded
+    live: int  # entries still live
+    faded: frozenset[str]  # ids of the faded entries among ``entries``
+
+    @property
+    def faded_count(self) -> int:
+        return self.total - self.live
+
+
+def faded(kind: str | None, at: str | None, lifespans: Lifespans, now: datetime) -> bool:
+    """Whether an entry of this kind written at ``at`` has outlived its lifespan."""
+    span = lifespans.get(kind or "note")
+    if span is None or at is None:
+        return False
+    try:
+        return parse_stamp(at) + span < now
+    except ValueError:
+        return False  # an unreadable time: shown, and reported by the entry's own check
+
+
+def _day_start(name: str) -> datetime | None:
+    try:
+        return datetime.strptime(name, "%Y-%m-%d").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+
+
+def _kinds(snap: Snapshot, day: git.TreeEntry, files: list[git.TreeEntry]) -> dict[str, tuple[str | None, str | None]]:
+    """name → (kind, at) of every entry of a day folder, from the cache when it has the day."""
+    cached = snap.repo.local_dir / "cache" / "journal-kinds" / f"{day.oid}.json"
+    try:
+        return {n: (k, a) for n, k, a in json.loads(cached.read_text())}
+    except (OSError, ValueError, TypeError):
+        pass
+    found: dict[str, tuple[str | None, str | None]] = {}
+    for f in files:
+        try:
+            data = json.loads(git.blob(snap.repo, f.oid))
+        except (ValueError, UnicodeDecodeError):
+            data = None
+        kind, at = (data.get("kind"), data.get("at")) if isinstance(data, dict) else (None, None)
+        found[f.name] = (kind if isinstance(kind, str) else None, at if isinstance(at, str) else None)
+    with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
+        atomic.write(cached, json.dumps([[n, k, a] for n, (k, a) in found.items()]))
+    return found
+
+
+def read_live_journal(
+    snap: Snapshot, lifespans: Lifespans, now: datetime, *, latest: int | None, everything: bool = False
+) -> Journal:
+    """The newest ``latest`` live entries (all when None), oldest first, and how many entries
+    there are and how many faded. With ``everything``, faded entries are listed too (and
+    named in ``faded``)."""
+    if snap.tree is None:
+        return Journal([], 0, 0, frozenset())
+    days = sorted(
+        (e for e in git.tree_entries(snap.repo, snap.tree, f"{ROOT}/journal") or [] if e.is_tree),
+        key=lambda e: e.name,
+        reverse=True,
+    )
+    finite = [s for s in lifespans.values() if s is not None]
+    shortest = min(finite) if finite else None
+    picked: list[tuple[str, git.Oid, bool]] = []  # path in the journal folder, blob, faded
+    total = live = 0
+    for day in days:
+        start = _day_start(day.name)
+        young = shortest is None or (start is not None and now - (start + timedelta(days=1)) < shortest)
+        full = latest is not None and len(picked) >= latest
+        if young and full:
+            count = git.tree_size(snap.repo, day.oid)  # counted, not listed
+            total, live = total + count, live + count
+            continue
+        files = sorted(git.tree_entries(snap.repo, day.oid) or [], key=lambda f: f.name, reverse=True)
+        kinds = {} if young else _kinds(snap, day, files)
+        for f in files:
+            total += 1
+            kind, at = kinds.get(f.name, (None, None))
+            out = not young and faded(kind, at, lifespans, now)
+            live += not out
+            if (everything or not out) and (latest is None or len(picked) < latest):
+                picked.append((f"{day.name}/{f.name}", f.oid, out))
+    entries = []
+    gone = set()
+    for path, oid, out in reversed(picked):
+        data = _entry(snap, f"{ROOT}/journal/{path}", oid, "journal-entry")
+        if data is not None:
+            entries.append(JournalEntry(**data))
+            if out:
+                gone.add(entries[-1].id)
+    return Journal(entries, total, live, frozenset(gone))
