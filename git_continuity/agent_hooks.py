@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from git_continuity import atomic, display
+from git_continuity import atomic, display, hook_log
 from git_continuity.agents import AGENT_NAMES
 from git_continuity.constants import ENV_BRIEF_TOKENS, env_stream
 
@@ -41,10 +41,22 @@ if TYPE_CHECKING:  # the repository door imports pygit2: only once a hook runs i
 
 STOP_BLOCK_LIMIT = 3
 DEFAULT_BRIEF_TOKENS = 2500
-ACTIONS = ("session-start", "pre-compact", "stop", "session-end")
+ACTIONS = ("session-start", "pre-compact", "stop", "session-end", "post-tool-use")
+
+
+_SAID: list[str] = []  # what this run answered, for the hook log
+
+
+def _outcome(document: dict[str, Any]) -> str:
+    if document.get("decision") == "block":
+        return "block"
+    if (document.get("hookSpecificOutput") or {}).get("additionalContext"):
+        return "context"
+    return "message" if document.get("systemMessage") else "nothing"
 
 
 def _answer(document: dict[str, Any]) -> int:
+    _SAID.append(_outcome(document))
     # The agent reads the decoded strings: text from state is cleaned inside them too.
     sys.stdout.write(display.json_text(display.clean_strings(document)) + "\n")
     return 0
@@ -74,10 +86,23 @@ def main(agent: str, action: str) -> int:
     if agent not in AGENT_NAMES or action not in ACTIONS:
         print(f"usage: git-continuity-hook agent {{{','.join(AGENT_NAMES)}}} {{{','.join(ACTIONS)}}}", file=sys.stderr)
         return 2
+    if action == "post-tool-use":  # hook_entry.py sends it there first; this is the same
+        from git_continuity import tool_calls
+
+        return tool_calls.main(agent)
     data = _input()
+    where = str(data.get("cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+    try:
+        return _run(agent, action, data, where)
+    finally:
+        git_dir = hook_log.common_dir(where)
+        if git_dir is not None:
+            hook_log.record(git_dir, agent, action, _SAID[-1] if _SAID else "error")
+
+
+def _run(agent: str, action: str, data: dict[str, Any], where: str) -> int:
     # Everything this process writes carries the agent's name (session.py reads it).
     os.environ.setdefault("GIT_CONTINUITY_AGENT", AGENT_NAMES[agent])
-    where = str(data.get("cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
     agent_session = str(data["session_id"]) if data.get("session_id") else None
     from git_continuity import repo as git
     from git_continuity import store
@@ -118,6 +143,7 @@ def _session_start(repo: Repo, stream: str, agent_session: str | None) -> int:
 
 
 def _plain(text: str) -> int:
+    _SAID.append("plain" if text else "nothing")
     if text:
         sys.stdout.write(text + "\n")
     return 0

@@ -30,33 +30,13 @@ from typing import Any
 
 from git_continuity.errors import UserError
 from git_continuity.model import Derived, ago, parse_stamp, shown
+from git_continuity.noise import normalize
 
 STOP_LOSS = "stop-loss"
 VIA = ("verify", "check", "stop", "close")
 BUDGET_KEYS = ("attempts", "sessions", "time")
 OBSERVED_KEPT = 600  # characters of an observation kept in an attempt (its tail: where failures say why)
 QUOTE = 100  # characters of the observation quoted to people
-
-# What varies between two runs of one failure, replaced before fingerprinting (order matters:
-# times before numbers, paths before hex).
-_NOISE = (
-    (re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?"), "<time>"),
-    (re.compile(r"\b\d\d:\d\d:\d\d(\.\d+)?\b"), "<time>"),
-    (re.compile(r"(/private)?/(tmp|var/tmp|var/folders|dev/shm)(/[^\s:'\"]*)?"), "<tmp>"),
-    (re.compile(r"\btmp[A-Za-z0-9_]{6,}\b"), "<tmp>"),
-    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b"), "<hex>"),
-    (re.compile(r"\b\d+(\.\d+)?\s?(ns|us|µs|ms|s|sec|seconds?|m|min|minutes?|h)\b"), "<duration>"),
-    (re.compile(r"\b\d+\.\d+\b"), "<n>"),
-    (re.compile(r"\b\d{4,}\b"), "<n>"),  # pids, ports, sizes; small numbers (exit codes) are kept
-)
-
-
-def normalize(observed: str) -> str:
-    """What was observed, with what varies between runs of the same failure replaced."""
-    text = observed.strip()
-    for pattern, mark in _NOISE:
-        text = pattern.sub(mark, text)
-    return re.sub(r"[ \t]+", " ", text)
 
 
 def fingerprint(handle: str, result: str, observed: str) -> str:

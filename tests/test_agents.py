@@ -17,7 +17,7 @@ from conftest import BIN, Ran, commit, git
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_continuity import agents, jsonedit
+from git_continuity import agent_settings, agents, jsonedit
 
 ID = r"[2-9a-hjkmnp-z]{6}"
 ME = "Ada Agent <ada@example.com>"
@@ -105,6 +105,18 @@ INSTALLED_TEMPLATE = """\
             "type": "command",
             "command": COMMAND_session-end,
             "timeout": 60
+          }
+        ]
+      }
+    ],
+    "PostToolUseFailure": [
+      {
+        "matcher": "Bash",
+        "hooks": [
+          {
+            "type": "command",
+            "command": COMMAND_post-tool-use,
+            "timeout": 10
           }
         ]
       }
@@ -279,8 +291,11 @@ def test_claude_code_runs_the_installed_hooks(project: Path) -> None:
         ".claude/settings.json: PreCompact runs git-continuity-hook agent claude pre-compact\n"
         ".claude/settings.json: Stop runs git-continuity-hook agent claude stop\n"
         ".claude/settings.json: SessionEnd runs git-continuity-hook agent claude session-end\n"
+        ".claude/settings.json: PostToolUseFailure runs git-continuity-hook agent claude post-tool-use "
+        "(matcher Bash)\n"
         "Claude Code now runs orient at session start (also after /clear, a resume or a compaction), handoff "
-        "before a compaction and at session end, and the closure gate when it would stop.\n"
+        "before a compaction and at session end, the closure gate when it would stop, and a notice when a "
+        "failing command is run a third time with the same result.\n"
         f"The hooks run {HOOK}, or git-continuity-hook from PATH where that is gone; "
         "remove them with: git continuity agent uninstall claude\n"
     )
@@ -427,7 +442,7 @@ def test_claude_code_runs_the_installed_hooks(project: Path) -> None:
 
     # -- uninstall: exactly what install added goes ------------------------------------------
     removed = ok(work, "agent", "uninstall", "claude")
-    assert removed.out == ".claude/settings.json: removed 4 git-continuity hooks\n"
+    assert removed.out == ".claude/settings.json: removed 5 git-continuity hooks\n"
     assert (work / ".claude" / "settings.json").read_text() == SETTINGS
     assert not (work / ".git" / "continuity" / "agents" / "claude.json").exists()
 
@@ -466,7 +481,7 @@ def test_the_hooks_stay_out_of_the_way_where_there_is_nothing_to_do(tmp_path: Pa
     usage = subprocess.run(["git-continuity-hook", "agent", "cursor", "stop"], capture_output=True, text=True)
     assert (usage.returncode, usage.stdout) == (2, "")
     assert usage.stderr == (
-        "usage: git-continuity-hook agent {claude,codex} {session-start,pre-compact,stop,session-end}\n"
+        "usage: git-continuity-hook agent {claude,codex} {session-start,pre-compact,stop,session-end,post-tool-use}\n"
     )
 
 
@@ -604,13 +619,15 @@ def test_codex_gets_its_hooks_and_an_agents_md_block_and_loses_them_again(projec
         ".codex/hooks.json: PreCompact runs git-continuity-hook agent codex pre-compact\n"
         ".codex/hooks.json: Stop runs git-continuity-hook agent codex stop\n"
         ".codex/hooks.json: SessionEnd runs git-continuity-hook agent codex session-end\n"
+        ".codex/hooks.json: PostToolUse runs git-continuity-hook agent codex post-tool-use (matcher Bash)\n"
         "AGENTS.md: the continuity routine, between git-continuity markers\n"
         "Codex runs a project's hooks only once the project is trusted (Codex asks when it first opens the folder)\n"
-        "and each hook is trusted: open /hooks in Codex and trust these 4, listed under .codex/hooks.json:\n"
+        "and each hook is trusted: open /hooks in Codex and trust these 5, listed under .codex/hooks.json:\n"
         "  SessionStart  git-continuity-hook agent codex session-start\n"
         "  PreCompact    git-continuity-hook agent codex pre-compact\n"
         "  Stop          git-continuity-hook agent codex stop\n"
         "  SessionEnd    git-continuity-hook agent codex session-end\n"
+        "  PostToolUse   git-continuity-hook agent codex post-tool-use\n"
         "Codex keeps each trust as a hash of the hook's definition in ~/.codex/config.toml ([hooks.state]): "
         "a changed hook needs trusting again.\n"
         f"The hooks run {HOOK}, or git-continuity-hook from PATH where that is gone; "
@@ -635,6 +652,14 @@ def test_codex_gets_its_hooks_and_an_agents_md_block_and_loses_them_again(projec
             ],
             "SessionEnd": [
                 {"hooks": [{"type": "command", "command": hook_command(agents.CODEX, "session-end"), "timeout": 3}]}
+            ],
+            "PostToolUse": [
+                {
+                    "matcher": "Bash",
+                    "hooks": [
+                        {"type": "command", "command": hook_command(agents.CODEX, "post-tool-use"), "timeout": 10}
+                    ],
+                }
             ],
         }
     }
@@ -666,7 +691,7 @@ def test_codex_gets_its_hooks_and_an_agents_md_block_and_loses_them_again(projec
 
     removed = ok(work, "agent", "uninstall", "codex")
     assert removed.out == (
-        ".codex/hooks.json: removed 4 git-continuity hooks\nAGENTS.md: removed the continuity routine\n"
+        ".codex/hooks.json: removed 5 git-continuity hooks\nAGENTS.md: removed the continuity routine\n"
     )
     assert (work / ".codex" / "hooks.json").read_text() == CODEX_HOOKS
     assert (work / "AGENTS.md").read_text() == "# Agents\n\nRun `make check` before you commit.\n"
@@ -701,13 +726,13 @@ json_values = st.recursive(
 def test_install_then_uninstall_gives_back_the_same_bytes(base: dict[str, Any], hooks: Any, indent: Any) -> None:
     document = dict(base) if hooks is None else {**base, "hooks": hooks}
     text = json.dumps(document, indent=indent, ensure_ascii=False) + "\n"
-    merged = agents.install(agents.CLAUDE, text, "settings.json")
+    merged = agent_settings.install(agents.CLAUDE, text, "settings.json")
     value, _ = jsonedit.parse(merged.text, "settings.json")
     for hook in agents.CLAUDE.hooks:  # everything of ours is in, and only that was added
         assert agents.group(agents.CLAUDE, hook) in value["hooks"][hook.event]
     assert {k: v for k, v in value.items() if k != "hooks"} == base
-    back, removed = agents.uninstall(agents.CLAUDE, merged.text, "settings.json", merged.created)
-    assert (back, removed) == (text, 4)
+    back, removed = agent_settings.uninstall(agents.CLAUDE, merged.text, "settings.json", merged.created)
+    assert (back, removed) == (text, len(agents.CLAUDE.hooks))
 
 
 def test_the_hooks_run_the_tool_by_the_path_install_found_and_say_so_when_it_is_gone(
@@ -801,7 +826,7 @@ def test_install_over_an_older_install_makes_its_commands_find_the_tool_without_
     before = {"hooks": {h.event: [older(h, timeouts[h.event])] for h in agents.CLAUDE.hooks}}
     (repo / ".claude" / "settings.json").write_text(json.dumps(before, indent=2) + "\n")
     out = ok(repo, "agent", "install", "claude").out
-    assert out.splitlines()[:4] == [
+    assert out.splitlines()[: len(agents.CLAUDE.hooks)] == [
         f".claude/settings.json: {h.event} updated to run git-continuity-hook by its path, PATH as the fallback"
         for h in agents.CLAUDE.hooks
     ]
@@ -810,6 +835,6 @@ def test_install_over_an_older_install_makes_its_commands_find_the_tool_without_
     expected["Stop"][0]["hooks"][0]["timeout"] = 900
     assert after == {"hooks": expected}
     again = ok(repo, "agent", "install", "claude").out
-    assert again.splitlines()[:4] == [
+    assert again.splitlines()[: len(agents.CLAUDE.hooks)] == [
         f".claude/settings.json: {h.event} already runs git-continuity (left as it is)" for h in agents.CLAUDE.hooks
     ]

@@ -154,10 +154,13 @@ def test_codex_gets_the_brief_is_held_at_stop_and_hands_off(project: tuple[Path,
         "hook: SessionStart Completed",
         "hook: Stop",
         "hook: Stop Blocked",
+        "hook: PostToolUse",
+        "hook: PostToolUse Completed",
         "hook: Stop",
         "hook: Stop Completed",
     ]
     assert sorted(key.rsplit("/", 1)[-1] for key in trusted) == [
+        "hooks.json:post_tool_use:0:0",
         "hooks.json:pre_compact:0:0",
         "hooks.json:session_end:0:0",
         "hooks.json:session_start:0:0",
@@ -324,3 +327,79 @@ def test_claude_code_says_so_when_the_hook_program_is_gone(project: tuple[Path, 
     )
     assert said_last(held) == f"Stop hook feedback:\n{said('the closure gate did not run')}. Tell the user, then stop."
     assert said("no handoff was recorded at the end of this session") in ran.err
+
+
+# A build that fails the same way each time, in a new temporary folder each time (the
+# fingerprint leaves the folder out, as an attempt's does).
+FAILING = 'd=$(mktemp -d); echo "building in $d" >&2; echo "make: *** [image] Error 137 (OOMKilled)" >&2; exit 2'
+
+
+def loop_notice() -> str:
+    return (
+        "git-continuity: this is the 3rd time in this session that this command failed with the same result:\n"
+        f"  $ {FAILING}\n"
+        "  make: *** [image] Error 137 (OOMKilled)\n"
+        "Running it again will not change that. Change your approach: find the cause first (read the error, the "
+        "code, the logs), or try a different command or plan. If it cannot be done now, record why (git continuity "
+        "journal add TEXT), park the thread, and stop."
+    )
+
+
+def test_claude_code_is_told_to_change_its_approach_after_the_third_same_failure(repo: Path, tmp_path: Path) -> None:
+    ok(repo, "init")
+    ok(repo, "objective", "set", "Ship the image", "--why", "the release needs it")
+    ok(repo, "agent", "install", "claude")
+    home = tmp_path / "agent-home"
+    home.mkdir()
+    build = Reply("Building.", Tool("Bash", {"command": FAILING, "description": "Build the image"}))
+    script = Turns([build, build, build, Reply("I will change the approach.")], wanted=lambda b: bool(b.get("tools")))
+    with Imitation("anthropic", script) as model:
+        ran = claude(repo, home, model, "-p", "Build the image.")
+    assert (ran.code, ran.out) == (0, "I will change the approach.\n"), ran
+    conversation = [b for b in model.conversation() if b.get("tools")]
+    assert len(conversation) == 4
+    second, third, fourth = (read(b, "messages") for b in conversation[1:])
+    assert "git-continuity: this is the" not in second + third
+    # After the third failure's tool result, in the same message: the notice, as Claude Code puts it.
+    assert said_last(conversation[3]) == (
+        f"<system-reminder>\nPostToolUseFailure:Bash hook additional context: {loop_notice()}\n</system-reminder>"
+    )
+    assert fourth.count("git-continuity: this is the") == 1
+    log = (repo / ".git" / "continuity" / "agent-hooks.log").read_text().splitlines()
+    assert [line.split(" ", 1)[1] for line in log if "post-tool-use" in line] == [
+        "claude post-tool-use nothing",
+        "claude post-tool-use nothing",
+        "claude post-tool-use notice",
+    ]
+
+
+def test_codex_is_told_to_change_its_approach_after_the_third_same_failure(repo: Path, tmp_path: Path) -> None:
+    ok(repo, "init")
+    ok(repo, "objective", "set", "Ship the image", "--why", "the release needs it")
+    ok(repo, "agent", "install", "codex")
+    home = tmp_path / "agent-home"
+    home.mkdir()
+    build = Reply("", Tool("exec_command", {"cmd": FAILING}))
+    passing = Reply("", Tool("exec_command", {"cmd": "git status --short"}))
+    script = Turns([build, passing, build, build, Reply("I will change the approach.")])
+    with Imitation("openai", script) as model:
+        env = setup_codex(repo, home, model)
+        trust_codex_hooks(repo, env)
+        ran = codex(repo, env, "Build the image.")
+    assert (ran.code, ran.out) == (0, "I will change the approach.\n"), ran
+    *earlier, last = model.conversation()
+    assert len(earlier) == 4
+    assert all("git-continuity: this is the" not in read(b, "input") for b in earlier)
+    # A developer message after the third failure's call, beside its output.
+    after = last["input"][max(i for i, item in enumerate(last["input"]) if item.get("type") == "function_call") + 1 :]
+    assert sorted(item.get("role") or item["type"] for item in after) == ["developer", "function_call_output"], after
+    (notice,) = [item for item in after if item.get("role") == "developer"]
+    assert notice["content"] == [{"type": "input_text", "text": loop_notice()}]
+    assert sum("git-continuity: this is the" in t for t in input_texts(last, "developer")) == 1
+    log = (repo / ".git" / "continuity" / "agent-hooks.log").read_text().splitlines()
+    assert [line.split(" ", 1)[1] for line in log if "post-tool-use" in line] == [
+        "codex post-tool-use nothing",
+        "codex post-tool-use nothing",
+        "codex post-tool-use nothing",
+        "codex post-tool-use notice",
+    ]

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from git_continuity import agents, atomic
+from git_continuity import agent_settings, agents, atomic
 from git_continuity.errors import UserError
 from git_continuity.jsonedit import JSONEditError
 from git_continuity.repo import Repo
@@ -56,7 +56,7 @@ def install(repo: Repo, *, agent: str, mcp: bool = False) -> int:
     old = _read(settings)
     program = _program()
     try:
-        merged = agents.install(target, old, target.settings, program)
+        merged = agent_settings.install(target, old, target.settings, program)
     except JSONEditError as error:
         raise UserError(f"{error}; nothing was written") from None
     record = _read_record(repo, agent) or {}
@@ -135,7 +135,8 @@ def _after(agent: str) -> str:
     if agent == "claude":
         return (
             "Claude Code now runs orient at session start (also after /clear, a resume or a compaction), handoff "
-            "before a compaction and at session end, and the closure gate when it would stop."
+            "before a compaction and at session end, the closure gate when it would stop, and a notice when a "
+            "failing command is run a third time with the same result."
         )
     target = agents.CODEX
     width = max(len(h.event) for h in target.hooks) + 2
@@ -166,7 +167,7 @@ def uninstall(repo: Repo, *, agent: str) -> int:
     removed = 0
     if old is not None:
         try:
-            new, removed = agents.uninstall(target, old, target.settings, created)
+            new, removed = agent_settings.uninstall(target, old, target.settings, created)
         except JSONEditError as error:
             raise UserError(f"{error}; nothing was written") from None
     instructions = top / target.instructions if target.instructions else None
