@@ -31,7 +31,9 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 AGENT_NAMES = {"claude": "claude-code", "codex": "codex"}  # as recorded on entries
@@ -201,3 +203,161 @@ def instructions_uninstall(text: str, *, final_newline: bool = True) -> str | No
         before = before[:-1]
     rest = before + text[end:]
     return rest if rest else None
+
+
+# -- whether the installed hooks would run ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HookCheck:
+    """One hook of ours found in an agent's settings file, and whether it would run."""
+
+    agent: str
+    event: str
+    action: str
+    settings: str  # the file, relative to the top of the work tree
+    position: tuple[int, int]  # the matcher group and the handler in the event's list
+    program: str | None  # the git-continuity-hook it would run; None: neither found
+    runs: bool
+    why: str  # one line saying so
+    trust: str | None = None  # Codex: trusted, untrusted (never), modified (since), unknown (no tomllib); else None
+
+
+_PROGRAM = re.compile(r"^h=(\S+); \[ -x \"\$h\" \]")
+
+
+def _would_run(command_text: str) -> tuple[str | None, str]:
+    """The program an installed command would exec, found as the command finds it (the path
+    recorded at install, else git-continuity-hook on this PATH), and a line saying so."""
+    import os
+    import shutil
+
+    found = _PROGRAM.match(command_text)
+    recorded = shlex.split(found.group(1))[0] if found else None
+    if recorded and os.access(recorded, os.X_OK):
+        return recorded, f"runs {recorded}"
+    on_path = shutil.which("git-continuity-hook")
+    if on_path:
+        gone = f"{recorded} is gone; " if recorded else ""
+        return on_path, f"{gone}runs {on_path} from PATH"
+    where = f"neither at {recorded} nor on PATH" if recorded else "not on PATH"
+    return None, f"git-continuity-hook is {where}: the hook cannot run"
+
+
+def installed_hooks(top: Path, targets: Sequence[Target] | None = None) -> list[HookCheck]:
+    """Every hook of ours in the agents' settings files under ``top``, and whether its command
+    would run (for Codex also whether it is trusted). A settings file that is missing or not
+    JSON holds none. What ``agent status`` shows, and what ``doctor`` reports."""
+    found = []
+    for target in targets or TARGETS.values():
+        try:
+            value = json.loads((top / target.settings).read_bytes().decode())
+        except (OSError, ValueError):
+            continue
+        hooks = value.get("hooks") if isinstance(value, dict) else None
+        trust = codex_trust(top) if target.agent == "codex" else None
+        unknown = target.agent == "codex" and trust is None
+        for event, groups in hooks.items() if isinstance(hooks, dict) else ():
+            for g, grp in enumerate(groups if isinstance(groups, list) else ()):
+                handlers = grp.get("hooks") if isinstance(grp, dict) else None
+                for e, handler in enumerate(handlers if isinstance(handlers, list) else ()):
+                    if not is_ours(target, handler):
+                        continue
+                    action = str(handler["command"]).rsplit(" ", 1)[-1]
+                    program, why = _would_run(str(handler["command"]))
+                    state = "unknown" if unknown else None
+                    if trust is not None:
+                        key = f"{top / target.settings}:{_snake(event)}:{g}:{e}"
+                        state = _trust_state(trust.get(key), codex_hash(event, grp.get("matcher"), handler))
+                    found.append(
+                        HookCheck(
+                            target.agent,
+                            event,
+                            action,
+                            target.settings,
+                            (g, e),
+                            program,
+                            program is not None,
+                            why,
+                            state,
+                        )
+                    )
+    return found
+
+
+# -- Codex's trust, as the 0.171.0 binary stores it -----------------------------------------------
+
+
+def codex_home() -> Path:
+    import os
+
+    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+
+
+def _snake(event: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
+
+
+def codex_hash(event: str, matcher: str | None, handler: dict[str, Any]) -> str:
+    """The hash Codex keeps as a hook's ``trusted_hash``: SHA-256 of its normalized identity
+    (the event's snake_case name, the matcher and this one handler, with what is unset left out)
+    as JSON with sorted keys and no spaces (codex-rs hooks discovery and config fingerprint)."""
+    import hashlib
+
+    normalized: dict[str, Any] = {
+        "type": "command",
+        "command": handler.get("command"),
+        "async": bool(handler.get("async")),
+    }
+    normalized["timeout"] = int(handler.get("timeout") or handler.get("timeoutSec") or 600)
+    if handler.get("statusMessage") is not None:
+        normalized["statusMessage"] = handler["statusMessage"]
+    identity: dict[str, Any] = {"event_name": _snake(event), "hooks": [normalized]}
+    if matcher is not None:
+        identity["matcher"] = matcher
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def _trust_state(trusted: str | None, current: str) -> str:
+    if trusted is None:
+        return "untrusted"
+    return "trusted" if trusted == current else "modified"
+
+
+def _codex_config() -> dict[str, Any] | None:
+    """Codex's config.toml, read; {} when it is not there or not TOML; None where this Python
+    cannot read TOML (tomllib came with 3.11)."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        try:
+            config: dict[str, Any] = tomllib.loads((codex_home() / "config.toml").read_text())
+        except (OSError, ValueError, UnicodeDecodeError):
+            return {}
+        return config
+    return None
+
+
+def codex_trust(top: Path) -> dict[str, str] | None:
+    """``[hooks.state."<key>"] trusted_hash`` from Codex's config.toml: key → hash (None: unknown)."""
+    config = _codex_config()
+    if config is None:
+        return None
+    states = (config.get("hooks") or {}).get("state") or {}
+    return {
+        k: v["trusted_hash"]
+        for k, v in states.items()
+        if isinstance(v, dict) and isinstance(v.get("trusted_hash"), str)
+    }
+
+
+def codex_project_trusted(top: Path) -> bool | None:
+    """Whether config.toml trusts the project (``[projects."<path>"] trust_level``); None: unknown."""
+    config = _codex_config()
+    if config is None:
+        return None
+    projects = config.get("projects") or {}
+    return any((projects.get(str(p)) or {}).get("trust_level") == "trusted" for p in {top, top.resolve()})

@@ -167,6 +167,14 @@ AROUND: tuple[Command, ...] = (
                 (opt("agent", choices=["claude", "codex"], help="which coding agent"),),
                 stream=False,
             ),
+            Command(
+                "status",
+                "which agents have the hooks here, whether each would run (and is trusted), when each last ran",
+                "  git continuity agent status\n  git continuity agent status --json",
+                "git_continuity.commands.agent:status",
+                (JSON,),
+                stream=False,
+            ),
         ),
     ),
     Command(

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_harness import claude, claude_env, codex, setup_codex, trust_codex_hooks
+from agent_harness import claude, claude_env, codex, codex_hooks, setup_codex, trust_codex_hooks
 from conftest import BIN, cont, git
 from model_imitation import Imitation, Reply, Tool, Turns, texts
 
@@ -403,3 +404,34 @@ def test_codex_is_told_to_change_its_approach_after_the_third_same_failure(repo:
         "codex post-tool-use nothing",
         "codex post-tool-use notice",
     ]
+
+
+def test_agent_status_reads_codex_trust_as_codex_itself_does(repo: Path, tmp_path: Path) -> None:
+    ok(repo, "init")
+    ok(repo, "agent", "install", "codex")
+    home = tmp_path / "agent-home"
+    home.mkdir()
+    events = ["SessionStart", "PreCompact", "Stop", "SessionEnd", "PostToolUse"]
+    with Imitation("openai", Turns([])) as model:
+        env = setup_codex(repo, home, model)
+
+        def both() -> list[tuple[str, str, str]]:
+            """(event, what Codex says, what agent status says) of each hook."""
+            said = {h["key"].rsplit(":", 3)[1]: h["trustStatus"] for h in codex_hooks(repo, env)}
+            done = subprocess.run(
+                ["git", "continuity", "agent", "status", "--json"], cwd=repo, env=env, capture_output=True, text=True
+            )
+            assert done.returncode == 0, done
+            status = json.loads(done.stdout)["agents"][1]
+            assert status["project_trusted"] is True
+            snake = {e: re.sub(r"(?<!^)(?=[A-Z])", "_", e).lower() for e in events}
+            return [(h["event"], said[snake[h["event"]]], h["trust"]) for h in status["hooks"]]
+
+        assert both() == [(event, "untrusted", "untrusted") for event in events]
+        trust_codex_hooks(repo, env)
+        assert both() == [(event, "trusted", "trusted") for event in events]
+        # A changed definition (a longer timeout) is no longer trusted, for Codex as for status.
+        hooks_json = repo / ".codex" / "hooks.json"
+        hooks_json.write_text(hooks_json.read_text().replace('"timeout": 600', '"timeout": 900'))
+        changed = [(e, "modified", "modified") if e == "Stop" else (e, "trusted", "trusted") for e in events]
+        assert both() == changed

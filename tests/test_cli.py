@@ -100,6 +100,7 @@ def test_the_leaves_are_the_tables_commands() -> None:
         "place clear",
         "agent install",
         "agent uninstall",
+        "agent status",
         "mcp",
         "log",
         "edit",

@@ -197,3 +197,96 @@ def uninstall(repo: Repo, *, agent: str) -> int:
     if record is not None:
         _record_path(repo, agent).unlink(missing_ok=True)
     return 0
+
+
+# -- status -------------------------------------------------------------------------------------
+
+TRUST_SAID = {
+    "trusted": "trusted",
+    "untrusted": "not trusted yet (open /hooks in Codex and trust it)",
+    "modified": "changed since it was trusted (open /hooks in Codex and trust it again)",
+    "unknown": "trust unknown (reading Codex's config.toml needs Python 3.11)",
+}
+
+
+def status_document(repo: Repo) -> dict[str, Any]:
+    """Which agents have our hooks here, whether each would run, and when each last ran."""
+    from git_continuity import hook_log
+
+    top = _top(repo)
+    checks = agents.installed_hooks(top)
+    last = hook_log.last_runs(str(repo.common_dir))
+    listed = []
+    for name, target in agents.TARGETS.items():
+        mine = [c for c in checks if c.agent == name]
+        hooks = []
+        for c in mine:
+            at, outcome = last.get((name, c.action), (None, None))
+            hooks.append(
+                {
+                    "event": c.event,
+                    "action": c.action,
+                    "runs": c.runs,
+                    "program": c.program,
+                    "why": c.why,
+                    "trust": c.trust,
+                    "last_ran": at,
+                    "last_answer": outcome,
+                }
+            )
+        entry: dict[str, Any] = {"agent": name, "settings": target.settings, "installed": bool(mine), "hooks": hooks}
+        if name == "codex":
+            entry["project_trusted"] = agents.codex_project_trusted(top) if mine else None
+            entry["config"] = str(agents.codex_home() / "config.toml")
+        listed.append(entry)
+    return {"agents": listed, "log": str(hook_log.path(str(repo.common_dir)))}
+
+
+ANSWERED = {
+    "context": "put context in",
+    "block": "held the stop",
+    "message": "showed a message",
+    "plain": "gave the summary instructions",
+    "notice": "gave the loop notice",
+    "nothing": "had nothing to add",
+    "error": "failed",
+}
+
+
+def _when(hook: dict[str, Any]) -> str:
+    if not hook["last_ran"]:
+        return "never ran here"
+    at = hook["last_ran"].replace("T", " ").rstrip("Z")
+    return f"last ran {at} UTC and {ANSWERED.get(hook['last_answer'], hook['last_answer'])}"
+
+
+def status(repo: Repo, *, as_json: bool = False) -> int:
+    from git_continuity import render
+
+    document = status_document(repo)
+    if as_json:
+        render.emit_json("agent-status", document)
+        return 0
+    for entry in document["agents"]:
+        name = entry["agent"]
+        if not entry["installed"]:
+            print(f"{name}: not installed here (git continuity agent install {name})")
+            continue
+        hooks = entry["hooks"]
+        programs = {h["program"] for h in hooks}
+        count = f"{len(hooks)} hook{'s' if len(hooks) != 1 else ''} in {entry['settings']}"
+        one = len(programs) == 1 and all(h["runs"] and h["why"] == f"runs {h['program']}" for h in hooks)
+        print(f"{name}: {count}" + (f", each runs {hooks[0]['program']}" if one else ""))
+        if name == "codex" and entry["project_trusted"] is not True:
+            unread = "could not be read for the project's trust"
+            trust = (
+                "does not trust this project: Codex runs none of them" if entry["project_trusted"] is False else unread
+            )
+            print(f"  Codex's {entry['config']} {trust}")
+        width = max(len(h["event"]) for h in hooks) + 2
+        for h in hooks:
+            parts = [] if one else [h["why"] if h["runs"] else f"CANNOT RUN: {h['why']}"]
+            parts += [TRUST_SAID[h["trust"]]] if h["trust"] is not None else []
+            print(f"  {h['event']:<{width}}" + "; ".join([*parts, _when(h)]))
+    print(f"(each hook run adds a line to {document['log']})")
+    return 0

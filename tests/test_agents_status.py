@@ -1,0 +1,150 @@
+"""`git continuity agent status`: which agents have the hooks here, whether each hook's command
+would run (and, for Codex, whether it is trusted, read from config.toml as Codex stores it),
+and when each last ran (the local hook log). The real Codex's own view of the same hashes is
+checked in test_agents_real.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import BIN, cont
+
+from git_continuity import agents
+
+HOOK = str(BIN / "git-continuity-hook")
+
+
+def ok(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(["git", "continuity", *args], cwd=cwd, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, (args, done.stdout, done.stderr)
+    return done.stdout
+
+
+@pytest.fixture
+def codex_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    return home
+
+
+def test_nothing_installed_says_how_to_install(repo: Path, codex_home: Path) -> None:
+    log = repo / ".git" / "continuity" / "agent-hooks.log"
+    assert ok(repo, "agent", "status") == (
+        "claude: not installed here (git continuity agent install claude)\n"
+        "codex: not installed here (git continuity agent install codex)\n"
+        f"(each hook run adds a line to {log})\n"
+    )
+    assert json.loads(ok(repo, "agent", "status", "--json")) == {
+        "agents": [
+            {"agent": "claude", "settings": ".claude/settings.json", "installed": False, "hooks": []},
+            {
+                "agent": "codex",
+                "settings": ".codex/hooks.json",
+                "installed": False,
+                "hooks": [],
+                "project_trusted": None,
+                "config": str(codex_home / "config.toml"),
+            },
+        ],
+        "log": str(log),
+    }
+
+
+def test_status_says_what_runs_what_is_trusted_and_when_each_last_ran(repo: Path, codex_home: Path) -> None:
+    assert cont(repo, "init").code == 0
+    ok(repo, "agent", "install", "claude")
+    ok(repo, "agent", "install", "codex")
+    hooks_json = repo / ".codex" / "hooks.json"
+    installed = json.loads(hooks_json.read_text())["hooks"]
+
+    def trusted(event: str) -> str:
+        (group,) = [g for g in installed[event] if "git-continuity-hook" in g["hooks"][0]["command"]]
+        return agents.codex_hash(event, group.get("matcher"), group["hooks"][0])
+
+    # Codex's config as /hooks leaves it: two trusted, one trusted before its definition changed.
+    state = {"session_start": trusted("SessionStart"), "stop": trusted("Stop"), "pre_compact": "sha256:" + "0" * 64}
+    (codex_home / "config.toml").write_text(
+        f'[projects.{json.dumps(str(repo))}]\ntrust_level = "trusted"\n'
+        + "".join(
+            f'\n[hooks.state.{json.dumps(f"{hooks_json}:{key}:0:0")}]\ntrusted_hash = "{value}"\n'
+            for key, value in state.items()
+        )
+    )
+    # One hook ran (its line in the log); the command of another can no longer find the tool.
+    start = subprocess.run(
+        ["git-continuity-hook", "agent", "claude", "session-start"],
+        cwd=repo,
+        input=json.dumps({"session_id": "s", "cwd": str(repo)}),
+        capture_output=True,
+        text=True,
+    )
+    assert start.returncode == 0
+    settings = repo / ".claude" / "settings.json"
+    gone = "/nowhere/git-continuity-hook"
+    text = json.loads(settings.read_text())
+    stop = text["hooks"]["Stop"][0]["hooks"][0]
+    stop["command"] = stop["command"].replace(HOOK, gone)
+    settings.write_text(json.dumps(text, indent=2) + "\n")
+    env = {**os.environ, "PATH": "/usr/bin:/bin"}  # git-continuity-hook is not on this PATH
+    out = subprocess.run(
+        [str(BIN / "git-continuity"), "agent", "status"], cwd=repo, capture_output=True, text=True, env=env
+    )
+    (ran,) = [line for line in (repo / ".git" / "continuity" / "agent-hooks.log").read_text().splitlines()]
+    at = ran.split(" ")[0].replace("T", " ").rstrip("Z")
+    assert ran.split(" ", 1)[1] == "claude session-start context"
+    assert (out.returncode, out.stderr) == (0, "")
+    assert out.stdout == (
+        "claude: 5 hooks in .claude/settings.json\n"
+        f"  SessionStart        runs {HOOK}; last ran {at} UTC and put context in\n"
+        f"  PreCompact          runs {HOOK}; never ran here\n"
+        f"  Stop                CANNOT RUN: git-continuity-hook is neither at {gone} nor on PATH: the hook cannot run; "
+        "never ran here\n"
+        f"  SessionEnd          runs {HOOK}; never ran here\n"
+        f"  PostToolUseFailure  runs {HOOK}; never ran here\n"
+        f"codex: 5 hooks in .codex/hooks.json, each runs {HOOK}\n"
+        "  SessionStart  trusted; never ran here\n"
+        "  PreCompact    changed since it was trusted (open /hooks in Codex and trust it again); never ran here\n"
+        "  Stop          trusted; never ran here\n"
+        "  SessionEnd    not trusted yet (open /hooks in Codex and trust it); never ran here\n"
+        "  PostToolUse   not trusted yet (open /hooks in Codex and trust it); never ran here\n"
+        f"(each hook run adds a line to {repo / '.git' / 'continuity' / 'agent-hooks.log'})\n"
+    )
+    document = json.loads(ok(repo, "agent", "status", "--json"))
+    codex = document["agents"][1]
+    assert codex["project_trusted"] is True
+    assert [(h["event"], h["trust"]) for h in codex["hooks"]] == [
+        ("SessionStart", "trusted"),
+        ("PreCompact", "modified"),
+        ("Stop", "trusted"),
+        ("SessionEnd", "untrusted"),
+        ("PostToolUse", "untrusted"),
+    ]
+    claude = document["agents"][0]
+    assert [(h["event"], h["runs"], h["last_answer"]) for h in claude["hooks"]] == [
+        ("SessionStart", True, "context"),
+        ("PreCompact", True, None),
+        ("Stop", True, None),  # git-continuity-hook is on the tests' PATH: the fallback finds it
+        ("SessionEnd", True, None),
+        ("PostToolUseFailure", True, None),
+    ]
+    assert claude["hooks"][2]["why"] == f"{gone} is gone; runs {HOOK} from PATH"
+
+
+def test_installed_hooks_is_what_doctor_reads(repo: Path, codex_home: Path) -> None:
+    ok(repo, "agent", "install", "claude")
+    found = agents.installed_hooks(repo)
+    assert [(c.agent, c.event, c.action, c.position, c.runs, c.program, c.trust) for c in found] == [
+        ("claude", event, action, (0, 0), True, HOOK, None)
+        for event, action in (
+            ("SessionStart", "session-start"),
+            ("PreCompact", "pre-compact"),
+            ("Stop", "stop"),
+            ("SessionEnd", "session-end"),
+            ("PostToolUseFailure", "post-tool-use"),
+        )
+    ]
