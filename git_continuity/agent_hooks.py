@@ -6,8 +6,9 @@ Codex read, always exiting 0 (exit 2 would make some events block with stderr as
 reason, and any other code is an error the agent shows):
 
 - ``session-start``: ``{"hookSpecificOutput": {"hookEventName": "SessionStart",
-  "additionalContext": <the orient brief>}}``, cut to ``GIT_CONTINUITY_BRIEF_TOKENS``
-  (default 2500, about 7,500 bytes: both agents cap injected context near 10,000 characters);
+  "additionalContext": <the orient brief>}}``, cut by priority to ``GIT_CONTINUITY_BRIEF_TOKENS``,
+  else to what the agent passes on whole (agents.Target.brief_tokens: Claude Code 3,200, Codex
+  3,000, about 9,600 and 9,000 bytes; both pass on about 10,000 characters and cut the rest);
 - ``pre-compact`` and ``session-end``: a handoff, reported as ``{"systemMessage": …}`` (none at
   the end of a session that changed neither the state nor a branch or tag); except
   Claude Code's PreCompact, whose stdout is not read as JSON but passed on as plain-text
@@ -40,7 +41,6 @@ if TYPE_CHECKING:  # the repository door imports pygit2: only once a hook runs i
     from git_continuity.repo import Repo
 
 STOP_BLOCK_LIMIT = 3
-DEFAULT_BRIEF_TOKENS = 2500
 ACTIONS = ("session-start", "pre-compact", "stop", "session-end", "post-tool-use")
 
 
@@ -75,11 +75,15 @@ def _input() -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _budget() -> int:
+def _budget(agent: str) -> int:
+    """The brief's size: GIT_CONTINUITY_BRIEF_TOKENS, else what the agent passes on whole."""
+    from git_continuity.agents import TARGETS
+
+    default = TARGETS[agent].brief_tokens
     try:
-        return max(1, int(os.environ.get(ENV_BRIEF_TOKENS, DEFAULT_BRIEF_TOKENS)))
+        return max(1, int(os.environ.get(ENV_BRIEF_TOKENS, default)))
     except ValueError:
-        return DEFAULT_BRIEF_TOKENS
+        return default
 
 
 def main(agent: str, action: str) -> int:
@@ -118,7 +122,7 @@ def _run(agent: str, action: str, data: dict[str, Any], where: str) -> int:
         if store.snapshot(repo, stream).commit is None and action != "session-start":
             return _plain("") if plain else _answer({})
         if action == "session-start":
-            return _session_start(repo, stream, agent_session)
+            return _session_start(repo, stream, agent_session, _budget(agent))
         if action == "stop":
             return _stop(repo, stream, agent_session, bool(data.get("stop_hook_active")))
         return _handoff(repo, stream, agent_session, action, plain)
@@ -135,10 +139,10 @@ def _context(text: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
-def _session_start(repo: Repo, stream: str, agent_session: str | None) -> int:
+def _session_start(repo: Repo, stream: str, agent_session: str | None, max_tokens: int) -> int:
     from git_continuity import orientation
 
-    result = orientation.build(repo, stream=stream, max_tokens=_budget(), agent_session=agent_session)
+    result = orientation.build(repo, stream=stream, max_tokens=max_tokens, agent_session=agent_session)
     return _answer(_context(result.text))
 
 

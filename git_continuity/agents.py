@@ -53,6 +53,9 @@ class Target:
     settings: str  # the file, relative to the top of the work tree
     hooks: tuple[Hook, ...]
     instructions: str | None  # a Markdown file that gets the routine in words, if any
+    # The brief's size at session start, in budget.py's tokens (3 bytes each): under what the
+    # agent passes on whole, as measured with the pinned binary (test_agents_brief_real.py).
+    brief_tokens: int = 2500
 
 
 CLAUDE = Target(
@@ -68,6 +71,9 @@ CLAUDE = Target(
         Hook("PostToolUseFailure", "Bash", "post-tool-use", 10),
     ),
     None,
+    # Claude Code 2.1.197 passes on 10,000 characters of additionalContext; over that the model
+    # gets a 2 KB preview and the path of a file holding the rest.
+    brief_tokens=3200,
 )
 CODEX = Target(
     "codex",
@@ -80,6 +86,9 @@ CODEX = Target(
         Hook("PostToolUse", "Bash", "post-tool-use", 10),  # after every shell command: tool_calls.py
     ),
     "AGENTS.md",
+    # Codex 0.171.0 passes on 2,500 of its tokens (about 4 bytes each, counted on the hook's
+    # JSON-escaped output); over that the model gets the head and the tail with the middle cut.
+    brief_tokens=3000,
 )
 TARGETS = {"claude": CLAUDE, "codex": CODEX}
 
