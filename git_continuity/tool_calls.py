@@ -89,11 +89,13 @@ def failure(agent: str, data: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def fingerprint(command: str, result: str) -> str:
-    import hashlib
+    """16 hex digits naming one failure of one command: CRC-32 of each, normalized (it only
+    tells one session's failures apart, and zlib costs this path less than hashlib's OpenSSL)."""
+    import zlib
 
     from git_continuity.noise import normalize
 
-    return hashlib.sha256(f"{normalize(command)}\0{normalize(result)}".encode()).hexdigest()[:16]
+    return f"{zlib.crc32(normalize(command).encode()):08x}{zlib.crc32(normalize(result).encode()):08x}"
 
 
 def count(git_dir: str, agent: str, session: str, seen_print: str) -> int:

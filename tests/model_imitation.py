@@ -12,6 +12,10 @@ event shapes:
 - OpenAI Responses (``POST /v1/responses``, server-sent events): ``response.created``, per
   output item ``response.output_item.added`` (and ``response.output_text.delta`` for a
   message) and ``response.output_item.done``, then ``response.completed`` with the usage.
+- Gemini API (``POST /v1beta/models/{model}:streamGenerateContent?alt=sse``, server-sent
+  events of ``GenerateContentResponse``; ``:generateContent`` answers one of them whole, and
+  ``:countTokens`` a count): a candidate whose content parts are a ``text`` and a
+  ``functionCall``, with ``finishReason`` ``STOP`` and the ``usageMetadata``.
 
 A script is a function from the request body to a ``Reply``; ``Turns`` plays a list of
 replies in order, one per conversation request, and then keeps saying it is done.
@@ -190,11 +194,33 @@ def responses_events(reply: Reply, model: str, serial: int) -> bytes:
     return _sse(events)
 
 
+def gemini_response(reply: Reply, model: str, serial: int) -> dict[str, Any]:
+    parts: list[dict[str, Any]] = []
+    if reply.text:
+        parts.append({"text": reply.text})
+    if reply.tool is not None:
+        parts.append({"functionCall": {"name": reply.tool.name, "args": reply.tool.input}})
+    return {
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {
+            "promptTokenCount": reply.input_tokens,
+            "candidatesTokenCount": 5,
+            "totalTokenCount": reply.input_tokens + 5,
+        },
+        "modelVersion": model,
+        "responseId": f"resp_{serial:04d}",
+    }
+
+
+def gemini_events(reply: Reply, model: str, serial: int) -> bytes:
+    return f"data: {json.dumps(gemini_response(reply, model, serial))}\r\n\r\n".encode()
+
+
 class Imitation:
     """One API on a loopback port, in a thread; ``requests`` holds what the agent sent."""
 
     def __init__(self, api: str, script: Script) -> None:
-        assert api in ("anthropic", "openai")
+        assert api in ("anthropic", "openai", "gemini")
         self.api = api
         self.script = script
         self.requests: list[Request] = []
@@ -217,6 +243,8 @@ class Imitation:
 
     def conversation(self) -> list[dict[str, Any]]:
         """The bodies of the model requests (Messages or Responses), in order."""
+        if self.api == "gemini":
+            return [r.body for r in self.requests if r.method == "POST" and ":streamGenerateContent" in r.path]
         endpoint = "/v1/messages" if self.api == "anthropic" else "/v1/responses"
         return [r.body for r in self.requests if r.method == "POST" and r.path.split("?")[0] == endpoint]
 
@@ -231,6 +259,15 @@ class Imitation:
             if method == "POST" and endpoint == "/v1/responses":
                 reply = self.script(body)
                 return 200, "text/event-stream", responses_events(reply, str(body.get("model")), serial)
+            if method == "POST" and endpoint.startswith("/v1beta/models/"):
+                model, _, verb = endpoint.removeprefix("/v1beta/models/").partition(":")
+                if verb == "streamGenerateContent":
+                    return 200, "text/event-stream", gemini_events(self.script(body), model, serial)
+                if verb == "generateContent":
+                    answer = gemini_response(self.script(body), model, serial)
+                    return 200, "application/json", json.dumps(answer).encode()
+                if verb == "countTokens":
+                    return 200, "application/json", json.dumps({"totalTokens": len(json.dumps(body)) // 4}).encode()
             if method in ("HEAD", "GET") and endpoint in ("/", "/v1"):
                 return 200, "text/plain", b""
             return 404, "application/json", json.dumps({"error": {"message": f"no {method} {endpoint} here"}}).encode()
