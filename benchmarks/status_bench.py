@@ -27,8 +27,10 @@ from git_continuity import repo as git
 from git_continuity import store
 from git_continuity.model import Claim, JournalEntry, now, stamp
 
+# Bytecode is written and used, as in an installed package (a shell that sets
+# PYTHONDONTWRITEBYTECODE would otherwise make every run compile the sources again).
 ENV = {
-    **os.environ,
+    **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
     "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_AUTHOR_NAME": "Bench",

@@ -8,7 +8,7 @@ import sys
 import textwrap
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_continuity import display
 from git_continuity.attempts import Waiting
@@ -26,9 +26,12 @@ from git_continuity.model import (
     parse_stamp,
     shown,
 )
-from git_continuity.records import ConflictRecord
-from git_continuity.tracking import Standing
-from git_continuity.verify import Assessed
+
+if TYPE_CHECKING:  # only named in signatures: a write command that prints one line of text
+    # does not pay for the plugin manager (verify) or the remote-tracking refs (tracking)
+    from git_continuity.records import ConflictRecord
+    from git_continuity.tracking import Standing
+    from git_continuity.verify import Assessed
 
 
 def emit_json(schema_name: str, document: dict[str, Any]) -> None:

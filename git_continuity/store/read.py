@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_continuity import atomic, packetfile, schema
 from git_continuity import repo as git
-from git_continuity.attempts import Attempt
 from git_continuity.model import Claim, Evidence, JournalEntry, ObjectiveChange, Packet, Thread
-from git_continuity.records import ConflictRecord, Handoff
 from git_continuity.repo import Oid
 from git_continuity.store.state import FORMAT, KINDS, ROOT, Snapshot
+
+if TYPE_CHECKING:  # imported where they are read: a write command needs neither (~8 ms)
+    from git_continuity.attempts import Attempt
+    from git_continuity.records import ConflictRecord, Handoff
 
 
 def _json_line(text: str, key: str | int | None) -> str:
@@ -146,6 +148,8 @@ def read_threads(snap: Snapshot) -> dict[str, Thread]:
 
 def read_conflicts(snap: Snapshot) -> list[ConflictRecord]:
     """Conflict records a merge left (merge.py), the newest first."""
+    from git_continuity.records import ConflictRecord
+
     found = []
     for e in _files(snap, "conflicts"):
         data = _entry(snap, f"{ROOT}/conflicts/{e.name}", e.oid, "conflict")
@@ -220,6 +224,8 @@ def journal_since(snap: Snapshot, moment: str) -> list[JournalEntry]:
 
 def latest_handoff(snap: Snapshot) -> Handoff | None:
     """The newest handoff of the stream (the file names sort by time), or None."""
+    from git_continuity.records import Handoff
+
     if snap.tree is None:
         return None
     days = git.tree_entries(snap.repo, snap.tree, f"{ROOT}/handoffs") or []
@@ -255,6 +261,8 @@ def read_attempts(snap: Snapshot, thread_id: str) -> list[Attempt]:
     puts them in time order across clones). A thread's folder read once without problems is
     kept whole under the cache folder by its tree id, as _by_id keeps flat folders: a thread
     with 10,000 attempts is then one file to read, not 10,000 objects."""
+    from git_continuity.attempts import Attempt
+
     folder = f"{ROOT}/attempts/{thread_id}"
     folder_oid = git.entry_oid(snap.repo, snap.tree, folder) if snap.tree else None
     if folder_oid is None:

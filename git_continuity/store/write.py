@@ -4,18 +4,22 @@ never on top of malformed state, retried when another writer won."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from git_continuity import atomic, packetfile, session
+from git_continuity import atomic, packetfile, schema, session
 from git_continuity import repo as git
-from git_continuity.attempts import Attempt
+from git_continuity.constants import ENV_CHECK_JSON
 from git_continuity.errors import UserError
 from git_continuity.model import Evidence, JournalEntry, ObjectiveChange, sortable_name, stamp, to_json
 from git_continuity.repo import Oid, Repo
 from git_continuity.store.read import all_problems, read_packet, read_places
 from git_continuity.store.state import KINDS, ROOT, Snapshot, ref_name, require_state, snapshot_at
+
+if TYPE_CHECKING:
+    from git_continuity.attempts import Attempt
 
 
 def entry_bytes(entry: Any) -> bytes:
@@ -67,22 +71,32 @@ class Change:
 
 
 def _validate_change(snap: Snapshot, change: Change) -> None:
-    from git_continuity import schema
+    """Refuse what must never be written (an entry over its size limit) and remember each
+    new blob as valid.
 
+    The entries a change holds were made by this package's own code from its dataclasses,
+    which is the schemas' own code: checking each against ``schema/`` on every write would
+    import jsonschema (a third of a write's time) to learn nothing. tests/test_writers.py
+    checks every writer's output against ``schema/``, and with GIT_CONTINUITY_CHECK_JSON set
+    (the tests set it) every write is checked here too. What a person or a remote made is
+    checked where it comes in: ``edit`` parses and validates the packet it was given, and
+    ``sync`` validates a fetched state before merging it."""
+    checking = bool(os.environ.get(ENV_CHECK_JSON))
     for path, data in change.files.items():
         if data is None:
             continue
         if path == packetfile.PATH:
-            try:
-                packetfile.parse(data.decode(), path)
-            except packetfile.YamlError as error:
-                raise UserError(f"refusing to write an invalid packet:\n{error}") from None
+            if checking:
+                try:
+                    packetfile.parse(data.decode(), path)
+                except packetfile.YamlError as error:
+                    raise UserError(f"refusing to write an invalid packet:\n{error}") from None
         elif path != f"{ROOT}/format":
-            kind = KINDS[path.split("/")[1]]
             too_big = schema.size_problem(len(data), schema.MAX_BYTES["entry"])
             if too_big:
                 raise UserError(f"refusing to write {path}: {too_big}")
-            schema.require_valid(kind, json.loads(data), path)
+            if checking:
+                schema.require_valid(KINDS[path.split("/")[1]], json.loads(data), path)
         snap.cache.add([git.write_blob(snap.repo, data)])
 
 

@@ -1,0 +1,76 @@
+"""How long each write command takes at 1,000 claims (issue 13's budget).
+
+The repository of status_bench.py (10,000 commits, 10,000 journal entries) with a state of
+N claims. Each write command runs as a user runs it, in a fresh process; before every run
+the state ref is put back on the same commit, so each run writes one change onto the same
+N claims (and the packet does not grow from run to run). Printed beside floors measured in
+the same run: Python starting, Python importing pygit2 (every write needs the object
+database), and `git continuity --version` (git finding the command, Python starting, the
+command line parsed).
+
+    python benchmarks/writes_bench.py [--runs 15] [--claims 1000]
+
+Budget: each write at most 120 ms median at 1,000 claims.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from status_bench import ENV, build_state, make_history, median_ms, sh
+
+WRITES = {
+    "claim add": ["claim", "add", "the tip exists", "--check", "commit:HEAD"],
+    "thread add": ["thread", "add", "Ship it", "--check", "reachable:HEAD@refs/heads/main"],
+    "journal add": ["journal", "add", "tried the fast path"],
+    "blocker add": ["blocker", "add", "waiting for review"],
+    "next": ["next", "measure again"],
+}
+
+
+def median_write(work: Path, args: list[str], base: str, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        sh(work, "git", "update-ref", "refs/continuity/main", base)
+        start = time.perf_counter()
+        done = subprocess.run(["git", "continuity", *args], cwd=work, env=ENV, capture_output=True, check=False)
+        times.append((time.perf_counter() - start) * 1000)
+        assert done.returncode == 0, done.stderr.decode()
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--commits", type=int, default=10_000)
+    parser.add_argument("--journal", type=int, default=10_000)
+    parser.add_argument("--claims", type=int, default=1_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp) / "work"
+        revs = make_history(work, args.commits)
+        build_state(work, revs, args.claims, args.journal)
+        sh(work, "git", "continuity", "status")  # validates every entry once, then caches
+        base = sh(work, "git", "rev-parse", "refs/continuity/main").strip()
+        floors = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "python -c 'import pygit2'": [sys.executable, "-c", "import pygit2"],
+            "git continuity --version": ["git", "continuity", "--version"],
+        }
+        print(f"state: {args.claims:,} claims, {args.journal:,} journal entries; median of {args.runs} runs")
+        for name, argv in floors.items():
+            print(f"  floor  {name:<26} {median_ms(work, argv, args.runs):>5.0f} ms")
+        for name, argv in WRITES.items():
+            print(f"  write  {name:<26} {median_write(work, argv, base, args.runs):>5.0f} ms")
+    print("budget: each write at most 120 ms median at 1,000 claims")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
