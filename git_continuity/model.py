@@ -5,6 +5,7 @@ Nothing here touches a repository, so every rule can be tested on plain values.
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 from collections.abc import Container, Mapping
@@ -53,6 +54,7 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+@functools.lru_cache(maxsize=64)  # a status stamps one moment on each of 100,000 claims
 def stamp(moment: datetime) -> str:
     """ISO 8601 in UTC to the millisecond, as stored: ``2026-11-30T10:15:02.123Z`` (entries
     made in one second still sort in the order they were made)."""

@@ -9,7 +9,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import pluggy
@@ -280,38 +280,48 @@ def assess(
     avoids running the same test suite twice on the same tree. ``tree`` is the tree of a
     commit being made (the commit-msg hook): checks of the tree judge it (VerifyContext.tree).
     """
-    live_schemes = {name for name, (_, s) in schemes().items() if s.live}
-    network = network_schemes()
-    handles = {c.id: parse_handle(c.handle) for c in claims if c.handle}
+    installed = schemes()
+    live_schemes = {name for name, (_, s) in installed.items() if s.live}
+    network = {name for name, (_, s) in installed.items() if s.network}
     current = _Now(snap.repo, tree)
 
-    installed = schemes()
+    # Each handle parsed once, and looked up by its text from then on: str hashes are kept
+    # by the string, a Handle's are computed in Python, and a status of 100,000 claims
+    # looks each one up several times.
+    handles: dict[str, Handle] = {}
+    for claim in claims:
+        if claim.handle and claim.handle not in handles:
+            handles[claim.handle] = parse_handle(claim.handle)
 
-    def judged(claim: Claim, live: Observation | None) -> Derived:
-        if claim.id in handles and handles[claim.id].scheme not in installed:
-            scheme = handles[claim.id].scheme
+    ages: dict[str, timedelta] = {}
+
+    def judged(claim: Claim, handle: Handle | None, live: Observation | None) -> Derived:
+        scheme = handle.scheme if handle is not None else ""
+        if handle is not None and scheme not in installed:
             return Derived(
                 "unknown", f"no installed plugin verifies '{scheme}:' handles (git continuity plugins)", None
             )
         evidence = None if live or claim.handle is None else store.latest_evidence(snap, claim.id)
         moved = current.moved(evidence) if evidence else {}
-        scheme = handles[claim.id].scheme if claim.id in handles else ""
-        return derive_state(claim, live, evidence, at=at, moved=moved, max_age=policy.max_age(scheme))
+        age = ages.get(scheme)
+        if age is None:
+            age = ages[scheme] = policy.max_age(scheme)
+        return derive_state(claim, live, evidence, at=at, moved=moved, max_age=age)
 
+    rows = [(claim, handles[claim.handle] if claim.handle else None) for claim in claims]
     settled: dict[str, Derived] = {}
-    wanted: set[Handle] = set()
-    for claim in claims:
-        handle = handles.get(claim.id)
+    wanted: dict[str, Handle] = {}  # by text
+    for claim, handle in rows:
         if handle is None or not (dereference_all or handle.scheme in live_schemes):
             continue
         if handle.scheme in network and not online:
             continue  # never touch the network unless asked
         if reuse_fresh and handle.scheme not in live_schemes:
-            derived = judged(claim, None)
+            derived = judged(claim, handle, None)
             if derived.state == "verified":
                 settled[claim.id] = derived
                 continue
-        wanted.add(handle)
+        wanted[handle.text] = handle
     context = VerifyContext(
         Repository(snap.repo),
         at,
@@ -323,12 +333,11 @@ def assess(
     )
     if timeout is not None:
         context.timeout = timeout
-    observed = dereference(wanted, context) if wanted else {}
+    observed = {h.text: o for h, o in dereference(wanted.values(), context).items()} if wanted else {}
     out = []
-    for claim in claims:
-        handle = handles.get(claim.id)
-        live = observed.get(handle) if handle in wanted else None
-        derived = settled.get(claim.id) or judged(claim, live)
+    for claim, handle in rows:
+        live = observed.get(claim.handle or "") if handle is not None else None
+        derived = (settled.get(claim.id) if settled else None) or judged(claim, handle, live)
         remote = handle is not None and handle.scheme in network and live is None and claim.id not in settled
         if remote and derived.state == "unchecked":
             derived = replace(derived, observed="never asked: git continuity verify --online asks the service")

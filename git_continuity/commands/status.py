@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from git_continuity import places, policy, render, stoploss, store, tracking, verify
 from git_continuity import repo as git
 from git_continuity.model import ago, now, stamp
@@ -8,8 +12,27 @@ from git_continuity.repo import Repo
 JOURNAL_SHOWN = 5
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector paused while a status builds its values. They all live to
+    the end and free nothing by cycles, yet every pass of the collector walks each of them:
+    half the time of a status of 100,000 claims went there."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def status(repo: Repo, *, stream: str, as_json: bool) -> int:
     """The state as it is now: every claim dereferenced or judged from its evidence."""
+    with collector_paused():
+        return _status(repo, stream=stream, as_json=as_json)
+
+
+def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
     assert snap.commit is not None
@@ -18,7 +41,10 @@ def status(repo: Repo, *, stream: str, as_json: bool) -> int:
     claims = sorted(store.read_claims(snap).values(), key=lambda c: (c.added_at, c.id))
     assessed = verify.assess(snap, claims, at=moment, policy=policy.load(repo.work_dir))
     threads = sorted(store.read_threads(snap).values(), key=lambda t: (t.added_at, t.id))
-    checks = {t.id: [a for a in assessed if a.claim.thread == t.id] for t in threads}
+    checks: dict[str, list[verify.Assessed]] = {t.id: [] for t in threads}
+    for a in assessed:  # one pass: a thread's checks are the claims naming it
+        if a.claim.thread in checks:
+            checks[a.claim.thread].append(a)
     waiting = {t.id: w for t in threads if t.status != "done" and (w := stoploss.waiting_of(snap, checks[t.id]))}
     journal, journal_total = store.read_journal(snap, latest=JOURNAL_SHOWN)
     changes = store.count_objective_changes(snap)
