@@ -18,6 +18,7 @@ from conftest import Ran, commit, git, state_refs, untouched, write_state
 from git_continuity import packetfile, store
 from git_continuity import repo as gitrepo
 from git_continuity.errors import UserError
+from git_continuity.store import queue
 
 Run = Callable[..., Ran]
 ID = r"[2-9a-hjkmnp-z]{6}"
@@ -580,6 +581,95 @@ def test_inits_at_once_make_one_root(repo: Path, tmp_path: Path) -> None:
         _, err = p.communicate(timeout=60)
         assert p.returncode == 0, err
     assert subjects(repo) == ["init: start stream main"]
+
+
+PACKET_WRITER = """\
+import contextlib, io, os, sys, time
+from git_continuity.cli import main
+tag, go, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+while not os.path.exists(go):
+    time.sleep(0.001)
+for i in range(count):
+    args = [["next", f"{tag} next {i}"], ["blocker", "add", f"{tag} blocker {i}"]]
+    args.append(["journal", "add", f"{tag} entry {i}"])
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(args[i % 3])
+    if code != 0:
+        sys.exit(f"{tag} {i}: exit {code}: {out.getvalue()}")
+"""
+
+
+def test_four_writers_to_the_packet_at_once_all_land(repo: Path, tmp_path: Path, inproc: Run) -> None:
+    """Issue 10: writers of the packet (next, blocker add) starved behind quicker ones."""
+    ok(inproc, repo, "init")
+    go = tmp_path / "go"
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", PACKET_WRITER, tag, str(go), "9"],
+            cwd=repo,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tag in "ABCD"
+    ]
+    go.touch()
+    for w in writers:
+        _, err = w.communicate(timeout=300)
+        assert w.returncode == 0, err
+    assert len(subjects(repo)) == 1 + 4 * 9
+    blockers = json.loads(ok(inproc, repo, "blocker", "list", "--json").out)["blockers"]
+    assert sorted(b["text"] for b in blockers) == sorted(f"{t} blocker {i}" for t in "ABCD" for i in (1, 4, 7))
+    entries = json.loads(ok(inproc, repo, "journal", "--json").out)["entries"]
+    assert sorted(e["text"] for e in entries) == sorted(f"{t} entry {i}" for t in "ABCD" for i in (2, 5, 8))
+    assert ok(inproc, repo, "next").out in {f"{t} next 6\n" for t in "ABCD"}
+
+
+def test_a_writer_waits_its_turn(repo: Path, inproc: Run) -> None:
+    """While one writer holds the stream's turn, another builds nothing and moves nothing;
+    it lands once the turn is free."""
+    ok(inproc, repo, "init")
+    opened = gitrepo.open_repo(repo)
+    before = git(repo, "rev-parse", "refs/continuity/main")
+    with queue.turn(opened, "main"):
+        waiting = subprocess.Popen(
+            ["git", "continuity", "journal", "add", "after my turn"], cwd=repo, stdout=subprocess.PIPE, text=True
+        )
+        with pytest.raises(subprocess.TimeoutExpired):
+            waiting.wait(timeout=3)
+        assert git(repo, "rev-parse", "refs/continuity/main") == before
+    assert waiting.communicate(timeout=60)[0].startswith("Journal entry j-")
+    assert subjects(repo)[0].endswith(": after my turn")
+
+
+def test_a_killed_writer_leaves_no_turn_behind(repo: Path, inproc: Run) -> None:
+    """kill -9 inside a write: the kernel drops the lock with the process, so the next
+    writer takes its turn at once (a lock file left by a dead writer blocked every write)."""
+    import fcntl
+
+    ok(inproc, repo, "init")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time\nfrom git_continuity import store, repo\n"
+            "with store.queue.turn(repo.open_repo('.'), 'main'):\n    print('held', flush=True)\n    time.sleep(120)\n",
+        ],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    path = repo / ".git" / "continuity" / "writers" / "main"
+    with path.open("rb") as busy, pytest.raises(BlockingIOError):
+        fcntl.flock(busy.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    holder.kill()
+    holder.wait()
+    with path.open("rb") as free:
+        fcntl.flock(free.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: no exception
+    ok(inproc, repo, "journal", "add", "the next writer")
+    assert subjects(repo)[0].endswith(": the next writer")
 
 
 def test_a_writer_that_lost_the_race_rereads_and_retries(repo: Path, inproc: Run) -> None:

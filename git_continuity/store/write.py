@@ -15,6 +15,7 @@ from git_continuity.constants import ENV_CHECK_JSON
 from git_continuity.errors import UserError
 from git_continuity.model import Evidence, JournalEntry, ObjectiveChange, sortable_name, stamp, to_json
 from git_continuity.repo import Oid, Repo
+from git_continuity.store import queue
 from git_continuity.store.read import all_problems, read_packet, read_places
 from git_continuity.store.state import KINDS, ROOT, Snapshot, ref_name, require_state, snapshot_at
 
@@ -173,7 +174,8 @@ def update(
         snap.cache.add([tree])
         return Snapshot(repo, stream, commit, tree, validity=snap.cache), True
 
-    after, moved = git.update_ref(repo, ref, step, gave_up="nothing was written. Try again.")
+    with queue.turn(repo, stream):  # writers take turns instead of racing (queue.py)
+        after, moved = git.update_ref(repo, ref, step, gave_up="nothing was written. Try again.")
     if moved:
         after.cache.save()
         remember_active(after)
