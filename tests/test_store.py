@@ -756,6 +756,32 @@ def test_the_local_folder_is_never_on_the_ref(repo: Path, inproc: Run) -> None:
     assert sorted(os.listdir(repo)) == [".git", "README"]
 
 
+def test_caches_keyed_by_object_ids_see_a_changed_entry(repo: Path, inproc: Run) -> None:
+    """The folder, packet and validity caches are keyed by tree and blob ids: one entry
+    changed by hand behind their back is read as it is now, good or bad."""
+    ok(inproc, repo, "init")
+    claim = made_id(ok(inproc, repo, "claim", "add", "as first written", "--check", "commit:HEAD"), "c")
+    ok(inproc, repo, "claim", "add", "another one")
+    ok(inproc, repo, "next", "as first written")
+    for _ in range(2):  # the second run is served from the caches
+        listed = json.loads(ok(inproc, repo, "claim", "list", "--json").out)["claims"]
+        assert sorted(c["text"] for c in listed) == ["another one", "as first written"]
+    cache = repo / ".git" / "continuity" / "cache"
+    assert any((cache / "folders").iterdir()) and any((cache / "packet").iterdir())
+    path = f".continuity/claims/{claim}.json"
+    data = json.loads(git(repo, "show", f"refs/continuity/main:{path}"))
+    write_state(repo, {path: json.dumps({**data, "text": "changed by hand"}) + "\n"})
+    doc = git(repo, "show", f"refs/continuity/main:{packetfile.PATH}")
+    write_state(repo, {packetfile.PATH: doc.replace("next_action: as first written", "next_action: edited") + "\n"})
+    listed = json.loads(ok(inproc, repo, "claim", "list", "--json").out)["claims"]
+    assert sorted(c["text"] for c in listed) == ["another one", "changed by hand"]
+    assert ok(inproc, repo, "next").out == "edited\n"
+    write_state(repo, {path: json.dumps({**data, "text": ""}) + "\n"})
+    ran = inproc(repo, "status")
+    assert ran.code == 2
+    assert ran.out.endswith(f"nothing will be written on top of it)\n  {path} line 1: text: '' should be non-empty\n")
+
+
 # -- files under .git/continuity/: whole or not at all ---------------------------------------
 
 FILE_WRITER = """
