@@ -3,6 +3,7 @@ never on top of malformed state, retried when another writer won."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable
@@ -174,7 +175,10 @@ def update(
         snap.cache.add([tree])
         return Snapshot(repo, stream, commit, tree, validity=snap.cache), True
 
-    with queue.turn(repo, stream):  # writers take turns instead of racing (queue.py)
+    # Writers take turns instead of racing (queue.py). Without a ref there is nothing to
+    # queue for but init, and a refused write leaves no lock file behind.
+    queued = queue.turn(repo, stream) if create or git.ref_target(repo, ref) else contextlib.nullcontext()
+    with queued:
         after, moved = git.update_ref(repo, ref, step, gave_up="nothing was written. Try again.")
     if moved:
         after.cache.save()
