@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -113,5 +114,112 @@ def test_the_commit_msg_shell_hook_does_not_start_python_for_a_message_naming_no
 def test_the_post_commit_hook_in_a_repository_without_state_imports_nothing_heavy(probe: Path, repo: Path) -> None:
     hook("post-commit", probe, repo)
     git(repo, "commit", "-q", "--allow-empty", "-m", "Work on t-k7m2qx")
-    assert runs(probe) == [[]]
+    assert runs(probe) == []  # the shell hook finds no state: no Python at all
+    done = subprocess.run([str(probe), "-m", "git_continuity", "hook-impl", "post-commit"], cwd=repo)
+    assert (done.returncode, runs(probe)) == (0, [[]])
     assert git(repo, "for-each-ref", "refs/notes/") == ""
+
+
+@pytest.fixture
+def noted(repo: Path) -> Path:
+    """A repository with state and an open session (orient starts one), as an agent has it."""
+    for args in (["init"], ["objective", "set", "Fix the login loop", "--why", "users bounce"], ["orient"]):
+        done = subprocess.run(["git", "continuity", *args], cwd=repo, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    return repo
+
+
+def test_a_commit_closing_nothing_starts_no_python_and_gets_its_note(probe: Path, noted: Path) -> None:
+    """The three commit-time hooks decide in shell; post-commit writes the provenance note
+    with git itself, the very line the Python hook writes (guards.post_commit)."""
+    import hashlib
+    import os
+    import socket
+
+    for name in ("pre-commit", "commit-msg", "post-commit"):
+        hook(name, probe, noted)
+    env = {**os.environ, "GIT_CONTINUITY_AGENT": "claude-code"}
+    done = subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "Tidy the readme"], cwd=noted, env=env)
+    assert (done.returncode, runs(probe)) == (0, [])
+    session = json.loads((noted / ".git" / "continuity" / "session.json").read_text())
+    state = git(noted, "rev-parse", "refs/continuity/main")
+    (line,) = git(noted, "notes", "--ref=continuity", "show", "HEAD").splitlines()
+    record = json.loads(line)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", record.pop("at"))
+    assert record == {
+        "agent": "claude-code",
+        "host": socket.gethostname(),
+        "kind": "provenance",
+        "objective": hashlib.sha256(b"Fix the login loop").hexdigest()[:16],
+        "session": session["id"],
+        "state": state,
+        "stream": "main",
+        "threads": [],
+    }
+    # Written as notes.line writes it: keys sorted, no spaces.
+    assert line == json.dumps({**record, "at": json.loads(line)["at"]}, sort_keys=True, separators=(",", ":"))
+    assert git(noted, "for-each-ref", "--format=%(refname)", "refs/notes/") == "refs/notes/continuity"
+
+    # The Python hook writes the same record on the same commit (one line more: its own time).
+    again = subprocess.run(["git-continuity-hook", "post-commit"], cwd=noted, env=env, capture_output=True, text=True)
+    assert (again.returncode, again.stderr) == (0, "")
+    lines = git(noted, "notes", "--ref=continuity", "show", "HEAD").splitlines()
+    assert [{k: v for k, v in json.loads(x).items() if k != "at"} for x in lines] == [record] * len(lines)
+
+
+@pytest.mark.parametrize(
+    "why",
+    [
+        "a close to record",
+        "a thread named",
+        "a stale state file",
+        "no state file",
+        "a note already there",
+        "an odd agent name",
+    ],
+)
+def test_what_the_shell_post_commit_leaves_to_python(probe: Path, noted: Path, why: str) -> None:
+    import os
+
+    hook("post-commit", probe, noted)
+    env = dict(os.environ)
+    message = "Tidy the readme"
+    if why == "a close to record":
+        (noted / ".git" / "continuity" / "closing.json").write_text("{}")
+    elif why == "a thread named":
+        message = "Work on t-k7m2qx"
+    elif why == "a stale state file":
+        (noted / ".git" / "continuity" / "active" / "main.json").write_text("{}\n")
+    elif why == "no state file":
+        (noted / ".git" / "continuity" / "active" / "main.json").unlink()
+    elif why == "a note already there":
+        tree = git(noted, "rev-parse", "HEAD^{tree}")
+        head = git(noted, "rev-parse", "HEAD")
+        env.update(GIT_AUTHOR_DATE="2026-01-01T00:00:00Z", GIT_COMMITTER_DATE="2026-01-01T00:00:00Z")
+        made = subprocess.run(
+            ["git", "commit-tree", tree, "-p", head, "-m", message], cwd=noted, env=env, capture_output=True, text=True
+        ).stdout.strip()
+        git(noted, "notes", "--ref=continuity", "add", "-m", "written by hand", made)
+    else:
+        env["GIT_CONTINUITY_AGENT"] = 'say "hi"'
+    done = subprocess.run(
+        ["git", "commit", "-q", "--allow-empty", "-m", message], cwd=noted, env=env, capture_output=True, text=True
+    )
+    assert (done.returncode, done.stderr, len(runs(probe))) == (0, "", 1)
+    assert git(noted, "for-each-ref", "--format=%(refname)", "refs/notes/") == "refs/notes/continuity"
+    kinds = [json.loads(x)["kind"] for x in git(noted, "notes", "--ref=continuity", "show", "HEAD").splitlines()
+             if x.startswith("{")]  # fmt: skip
+    assert kinds == ["provenance"]
+
+
+def test_the_shell_post_commit_knows_a_thread_id_as_the_constants_do() -> None:
+    """The post-commit hook leaves a message naming a thread to Python: its glob for an id,
+    in any case, is ID_CHARS written out for `case`."""
+    import fnmatch
+
+    from git_continuity import constants
+
+    glob = "[2-9a-hjkmnp-zA-HJKMNP-Z]"
+    both = constants.ID_ALPHABET + constants.ID_ALPHABET.upper()
+    assert "".join(c for c in map(chr, range(128)) if fnmatch.fnmatchcase(c, glob)) == "".join(sorted(set(both)))
+    assert f"*[tT]-{glob * 6}*) return 1 ;;" in (HOOKS / "post-commit").read_text()
