@@ -36,8 +36,10 @@ BIN = Path(sys.executable).parent
 
 
 def env_for(home: Path) -> dict[str, str]:
+    # Installed packages carry compiled bytecode; PYTHONDONTWRITEBYTECODE would measure compiling.
+    kept = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     return {
-        **os.environ,
+        **kept,
         "HOME": str(home),
         "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
         "GIT_CONFIG_NOSYSTEM": "1",

@@ -88,6 +88,7 @@ def build(
     last = store.latest_handoff(snap)
     tree = brief.work_tree(repo)
     journal = read_live_journal(snap, rules.lifespans, moment, latest=JOURNAL_SHOWN)  # faded ones: counted
+    snap.cache.save()  # folders read whole are known good: the next brief reads one file each (as status)
     updated = git.commit_info(repo, snap.commit).time
 
     checks = {t.id: [a for a in assessed if a.claim.thread == t.id] for t in open_threads}

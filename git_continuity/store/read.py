@@ -213,9 +213,14 @@ def journal_since(snap: Snapshot, moment: str) -> list[JournalEntry]:
     if snap.tree is None:
         return []
     days = git.tree_entries(snap.repo, snap.tree, f"{ROOT}/journal") or []
+    # File names sort by the time they were written (model.sortable_name, to the microsecond):
+    # a name before the moment's millisecond is an entry made before it, not worth reading.
+    before = moment[:23].replace("-", "").replace(":", "") if len(moment) == 24 and moment[19] == "." else ""
     found = []
     for day in sorted((d for d in days if d.is_tree and d.name >= moment[:10]), key=lambda d: d.name):
         for e in sorted(git.tree_entries(snap.repo, day.oid) or [], key=lambda e: e.name):
+            if e.name[:8].isdigit() and e.name < before:
+                continue
             data = _entry(snap, f"{ROOT}/journal/{day.name}/{e.name}", e.oid, "journal-entry")
             if data is not None and data["at"] > moment:
                 found.append(JournalEntry(**data))
