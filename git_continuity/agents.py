@@ -36,7 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-AGENT_NAMES = {"claude": "claude-code", "codex": "codex"}  # as recorded on entries
+from git_continuity import agent_trust
+
+AGENT_NAMES = {"claude": "claude-code", "codex": "codex", "gemini": "gemini-cli"}  # as recorded on entries
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class Target:
     # The brief's size at session start, in budget.py's tokens (3 bytes each): under what the
     # agent passes on whole, as measured with the pinned binary (test_agents_brief_real.py).
     brief_tokens: int = 2500
+    timeout_unit: int = 1  # what one second is in the file's "timeout" (Gemini CLI counts milliseconds)
 
 
 CLAUDE = Target(
@@ -90,7 +93,26 @@ CODEX = Target(
     # JSON-escaped output); over that the model gets the head and the tail with the middle cut.
     brief_tokens=3000,
 )
-TARGETS = {"claude": CLAUDE, "codex": CODEX}
+# Gemini CLI 0.61.0 (``.gemini/settings.json``, the same shape, timeouts in milliseconds):
+# SessionStart puts the brief before the prompt (``<hook_context>…</hook_context>``); AfterAgent is
+# the Stop gate (``decision`` block or deny, its ``reason`` sent as the next prompt, with
+# ``stop_hook_active``); AfterTool, matcher ``run_shell_command``, the loop notice (appended to the
+# tool's result); SessionEnd the handoff. PreCompress is left out: 0.61.0 fires it (trigger
+# ``auto``) before every model request, whether or not it compresses, so a handoff there would be
+# one per request.
+GEMINI = Target(
+    "gemini",
+    ".gemini/settings.json",
+    (
+        Hook("SessionStart", None, "session-start", 60),
+        Hook("AfterAgent", None, "stop", 600),
+        Hook("SessionEnd", None, "session-end", 60),
+        Hook("AfterTool", "run_shell_command", "post-tool-use", 10),
+    ),
+    None,
+    timeout_unit=1000,
+)
+TARGETS = {"claude": CLAUDE, "codex": CODEX, "gemini": GEMINI}
 
 
 def command(target: Target, hook: Hook) -> str:
@@ -156,7 +178,11 @@ def is_ours(target: Target, entry: Any) -> bool:
 
 
 def group(target: Target, hook: Hook, program: str | None = None) -> dict[str, Any]:
-    handler = {"type": "command", "command": installed_command(target, hook, program), "timeout": hook.timeout}
+    handler = {
+        "type": "command",
+        "command": installed_command(target, hook, program),
+        "timeout": hook.timeout * target.timeout_unit,
+    }
     return ({"matcher": hook.matcher} if hook.matcher else {}) | {"hooks": [handler]}
 
 
@@ -264,7 +290,7 @@ def installed_hooks(top: Path, targets: Sequence[Target] | None = None) -> list[
         except (OSError, ValueError):
             continue
         hooks = value.get("hooks") if isinstance(value, dict) else None
-        trust = codex_trust(top) if target.agent == "codex" else None
+        trust = agent_trust.codex_trust(top) if target.agent == "codex" else None
         unknown = target.agent == "codex" and trust is None
         for event, groups in hooks.items() if isinstance(hooks, dict) else ():
             for g, grp in enumerate(groups if isinstance(groups, list) else ()):
@@ -276,8 +302,9 @@ def installed_hooks(top: Path, targets: Sequence[Target] | None = None) -> list[
                     program, why = _would_run(str(handler["command"]))
                     state = "unknown" if unknown else None
                     if trust is not None:
-                        key = f"{top / target.settings}:{_snake(event)}:{g}:{e}"
-                        state = _trust_state(trust.get(key), codex_hash(event, grp.get("matcher"), handler))
+                        key = f"{top / target.settings}:{agent_trust.snake(event)}:{g}:{e}"
+                        current = agent_trust.codex_hash(event, grp.get("matcher"), handler)
+                        state = agent_trust.state(trust.get(key), current)
                     found.append(
                         HookCheck(
                             target.agent,
@@ -292,81 +319,3 @@ def installed_hooks(top: Path, targets: Sequence[Target] | None = None) -> list[
                         )
                     )
     return found
-
-
-# -- Codex's trust, as the 0.171.0 binary stores it -----------------------------------------------
-
-
-def codex_home() -> Path:
-    import os
-
-    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
-
-
-def _snake(event: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
-
-
-def codex_hash(event: str, matcher: str | None, handler: dict[str, Any]) -> str:
-    """The hash Codex keeps as a hook's ``trusted_hash``: SHA-256 of its normalized identity
-    (the event's snake_case name, the matcher and this one handler, with what is unset left out)
-    as JSON with sorted keys and no spaces (codex-rs hooks discovery and config fingerprint)."""
-    import hashlib
-
-    normalized: dict[str, Any] = {
-        "type": "command",
-        "command": handler.get("command"),
-        "async": bool(handler.get("async")),
-    }
-    normalized["timeout"] = int(handler.get("timeout") or handler.get("timeoutSec") or 600)
-    if handler.get("statusMessage") is not None:
-        normalized["statusMessage"] = handler["statusMessage"]
-    identity: dict[str, Any] = {"event_name": _snake(event), "hooks": [normalized]}
-    if matcher is not None:
-        identity["matcher"] = matcher
-    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
-
-
-def _trust_state(trusted: str | None, current: str) -> str:
-    if trusted is None:
-        return "untrusted"
-    return "trusted" if trusted == current else "modified"
-
-
-def _codex_config() -> dict[str, Any] | None:
-    """Codex's config.toml, read; {} when it is not there or not TOML; None where this Python
-    cannot read TOML (tomllib came with 3.11)."""
-    import sys
-
-    if sys.version_info >= (3, 11):
-        import tomllib
-
-        try:
-            config: dict[str, Any] = tomllib.loads((codex_home() / "config.toml").read_text())
-        except (OSError, ValueError, UnicodeDecodeError):
-            return {}
-        return config
-    return None
-
-
-def codex_trust(top: Path) -> dict[str, str] | None:
-    """``[hooks.state."<key>"] trusted_hash`` from Codex's config.toml: key → hash (None: unknown)."""
-    config = _codex_config()
-    if config is None:
-        return None
-    states = (config.get("hooks") or {}).get("state") or {}
-    return {
-        k: v["trusted_hash"]
-        for k, v in states.items()
-        if isinstance(v, dict) and isinstance(v.get("trusted_hash"), str)
-    }
-
-
-def codex_project_trusted(top: Path) -> bool | None:
-    """Whether config.toml trusts the project (``[projects."<path>"] trust_level``); None: unknown."""
-    config = _codex_config()
-    if config is None:
-        return None
-    projects = config.get("projects") or {}
-    return any((projects.get(str(p)) or {}).get("trust_level") == "trusted" for p in {top, top.resolve()})

@@ -142,6 +142,7 @@ AROUND: tuple[Command, ...] = (
         "wire orient, handoff and the closure gate into a coding agent's hooks",
         "  git continuity agent install claude     # .claude/settings.json\n"
         "  git continuity agent install codex      # .codex/hooks.json and an AGENTS.md block\n"
+        "  git continuity agent install gemini     # .gemini/settings.json\n"
         "  git continuity agent uninstall claude",
         subcommands=(
             Command(
@@ -150,7 +151,7 @@ AROUND: tuple[Command, ...] = (
                 "  git continuity agent install claude\n  git continuity agent install codex --mcp",
                 "git_continuity.commands.agent:install",
                 (
-                    opt("agent", choices=["claude", "codex"], help="which coding agent"),
+                    opt("agent", choices=["claude", "codex", "gemini"], help="which coding agent"),
                     opt(
                         "--mcp",
                         action="store_true",
@@ -164,7 +165,7 @@ AROUND: tuple[Command, ...] = (
                 "remove exactly what install added",
                 "  git continuity agent uninstall codex",
                 "git_continuity.commands.agent:uninstall",
-                (opt("agent", choices=["claude", "codex"], help="which coding agent"),),
+                (opt("agent", choices=["claude", "codex", "gemini"], help="which coding agent"),),
                 stream=False,
             ),
             Command(

@@ -12,7 +12,12 @@ import sys
 
 def main() -> int:
     args = sys.argv[1:]
-    if len(args) == 3 and args[0] == "agent" and args[2] == "post-tool-use" and args[1] in ("claude", "codex"):
+    if (
+        len(args) == 3
+        and args[0] == "agent"
+        and args[2] == "post-tool-use"
+        and args[1] in ("claude", "codex", "gemini")
+    ):
         from git_continuity import tool_calls
 
         return tool_calls.main(args[1])

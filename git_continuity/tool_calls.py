@@ -7,6 +7,8 @@ context, that running it again will not change the result and it should change i
 
 - Claude Code runs it on ``PostToolUseFailure`` (matcher ``Bash``), whose ``error`` holds the
   exit code and the output (``"Exit code 2\\n…"``); a successful call runs nothing.
+- Gemini CLI runs it on ``AfterTool`` (matcher ``run_shell_command``) after every call; the
+  result the model reads (``tool_response.llmContent``) holds ``Output: …`` and ``Exit Code: N``.
 - Codex runs it on ``PostToolUse`` (matcher ``Bash``) after every call: its ``tool_response``
   is the output alone, and the exit code is read from the session's transcript (the
   ``item_completed`` line of that call id, written before the hook runs). A call whose exit
@@ -37,7 +39,10 @@ KEPT = 500  # fingerprints kept per session (the oldest go first)
 TRANSCRIPT_TAIL = 256 * 1024  # bytes of a Codex transcript searched for a call's exit code
 STALE = 2 * 86400  # seconds after which another session's record is removed
 QUOTED = 200  # characters of the output quoted back
-EVENT = {"claude": "PostToolUseFailure", "codex": "PostToolUse"}
+EVENT = {"claude": "PostToolUseFailure", "codex": "PostToolUse", "gemini": "AfterTool"}
+SHELL = {"claude": "Bash", "codex": "Bash", "gemini": "run_shell_command"}  # the shell tool's name
+# Its run_shell_command result: "<untrusted_context>\nOutput: …\nExit Code: 2\nProcess Group PGID: …".
+_GEMINI_RESULT = re.compile(r"^Output: (.*?)\nExit Code: (\d+)$", re.M | re.S)
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -74,8 +79,15 @@ def failure(agent: str, data: dict[str, Any]) -> tuple[str, str] | None:
     """(command, what it answered) of a failed shell command; None for anything else."""
     given = data.get("tool_input")
     command = given.get("command") if isinstance(given, dict) else None
-    if data.get("tool_name") != "Bash" or not isinstance(command, str):
+    if data.get("tool_name") != SHELL[agent] or not isinstance(command, str):
         return None
+    if agent == "gemini":
+        response = data.get("tool_response")
+        said = response.get("llmContent") if isinstance(response, dict) else None
+        found = _GEMINI_RESULT.search(said) if isinstance(said, str) else None
+        if found is None or found.group(2) == "0":
+            return None
+        return command, f"Exit code {found.group(2)}\n{found.group(1)}"
     if agent == "claude":
         error = data.get("error")
         if data.get("is_interrupt") or not isinstance(error, str):

@@ -24,7 +24,11 @@ from typing import Any
 import pytest
 from model_imitation import Imitation
 
-PINS = {"claude": ("@anthropic-ai/claude-code", "2.1.197"), "codex": ("@openai/codex", "0.171.0")}
+PINS = {
+    "claude": ("@anthropic-ai/claude-code", "2.1.197"),
+    "codex": ("@openai/codex", "0.171.0"),
+    "gemini": ("@google/gemini-cli", "0.61.0"),  # runs on Node 20 (engines: node >=20)
+}
 CACHE = Path(os.environ.get("GIT_CONTINUITY_AGENTS_CACHE") or Path.home() / ".cache" / "git-continuity-agents")
 # npm runs with the user's own HOME (its cache and settings), not the tests' sealed one.
 NPM_HOME = os.environ.get("HOME", "")
@@ -235,3 +239,29 @@ def codex(work: Path, env: dict[str, str], *args: str) -> Run:
         cwd=work,
         env=env,
     )
+
+
+# -- Gemini CLI ---------------------------------------------------------------------------------
+
+GEMINI_MODEL = "gemini-2.5-pro"  # named, so that no routing request (a classifier's) comes first
+
+
+def gemini_env(home: Path, model: Imitation) -> dict[str, str]:
+    """The Gemini API on loopback (GOOGLE_GEMINI_BASE_URL; plain HTTP is allowed to localhost),
+    an API key, the folder trusted for the run, and the API-key sign-in chosen in the user's
+    settings (without it the headless CLI says "Invalid auth method selected.")."""
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}) + "\n")
+    return {
+        **base_env(home),
+        "GOOGLE_GEMINI_BASE_URL": model.url,
+        "GEMINI_API_KEY": "imitation",
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+    }
+
+
+def gemini(work: Path, env: dict[str, str], prompt: str) -> Run:
+    """``gemini -p PROMPT`` in the project, every tool call approved (the scripted ones run git)."""
+    program = binary("gemini")
+    return bounded([str(program), "-p", prompt, "--yolo", "-m", GEMINI_MODEL], cwd=work, env=env)

@@ -481,7 +481,8 @@ def test_the_hooks_stay_out_of_the_way_where_there_is_nothing_to_do(tmp_path: Pa
     usage = subprocess.run(["git-continuity-hook", "agent", "cursor", "stop"], capture_output=True, text=True)
     assert (usage.returncode, usage.stdout) == (2, "")
     assert usage.stderr == (
-        "usage: git-continuity-hook agent {claude,codex} {session-start,pre-compact,stop,session-end,post-tool-use}\n"
+        "usage: git-continuity-hook agent {claude,codex,gemini} "
+        "{session-start,pre-compact,stop,session-end,post-tool-use}\n"
     )
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import BIN, cont
 
-from git_continuity import agents
+from git_continuity import agent_trust, agents
 
 HOOK = str(BIN / "git-continuity-hook")
 
@@ -37,6 +37,7 @@ def test_nothing_installed_says_how_to_install(repo: Path, codex_home: Path) -> 
     assert ok(repo, "agent", "status") == (
         "claude: not installed here (git continuity agent install claude)\n"
         "codex: not installed here (git continuity agent install codex)\n"
+        "gemini: not installed here (git continuity agent install gemini)\n"
         f"(each hook run adds a line to {log})\n"
     )
     assert json.loads(ok(repo, "agent", "status", "--json")) == {
@@ -50,6 +51,7 @@ def test_nothing_installed_says_how_to_install(repo: Path, codex_home: Path) -> 
                 "project_trusted": None,
                 "config": str(codex_home / "config.toml"),
             },
+            {"agent": "gemini", "settings": ".gemini/settings.json", "installed": False, "hooks": []},
         ],
         "log": str(log),
     }
@@ -64,7 +66,7 @@ def test_status_says_what_runs_what_is_trusted_and_when_each_last_ran(repo: Path
 
     def trusted(event: str) -> str:
         (group,) = [g for g in installed[event] if "git-continuity-hook" in g["hooks"][0]["command"]]
-        return agents.codex_hash(event, group.get("matcher"), group["hooks"][0])
+        return agent_trust.codex_hash(event, group.get("matcher"), group["hooks"][0])
 
     # Codex's config as /hooks leaves it: two trusted, one trusted before its definition changed.
     state = {"session_start": trusted("SessionStart"), "stop": trusted("Stop"), "pre_compact": "sha256:" + "0" * 64}
@@ -112,6 +114,7 @@ def test_status_says_what_runs_what_is_trusted_and_when_each_last_ran(repo: Path
         "  Stop          trusted; never ran here\n"
         "  SessionEnd    not trusted yet (open /hooks in Codex and trust it); never ran here\n"
         "  PostToolUse   not trusted yet (open /hooks in Codex and trust it); never ran here\n"
+        "gemini: not installed here (git continuity agent install gemini)\n"
         f"(each hook run adds a line to {repo / '.git' / 'continuity' / 'agent-hooks.log'})\n"
     )
     document = json.loads(ok(repo, "agent", "status", "--json"))

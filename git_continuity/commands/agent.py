@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from git_continuity import agent_settings, agents, atomic
+from git_continuity import agent_settings, agent_trust, agents, atomic
 from git_continuity.errors import UserError
 from git_continuity.jsonedit import JSONEditError
 from git_continuity.repo import Repo
@@ -132,6 +132,12 @@ def _command(target: agents.Target, event: str) -> str:
 
 
 def _after(agent: str) -> str:
+    if agent == "gemini":
+        return (
+            "Gemini CLI now runs orient at session start, the closure gate after each turn (AfterAgent), handoff at "
+            "session end, and a notice when a failing command is run a third time with the same result.\n"
+            "Gemini CLI runs a project's hooks only in a trusted folder (it asks when it first opens one)."
+        )
     if agent == "claude":
         return (
             "Claude Code now runs orient at session start (also after /clear, a resume or a compaction), handoff "
@@ -236,8 +242,8 @@ def status_document(repo: Repo) -> dict[str, Any]:
             )
         entry: dict[str, Any] = {"agent": name, "settings": target.settings, "installed": bool(mine), "hooks": hooks}
         if name == "codex":
-            entry["project_trusted"] = agents.codex_project_trusted(top) if mine else None
-            entry["config"] = str(agents.codex_home() / "config.toml")
+            entry["project_trusted"] = agent_trust.codex_project_trusted(top) if mine else None
+            entry["config"] = str(agent_trust.codex_home() / "config.toml")
         listed.append(entry)
     return {"agents": listed, "log": str(hook_log.path(str(repo.common_dir)))}
 
