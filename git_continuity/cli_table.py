@@ -225,11 +225,29 @@ AROUND: tuple[Command, ...] = (
     Command(
         "demo",
         "a guided tour in a throwaway repository with a real bare remote",
-        "  git continuity demo\n  git continuity demo --keep   # leave the folder to explore",
+        "  git continuity demo                     # the short story\n"
+        "  git continuity demo --full              # every chapter, in order\n"
+        "  git continuity demo --chapter progress  # one chapter\n"
+        "  git continuity demo --keep              # leave the folder to explore",
         "git_continuity.commands.demo:demo",
-        (opt("--keep", action="store_true", help="keep the demo folder and print where it is"),),
+        (
+            opt("--keep", action="store_true", help="keep the demo folder and print where it is"),
+            (
+                opt("--full", action="store_true", help="tell every chapter, in order"),
+                opt("--chapter", metavar="NAME", help="tell one chapter (listed below)"),
+            ),
+        ),
         repo=False,
         stream=False,
+        # The names are the tour's (commands/demo.py CHAPTERS); tests/test_demo.py checks they agree.
+        epilog="chapters (--full tells them all, in this order):\n"
+        "  story     the short story: a rejected push, a false close refused, a second clone\n"
+        "  sync      two clones change the state at once; sync merges it field by field\n"
+        "  agents    Claude Code's hooks: the brief at session start, the closure gate at Stop\n"
+        "  ci        a CI result on the commit's note; a 'PR open' claim contradicted once merged\n"
+        "  handoff   a session hands off; the next, on a fresh clone, orients on what is true\n"
+        "  progress  the same failure in three sessions: no progress, the budget spent, the stop-loss\n"
+        "  places    a donor worktree: orient names the home, and a commit there is refused",
     ),
     Command(
         "help",

@@ -13,10 +13,10 @@ import re
 import threading
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from git_continuity.commands.demo import Tour
+from git_continuity.commands.demo import Tour, made
+from git_continuity.commands.demo_story import world
 
 PULL = re.compile(r"^/repos/([^/]+)/([^/]+)/pulls/(\d+)$")
 
@@ -82,14 +82,15 @@ class StandIn:
 def forges(t: Tour) -> None:
     """CI and PR truth: a recorded CI result that travels with the commit, and a "PR open"
     claim that turns contradicted once the PR is merged."""
+    world(t)
     t.say(
-        "Still in session 6: CI and PR truth. The agent runs the tests through git continuity, which\n"
-        "records the result on the commit's note (it travels to every clone with refs/notes/continuity):"
+        "Chapter ci. The agent runs the tests through git continuity, which records the result on the\n"
+        "commit's note (refs/notes/continuity: it travels to every clone with the state):"
     )
-    t.run("laptop", "git", "continuity", "ci", "run", "--name", "tests", "--", "python3", "-m", "unittest", "-q")
-    t.run("laptop", "git", "continuity", "claim", "add", "the tests pass on remember-me", "--check", "ci:HEAD#tests")
+    t.run("work", "git", "continuity", "ci", "run", "--name", "tests", "--", "python3", "test_login.py")
+    t.run("work", "git", "continuity", "claim", "add", "the tests pass", "--check", "ci:HEAD#tests")
 
-    head = t.run("laptop", "git", "rev-parse", "HEAD", show=False).strip()
+    head = t.quiet("work", "git", "rev-parse", "HEAD").strip()
     forge = StandIn()
     try:
         forge.open_pull("demo", "app", 830, head)
@@ -99,7 +100,7 @@ def forges(t: Tour) -> None:
             f"answers on {forge.url} (GITHUB_API_URL points there; the verifier is the real one):"
         )
         added = t.run(
-            "laptop",
+            "work",
             "git",
             "continuity",
             "claim",
@@ -108,18 +109,18 @@ def forges(t: Tour) -> None:
             "--check",
             "github:pr/demo/app#830=open",
         )
-        claim = added.split()[2].rstrip(":")
-        t.run("laptop", "git", "continuity", "verify", claim, "--online")
+        claim = made(added, "c")
+        t.run("work", "git", "continuity", "verify", claim, "--online")
 
         merged = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")  # as GitHub's API writes times
         forge.merge("demo", "app", 830, by="reviewer", at=merged, commit="9f3c2a1" + "0" * 33)
         t.say(
             "While the agent works on, a reviewer merges PR 830 on the forge. verify without --online sends\n"
-            "nothing: it shows the last evidence, and says that nothing was asked:"
+            "nothing: it shows the last evidence (the record of a dereference), and says nothing was asked:"
         )
-        t.run("laptop", "git", "continuity", "verify", claim)
+        t.run("work", "git", "continuity", "verify", claim)
         t.say("verify --online asks the forge, and the stale 'PR open' claim turns contradicted:")
-        t.run("laptop", "git", "continuity", "verify", claim, "--online", expect=1)
+        t.run("work", "git", "continuity", "verify", claim, "--online", expect=1)
     finally:
         forge.stop()
         for name in ("GITHUB_API_URL", "GH_TOKEN"):
