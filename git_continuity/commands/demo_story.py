@@ -11,6 +11,7 @@ FIXED = (
     + "def login(session):\n    return next_url(session)\n"
 )
 TIDY = 'def login(session):\n    return session.get("next", "/")\n'
+WHY = "users bounce back to /login"
 BRIEF = 260  # tokens: the brief without the parts that the story does not need
 TEST = 'from app import login\n\nassert login({"next": "/cart"}) == "/cart", "signing in leads back to /login"\n'
 
@@ -51,7 +52,7 @@ def rejected(t: Tour) -> None:
         "--no-fetch-refspecs",
         elide=(r"(Next:|  git continuity |$)", "the commands to run next"),
     )
-    t.run("work", "git", "continuity", "objective", "set", "Fix the login loop", "--why", "users bounce back to /login")
+    t.run("work", "git", "continuity", "objective", "set", "Fix the login loop", "--why", WHY)
     t.say("It commits a fix. Meanwhile the teammate pushes release notes, so the agent's push is rejected:")
     t.write("work", "app.py", FIXED)
     t.run("work", "git", "commit", "-q", "-am", "Fix the login loop")
@@ -146,9 +147,7 @@ def world(t: Tour) -> None:
     t.quiet("work", "git", "push", "-q", "origin", "main")
     t.quiet("work", "git", "continuity", "init", "--no-fetch-refspecs")
     t.quiet("work", "git", "continuity", "hooks", "install")
-    t.quiet(
-        "work", "git", "continuity", "objective", "set", "Fix the login loop", "--why", "users bounce back to /login"
-    )
+    t.quiet("work", "git", "continuity", "objective", "set", "Fix the login loop", "--why", WHY)
     t.quiet("work", "git", "continuity", "push")
     t.quiet(".", "git", "clone", "-q", "origin.git", "mate")
     t.quiet("mate", "git", "continuity", "pull")
