@@ -72,8 +72,8 @@ def test_the_short_story_is_told_in_at_most_150_lines(story: Ran) -> None:
         'work$ git commit -q -am "Tidy login(); closes t-ID"',
         "work$ git log --oneline -1",
         "work$ git add test_login.py",
-        'work$ git commit -q -am "Tidy login(); add the login loop test"',
-        "work$ git continuity thread close t-ID",
+        'work$ git commit -q -am "Tidy login(); closes t-ID"',
+        "work$ git continuity thread show t-ID",
         "work$ git push -q",
         "work$ git continuity push",
         "mate$ git pull -q",
@@ -117,17 +117,27 @@ def test_a_false_close_is_refused_at_the_commit_being_made(story: Ran) -> None:
         '  work$ git commit -q -am "Tidy login(); closes t-ID"\n'
         '    git-continuity: this commit closes t-ID ("The login loop is fixed"), '
         "but 1 of 1 checks are not verified now:\n"
+        "      contradicted  c-ID  file:test_login.py\n"
+        "                    test_login.py is not in the commit being made (tree <short>)\n"
     )
     # No commit was made: the last one is still the rebased fix.
     assert "\n  work$ git log --oneline -1\n    <short> Fix the login loop\n" in refused
-    assert '\n    Thread t-ID "The login loop is fixed" is done: every check verified now' in refused
+    # With the test in it, the same commit goes through, and the close names it.
+    closed = refused[refused.index("  work$ git add test_login.py\n") :]
+    assert closed.startswith(
+        "  work$ git add test_login.py\n"
+        '  work$ git commit -q -am "Tidy login(); closes t-ID"\n'
+        '    git-continuity: t-ID "The login loop is fixed": every check verified now; the thread is done.\n'
+    )
+    assert "\n      status  done\n" in closed
+    assert re.search(r"\n      closed  TIME \(just now\) by commit <short>\n", closed), closed
 
 
 def test_a_second_clone_takes_the_state_in(story: Ran) -> None:
     out = steady(story.out)
     teammate = out[out.index("\nSession 3, on the teammate's machine.") :]
     assert "  mate$ git continuity pull\n    From origin:\n      main: new here (<short>)\n" in teammate
-    assert "      done      t-ID  The login loop is fixed  (1 of 1 checks verified)\n" in teammate
+    assert "      done      t-ID  The login loop is fixed  (1 of 1 checks verified; closed by <short>)\n" in teammate
     assert "      verified  c-ID  the rebased fix is pushed\n" in teammate
     assert "      prose     c-ID  the reviewers are happy\n" in teammate
 
@@ -142,7 +152,7 @@ def test_each_term_is_explained_where_it_is_first_said(story: Ran) -> None:
         ("prose", "One without a handle is\nprose: shown, never trusted."),
         ("orient", "It starts with orient (a brief"),
         ("thread", "a thread, a piece of work\nthat is done only when its acceptance checks verify"),
-        ("evidence", "the evidence\n(the record of each dereference)"),
+        ("evidence", "the evidence (the record of each dereference)"),
     ):
         first = re.search(rf"\b{term}\b", said)
         assert first, term

@@ -105,13 +105,14 @@ def refused(t: Tour) -> None:
     t.run("work", "git", "commit", "-q", "-am", f"Tidy login(); closes {thread}", expect=1)
     t.run("work", "git", "log", "--oneline", "-1")
     t.say(
-        "It writes the test and commits. Now the check verifies, so the thread closes, and the evidence\n"
-        "(the record of each dereference) is kept:"
+        "It writes the test and makes the same commit with it. The check verifies in the commit being\n"
+        "made, so the commit goes through; the close is recorded once the commit exists, naming it, with\n"
+        "the evidence (the record of each dereference):"
     )
     t.write("work", "test_login.py", TEST)
     t.run("work", "git", "add", "test_login.py")
-    t.run("work", "git", "commit", "-q", "-am", "Tidy login(); add the login loop test")
-    t.run("work", "git", "continuity", "thread", "close", thread)
+    t.run("work", "git", "commit", "-q", "-am", f"Tidy login(); closes {thread}")
+    t.run("work", "git", "continuity", "thread", "show", thread)
 
 
 def taken_in(t: Tour) -> None:
