@@ -196,8 +196,10 @@ def claim_item(a: Assessed, *, state: bool, bold: bool = False) -> Item:
 def thread_item(thread: Thread, checks: Sequence[Assessed], waiting: Waiting | None = None) -> Item:
     good = sum(1 for a in checks if a.derived.state == "verified")
     lines = [f"- {thread.id} [{thread.status}] {thread.title}: {good} of {len(checks)} checks verified now"]
+    table = render.repository_table(checks)  # checks in sibling repositories: every one, as one table
+    lines += table
     for a in checks:
-        if a.derived.state != "verified":
+        if a.derived.state != "verified" and not table:
             handle = render.abbreviate(a.claim.handle or "no handle")
             lines.append(f"  - {a.derived.state} {a.claim.id} {handle}: {first_line(a.derived.observed)}")
     return Item(lines, render.thread_json(thread, checks, waiting))

@@ -1,4 +1,5 @@
-"""The commands on where work happens (places), as rows of the command table."""
+"""The commands on where work happens (places) and the repositories a stream spans (siblings),
+as rows of the command table."""
 
 from __future__ import annotations
 
@@ -18,6 +19,15 @@ state; where each worktree lives stays on this machine (.git/continuity/places.j
 To commit or push past a guard on purpose: GIT_CONTINUITY_ALLOW_PLACE=1 git commit ...
 (or git -c continuity.allowPlace=true commit ...)."""
 
+REPO_EPILOG = """\
+A sibling is another repository the stream spans. Its name and URL are synced with the state;
+its folder is local to each machine (.git/continuity/siblings.json): on another machine,
+point at it with repo set-path NAME PATH. A check scoped to it, @NAME:scheme:address (e.g.
+@api:pushed:HEAD@origin/main, @consumer:cmd:make check), is dereferenced in that repository;
+a cmd: there runs only once approved there (git -C PATH continuity trust allow 'COMMAND'). A
+sibling not found here leaves its checks unknown. Names: lower-case letters, digits, - and _."""
+
+NAME = opt("name", metavar="NAME", help="the sibling's name, as scoped checks name it (@NAME:...)")
 WHERE = opt("where", metavar="WHERE", help="a worktree's name, or a branch (NAME or refs/heads/NAME)")
 
 PLACES: tuple[Command, ...] = (
@@ -56,5 +66,49 @@ PLACES: tuple[Command, ...] = (
             ),
         ),
         epilog=PLACE_EPILOG,
+    ),
+    Command(
+        "repo",
+        "name the other repositories the stream spans (siblings), where checks can be scoped",
+        "  git continuity repo add api ../api\n"
+        "  git continuity claim add \"the API change is pushed\" --check '@api:pushed:HEAD@origin/main'\n"
+        "  git continuity repo list",
+        subcommands=(
+            Command(
+                "add",
+                "list a sibling repository (its name and URL synced, its folder kept on this machine)",
+                "  git continuity repo add consumer ../consumer --url https://example.com/org/consumer.git",
+                "git_continuity.commands.repo:add",
+                (
+                    NAME,
+                    opt("path", metavar="PATH", help="the sibling's folder on this machine (its top folder)"),
+                    opt("--url", help="where to clone it from, synced with the state (default: its origin's URL)"),
+                ),
+                epilog=REPO_EPILOG,
+            ),
+            Command(
+                "set-path",
+                "say where a sibling lives on this machine",
+                "  git continuity repo set-path api ~/src/api",
+                "git_continuity.commands.repo:set_path",
+                (NAME, opt("path", metavar="PATH", help="the sibling's folder on this machine")),
+                epilog=REPO_EPILOG,
+            ),
+            Command(
+                "list",
+                "every sibling, whether it is found here, and its folder here",
+                "  git continuity repo list\n  git continuity repo list --json",
+                "git_continuity.commands.repo:list_siblings",
+                (JSON,),
+            ),
+            Command(
+                "remove",
+                "take a sibling out of the stream",
+                "  git continuity repo remove api",
+                "git_continuity.commands.repo:remove",
+                (NAME,),
+            ),
+        ),
+        epilog=REPO_EPILOG,
     ),
 )

@@ -279,6 +279,6 @@ AROUND: tuple[Command, ...] = (
 # The order the help lists them in (one string reads better here than 29).
 ORDER = (  # noqa: SIM905
     "init status objective next blocker claim thread check verify progress ci journal show hooks trust orient handoff"
-    " place agent mcp log edit pull push sync conflict plugins demo help hook-impl"
+    " place repo agent mcp log edit pull push sync conflict plugins demo help hook-impl"
 ).split()
 COMMANDS: tuple[Command, ...] = tuple(sorted((*STATE, *PLACES, *AROUND), key=lambda c: ORDER.index(c.name)))

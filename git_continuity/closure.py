@@ -30,7 +30,9 @@ class Verdict:
     @property
     def ok(self) -> bool:
         checked = self.checks + self.policy_checks
-        return any(a.claim.handle for a in self.checks) and all(a.derived.state == "verified" for a in checked)
+        # Only what this clone derived closes: another clone's evidence is its report (model.reported_elsewhere).
+        held = all(a.derived.state == "verified" and a.derived.elsewhere is None for a in checked)
+        return any(a.claim.handle for a in self.checks) and held
 
     @property
     def waiting(self) -> bool:
@@ -46,6 +48,14 @@ class Verdict:
             return "its only checks are prose, which never verify (add a check with a handle)"
         failing = [a for a in self.checks + self.policy_checks if a.derived.state != "verified"]
         total = len(self.checks) + len(self.policy_checks)
+        reported = [
+            a for a in self.checks + self.policy_checks if a.derived.state == "verified" and a.derived.elsewhere
+        ]
+        if reported and not failing:
+            return (
+                f"{len(reported)} of {total} checks are verified only by another clone's report, not re-derived here "
+                "(git continuity verify --online derives them here)"
+            )
         return f"{len(failing)} of {total} checks are not verified now"
 
     def lines(self) -> list[str]:
@@ -77,7 +87,7 @@ def _policy_claims(snap: store.Snapshot, policy: Policy, at: datetime) -> list[C
     claims = []
     for n, text in enumerate(policy.closing_checks, 1):
         try:
-            handle = verify.resolve(snap.repo, text).text
+            handle = verify.resolve(snap.repo, text, stream=snap.stream).text
         except UserError as error:
             raise UserError(f"{policy.source}: closing_checks entry {n} ({text!r}): {error}") from None
         claims.append(

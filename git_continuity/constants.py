@@ -48,6 +48,8 @@ GUARDED_ROLES = ("donor", "archive", "preservation")
 # (or: git -c continuity.allowPlace=true ...).
 ENV_ALLOW_PLACE = "GIT_CONTINUITY_ALLOW_PLACE"
 CONFIG_ALLOW_PLACE = "continuity.allowPlace"
+# A sibling repository's name (siblings.py), as a scoped handle names it: @api:pushed:…
+SIBLING_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 
 
 # A name shown as an agent or a host: printable, one line, short.

@@ -9,11 +9,11 @@ import functools
 import re
 import secrets
 from collections.abc import Container, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Literal
 
-from git_continuity.constants import ID_ALPHABET
+from git_continuity.constants import ID_ALPHABET, SIBLING_RE
 from git_continuity.errors import UserError
 
 if TYPE_CHECKING:  # typeshed's name for "an instance of any dataclass"
@@ -89,19 +89,47 @@ def ago(moment: datetime, reference: datetime) -> str:
     return "just now"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Handle:
-    """An address plus an expectation: ``scheme:body``, e.g. ``tag:v1.2=9c1e…``."""
+    """An address plus an expectation: ``scheme:body``, e.g. ``tag:v1.2=9c1e…``; scoped to a
+    sibling repository, ``@scope:scheme:body`` (dereferenced there: siblings.py)."""
 
     scheme: str
     body: str
+    scope: str | None = None
 
     @property
     def text(self) -> str:
-        return f"{self.scheme}:{self.body}"
+        return f"{'@' + self.scope + ':' if self.scope else ''}{self.scheme}:{self.body}"
+
+    def __repr__(self) -> str:  # as before scopes, for a handle without one (GIT_CONTINUITY_TRACE shows it)
+        scope = f", scope={self.scope!r}" if self.scope else ""
+        return f"Handle(scheme={self.scheme!r}, body={self.body!r}{scope})"
+
+    @property
+    def unscoped(self) -> Handle:
+        """The handle as the sibling's verifier sees it: the same address, no scope."""
+        return Handle(self.scheme, self.body)
 
 
 def parse_handle(text: str) -> Handle:
+    """``scheme:body``, or ``@NAME:scheme:body`` for a handle scoped to sibling NAME (one
+    sibling: a scope inside a scope is refused)."""
+    scope = None
+    if text.startswith("@"):
+        name, sep, rest = text[1:].partition(":")
+        if not sep or not SIBLING_RE.match(name) or rest.startswith("@"):
+            raise UserError(
+                f"handle {text!r} is not of the form @SIBLING:scheme:address, e.g. @api:pushed:HEAD@origin/main\n"
+                "(a sibling's name: lower-case letters, digits, '-' and '_'; one sibling per handle; "
+                "git continuity repo list names them)"
+            )
+        scope, text = name, rest
+    handle = _unscoped(text)
+    return Handle(handle.scheme, handle.body, scope)
+
+
+def _unscoped(text: str) -> Handle:
     scheme, sep, body = text.partition(":")
     if not sep or not SCHEME_RE.match(scheme):
         hint = "(git continuity plugins lists the schemes this machine knows)"
@@ -204,6 +232,17 @@ class Evidence:
     session: str | None = None
     agent: str | None = None
     waiting: str | None = None  # what the observation waited on someone else for (Observation.waiting)
+    clone: str | None = None  # the clone that derived it (siblings.clone_id); None: written before clones had ids
+
+
+def reported_elsewhere(evidence: Evidence, clone: str | None, host: str) -> str | None:
+    """What to say of evidence another clone derived ("reported by host-b (session s-…), not
+    re-derived here"), or None when this clone derived it. Evidence written before clones had
+    ids says only its host."""
+    if (evidence.clone == clone) if evidence.clone is not None else evidence.host == host:
+        return None
+    who = f"another clone on {evidence.host}" if evidence.host == host else evidence.host
+    return f"reported by {who}{f' (session {evidence.session})' if evidence.session else ''}, not re-derived here"
 
 
 # What a journal entry is, and so how long it stays live (policy ``lifespans``): a decision
@@ -254,6 +293,9 @@ class Derived:
     observed: str
     checked_at: str | None
     waiting: str | None = None  # from an observation that waits on someone else, while it applies
+    # Set when the state rests on evidence another clone derived (reported_elsewhere): shown
+    # as its report, and never enough to close anything here.
+    elsewhere: str | None = None
 
 
 def derive_state(
@@ -264,12 +306,15 @@ def derive_state(
     at: datetime,
     moved: Mapping[str, str | None],
     max_age: timedelta,
+    here: tuple[str | None, str] | None = None,
 ) -> Derived:
     """The one rule that turns a claim, a live dereference and its last evidence into a state.
 
     ``live`` is a dereference made just now (local handles are cheap enough to re-check on
     every read). Otherwise the last evidence counts, unless it is older than ``max_age`` or
     something it depended on has moved since: ``moved`` maps each dependency to its value now.
+    ``here`` is this clone's id and host: evidence another clone derived is shown as its
+    report (``elsewhere``).
     """
     if claim.handle is None:
         return Derived("prose", "no handle: shown, never trusted", None)
@@ -279,6 +324,12 @@ def derive_state(
         evidence = None  # recorded for another handle (the claim was edited since): says nothing
     if evidence is None:
         return Derived("unchecked", "never dereferenced: run git continuity verify", None)
+    found = _from_evidence(evidence, at=at, moved=moved, max_age=max_age)
+    origin = reported_elsewhere(evidence, *here) if here is not None else None
+    return replace(found, observed=f"{origin}: {found.observed}", elsewhere=origin) if origin else found
+
+
+def _from_evidence(evidence: Evidence, *, at: datetime, moved: Mapping[str, str | None], max_age: timedelta) -> Derived:
     checked = parse_stamp(evidence.checked_at)
     changed = [k for k, v in evidence.depends_on.items() if k in moved and moved[k] != v]
     if changed:

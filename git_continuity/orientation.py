@@ -67,7 +67,7 @@ def build(
         c
         for c in claims
         if c.handle
-        and not c.handle.startswith("cmd:")
+        and verify.scheme_of(c) != "cmd"  # in this repository or a sibling
         and (c.thread is None or threads.get(c.thread) is None or threads[c.thread].status != "done")
     ]
     assessed = verify.assess(
@@ -96,7 +96,7 @@ def build(
     stalled = stoploss.stalled_leads(snap, [t for t in open_threads if t.id not in waiting], rules, moment)
     standing = brief.loose(assessed, threads)
     # Where this checkout stands comes first: a session in a donor must not start working there.
-    lead, place = places.situation(repo, places.read(snap))
+    lead, place = places.situation(repo, snap)
     header = [
         f"# git-continuity brief: stream {stream}",
         *lead,

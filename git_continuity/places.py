@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from git_continuity import atomic, place_guard, store
+from git_continuity import atomic, place_guard, siblings, store
 from git_continuity import repo as git
 from git_continuity.constants import ID_ALPHABET
 from git_continuity.errors import UserError
+from git_continuity.model import shown
 from git_continuity.repo import Repo
 
 ROLES = place_guard.ROLES
@@ -129,18 +130,48 @@ def found_here(repo: Repo, place: Place) -> tuple[bool, Path | None]:
     return False, Path(known) if known else None
 
 
-def situation(repo: Repo, known: list[Place]) -> tuple[list[str], dict[str, Any] | None]:
+def homes_warning(known: list[Place]) -> list[str]:
+    """Two homes or more: a merge of two clones' states kept the home each had set (place set
+    refuses a second one, so only a merge makes them). Which one orientation names, and how
+    to keep one."""
+    homes = [p for p in known if p.role == "home"]
+    if len(homes) < 2:
+        return []
+    first = place_guard.find_home([p.key() for p in homes])
+    named = next(p for p in homes if first is not None and p.key() == first)
+    each = "; ".join(f"{p.label} (set {shown(p.set_at)} by {p.set_by} on {p.host}: {p.why})" for p in homes)
+    others = " or ".join(p.name for p in homes if p is not named)
+    return [
+        f"Warning: {len(homes)} homes, kept by a merge of two clones' states: {each}. "
+        f"Work is pointed at {named.label} until one is cleared: git continuity place clear {others}"
+    ]
+
+
+def siblings_missing(repo: Repo, snap: store.Snapshot) -> list[str]:
+    """A line for each sibling of the stream not found on this machine, saying how to point
+    at it (nothing is guessed)."""
+    listed = siblings.read(snap)
+    paths = siblings.local_paths(repo) if listed else {}
+    found = [siblings.locate(repo, s, paths) for s in listed]
+    return [f"Sibling {f.name} is not found here: {f.reason}; its checks are unknown." for f in found if f.repo is None]
+
+
+def situation(repo: Repo, snap: store.Snapshot) -> tuple[list[str], dict[str, Any] | None]:
     """Where this checkout stands, for orient and status: the lines they lead with (none when
-    this is the home, or there are no places) and the same for --json (None: no places)."""
+    this is the home, there are no places, and every sibling is found here) and the place
+    for --json (None: no places)."""
+    known = read(snap)
+    missing = siblings_missing(repo, snap)
     if not known:
-        return [], None
+        return missing, None
     worktree, branch = here(repo)
     keys = [p.key() for p in known]
     home = place_guard.find_home(keys)
     place = place_guard.standing(keys, worktree, branch)
     role = place["role"] if place else ("home" if place_guard.in_home(home, worktree, branch) else None)
     lead = place_guard.lead(repo.common_dir, keys, worktree, branch)
-    return lead, {
+    lines = lead + homes_warning(known) + missing
+    return lines, {
         "worktree": worktree,
         "branch": branch,
         "role": role,

@@ -151,13 +151,31 @@ def abbreviate(handle: str) -> str:
     return FULL_OID.sub("…", handle)
 
 
+HERE = "here"  # the repository the state lives in, in a table of checks across repositories
+
+
+def repository(a: Assessed) -> str | None:
+    """The sibling a check is scoped to (None: this repository)."""
+    return a.claim.handle[1:].split(":", 1)[0] if a.claim.handle and a.claim.handle.startswith("@") else None
+
+
 def claim_lines(assessed: Sequence[Assessed]) -> list[str]:
+    """Each claim: its state, id, text, handle and what was observed. Checks that span
+    repositories are one table with the repository first (``here``: this one)."""
     lines = []
     width = max((len(a.derived.state) for a in assessed), default=0)
-    pad = " " * (width + 4)
-    for a in assessed:
+    spans: list[str] = []
+    if any(a.claim.handle and a.claim.handle[0] == "@" for a in assessed):  # here first, then each sibling
+        assessed = sorted(assessed, key=lambda a: repository(a) or "")
+        spans = [repository(a) or HERE for a in assessed]
+    across = max(len(r) for r in [*spans, "repository"]) + 2 if spans else 0
+    if spans:
+        lines.append(f"  {'repository'.ljust(across)}{'state'.ljust(width)}  check")
+    pad = " " * (across + width + 4)
+    for n, a in enumerate(assessed):
         c = a.claim
-        lines.append(f"  {a.derived.state.ljust(width)}  {c.id}  {cut(c.text, CLAIMS_WHOLE)}")
+        where = spans[n].ljust(across) if spans else ""
+        lines.append(f"  {where}{a.derived.state.ljust(width)}  {c.id}  {cut(c.text, CLAIMS_WHOLE)}")
         if c.handle and c.handle != c.text:
             lines.append(f"{pad}{cut(abbreviate(c.handle), CLAIMS_WHOLE)}")
         lines.append(_indent(cut(a.derived.observed, CLAIMS_WHOLE), pad))
@@ -165,6 +183,19 @@ def claim_lines(assessed: Sequence[Assessed]) -> list[str]:
         if age:
             lines.append(pad + age)
     return lines
+
+
+def repository_table(checks: Sequence[Assessed]) -> list[str]:
+    """A thread's checks across repositories as one Markdown table (for a brief); [] when
+    they are all in this repository."""
+    if not any(repository(a) for a in checks):
+        return []
+    rows = ["  | repository | state | check | observed |", "  | --- | --- | --- | --- |"]
+    for a in sorted(checks, key=lambda a: repository(a) or ""):
+        cells = [repository(a) or HERE, a.derived.state, f"{a.claim.id} {abbreviate(a.claim.handle or '')}"]
+        cells.append(cut(a.derived.observed.splitlines()[0] if a.derived.observed else "", STATUS_WHOLE, 160))
+        rows.append("  | " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return rows
 
 
 def _age(a: Assessed) -> str:

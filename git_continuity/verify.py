@@ -14,7 +14,7 @@ from typing import Any
 
 import pluggy
 
-from git_continuity import atomic, hookspecs, session, store
+from git_continuity import atomic, hookspecs, scoped, session, siblings, store
 from git_continuity import repo as git
 from git_continuity.constants import ENV_TRACE
 from git_continuity.errors import UserError
@@ -162,6 +162,11 @@ def schemes() -> dict[str, tuple[PluginInfo, Scheme]]:
     return owners
 
 
+def scheme_of(claim: Claim) -> str | None:
+    """The scheme of a claim's handle (a scoped one's own: ``@consumer:cmd:…`` is ``cmd``)."""
+    return parse_handle(claim.handle).scheme if claim.handle else None
+
+
 def is_live(claim: Claim) -> bool:
     """Whether the claim's handle is local and cheap enough to re-check on every read."""
     if claim.handle is None:
@@ -170,10 +175,19 @@ def is_live(claim: Claim) -> bool:
     return owner is not None and owner[1].live
 
 
-def resolve(repo: git.Repo, text: str) -> Handle:
+def resolve(repo: git.Repo, text: str, *, stream: str | None = None) -> Handle:
     """The handle as it will be stored: validated by its scheme's owner, with revisions
-    resolved to full ids."""
+    resolved to full ids. A handle scoped to a sibling of ``stream`` is resolved in the
+    sibling (its ``HEAD``), which must be found here."""
     handle = parse_handle(text)
+    if handle.scope is not None:
+        if stream is None:
+            raise UserError(f"handle {text!r} is scoped to a sibling, which only a stream's claims can name")
+        there = scoped.require(store.snapshot(repo, stream), handle.scope)
+        try:
+            return replace(resolve(there, handle.unscoped.text), scope=handle.scope)
+        except UserError as error:  # "here" in its words is the sibling
+            raise UserError(f"{error} (in sibling {handle.scope}, {there.work_dir or there.common_dir})") from None
     owner = schemes().get(handle.scheme)
     if owner is None:
         known = ", ".join(f"{s}:" for s in sorted(schemes()))
@@ -232,6 +246,7 @@ class Assessed:
     derived: Derived
     observation: Observation | None  # set when dereferenced in this process
     not_asked: bool = False  # a network handle that `verify` left alone (no --online)
+    clone: str | None = None  # this clone's id (siblings.clone_id): evidence made of it says so
 
 
 def network_schemes() -> set[str]:
@@ -283,7 +298,6 @@ def assess(
     installed = schemes()
     live_schemes = {name for name, (_, s) in installed.items() if s.live}
     network = {name for name, (_, s) in installed.items() if s.network}
-    current = _Now(snap.repo, tree)
 
     # Each handle parsed once, and looked up by its text from then on: str hashes are kept
     # by the string, a Handle's are computed in Python, and a status of 100,000 claims
@@ -292,6 +306,10 @@ def assess(
     for claim in claims:
         if claim.handle and claim.handle not in handles:
             handles[claim.handle] = parse_handle(claim.handle)
+    where = scoped.locate(snap, [h.scope for h in handles.values() if h.scope])
+    current: dict[str | None, _Now] = {None: _Now(snap.repo, tree)}
+    current.update((n, _Now(w.repo)) for n, w in where.items() if w.repo)
+    here = (siblings.clone_id(snap.repo), session.hostname())
 
     ages: dict[str, timedelta] = {}
 
@@ -301,12 +319,14 @@ def assess(
             return Derived(
                 "unknown", f"no installed plugin verifies '{scheme}:' handles (git continuity plugins)", None
             )
+        if handle is not None and handle.scope is not None and where[handle.scope].repo is None:
+            return Derived("unknown", str(where[handle.scope].reason), None)  # whatever its evidence said
         evidence = None if live or claim.handle is None else store.latest_evidence(snap, claim.id)
-        moved = current.moved(evidence) if evidence else {}
+        moved = current[handle.scope if handle else None].moved(evidence) if evidence else {}
         age = ages.get(scheme)
         if age is None:
             age = ages[scheme] = policy.max_age(scheme)
-        return derive_state(claim, live, evidence, at=at, moved=moved, max_age=age)
+        return derive_state(claim, live, evidence, at=at, moved=moved, max_age=age, here=here)
 
     rows = [(claim, handles[claim.handle] if claim.handle else None) for claim in claims]
     settled: dict[str, Derived] = {}
@@ -318,7 +338,7 @@ def assess(
             continue  # never touch the network unless asked
         if reuse_fresh and handle.scheme not in live_schemes:
             derived = judged(claim, handle, None)
-            if derived.state == "verified":
+            if derived.state == "verified" and derived.elsewhere is None:
                 settled[claim.id] = derived
                 continue
         wanted[handle.text] = handle
@@ -333,7 +353,11 @@ def assess(
     )
     if timeout is not None:
         context.timeout = timeout
-    observed = {h.text: o for h, o in dereference(wanted.values(), context).items()} if wanted else {}
+    here_too = [h for h in wanted.values() if h.scope is None]
+    observed = {h.text: o for h, o in dereference(here_too, context).items()} if here_too else {}
+    if len(here_too) < len(wanted):  # handles scoped to a sibling, each dereferenced there
+        there = scoped.dereference([h for h in wanted.values() if h.scope], where, context, dereference)
+        observed.update((h.text, o) for h, o in there.items())
     out = []
     for claim, handle in rows:
         live = observed.get(claim.handle or "") if handle is not None else None
@@ -341,7 +365,7 @@ def assess(
         remote = handle is not None and handle.scheme in network and live is None and claim.id not in settled
         if remote and derived.state == "unchecked":
             derived = replace(derived, observed="never asked: git continuity verify --online asks the service")
-        out.append(Assessed(claim, derived, live, not_asked=remote and dereference_all and not online))
+        out.append(Assessed(claim, derived, live, remote and dereference_all and not online, here[0]))
     return out
 
 
@@ -366,4 +390,5 @@ def evidence_for(assessed: Assessed, at: datetime, taken: set[str], who: session
         depends_on=dict(obs.depends_on),
         **(who.stamp() if who else {}),
         waiting=obs.waiting,
+        clone=assessed.clone,
     )

@@ -98,6 +98,10 @@ def test_the_leaves_are_the_tables_commands() -> None:
         "place set",
         "place list",
         "place clear",
+        "repo add",
+        "repo set-path",
+        "repo list",
+        "repo remove",
         "agent install",
         "agent uninstall",
         "agent status",
@@ -158,7 +162,7 @@ def test_the_help_lists_every_command_with_its_summary_and_hides_hook_impl(
     out = capsys.readouterr().out
     listing = out.split("  <command>\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert listing == [f"    {c.name:<14} {c.summary}" for c in COMMANDS if c.name != "hook-impl"]
-    assert len(listing) == 29 and "hook-impl" not in out
+    assert len(listing) == 30 and "hook-impl" not in out
 
 
 def test_an_unknown_command_names_every_command_but_the_hidden_one(capsys: pytest.CaptureFixture[str]) -> None:
@@ -168,8 +172,8 @@ def test_an_unknown_command_names_every_command_but_the_hidden_one(capsys: pytes
     assert capsys.readouterr().err.splitlines()[-1] == (
         "git continuity: error: argument <command>: invalid choice: 'bogus' (choose from 'init', 'status', "
         "'objective', 'next', 'blocker', 'claim', 'thread', 'check', 'verify', 'progress', 'ci', 'journal', 'show', "
-        "'hooks', 'trust', 'orient', 'handoff', 'place', 'agent', 'mcp', 'log', 'edit', 'pull', 'push', 'sync', "
-        "'conflict', 'plugins', 'demo', 'help')"
+        "'hooks', 'trust', 'orient', 'handoff', 'place', 'repo', 'agent', 'mcp', 'log', 'edit', 'pull', 'push', "
+        "'sync', 'conflict', 'plugins', 'demo', 'help')"
     )
 
 

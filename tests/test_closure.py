@@ -304,8 +304,9 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
         assert re.fullmatch(
             rf"\.continuity/evidence/{entry['claim']}/\d{{8}}T\d{{6}}\.\d{{6}}Z-{entry['id']}\.json", path
         )
-        recorded[entry["claim"]] = {k: v for k, v in entry.items() if k not in ("id", "checked_at", "host")}
+        recorded[entry["claim"]] = {k: v for k, v in entry.items() if k not in ("id", "checked_at", "host", "clone")}
         assert entry["checked_at"] == thread["closed_at"]
+        assert entry["clone"] == json.loads((work / ".git" / "continuity" / "clone.json").read_text())["id"]
     version = subprocess.run(["git", "continuity", "--version"], capture_output=True, text=True).stdout.split()[-1]
     assert {k: {**v, "observed": steady(v["observed"])} for k, v in recorded.items()} == {
         cmd_id: {

@@ -247,6 +247,7 @@ def test_verify_records_one_evidence_file_per_claim(started: Path, inproc: Run) 
         "checked_at": first["checked_at"],
         "host": HOST,
         "depends_on": {"refs/heads/main": head},
+        "clone": json.loads((started / ".git" / "continuity" / "clone.json").read_text())["id"],  # who derived it
     }
     assert recorded[exists][0]["depends_on"] == {}
     assert git(started, "log", "-1", "--format=%B", "refs/continuity/main") == (

@@ -216,6 +216,7 @@ def test_claim_show(started: Path, inproc: Run) -> None:
                 "checked_at": e["checked_at"],
                 "host": HOST,
                 "depends_on": {},
+                "clone": json.loads((started / ".git" / "continuity" / "clone.json").read_text())["id"],
             }
             for e in evidence
         ],

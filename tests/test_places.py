@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -319,3 +320,35 @@ def test_the_commit_guard_stays_cheap(scenario: Path, inproc: Run, repo: Path) -
     assert (code, modules & heavy) == (0, set())
     code, modules = imported(scenario / "cli-old")
     assert (code, modules & heavy) == (1, set())
+
+
+def test_two_homes_after_a_merge_of_states_are_named(scenario: Path, inproc: Run, tmp_path: Path) -> None:
+    """place set refuses a second home, but two clones may each set one before they sync: the
+    merge keeps both, and status, orient and place list say so and how to keep one."""
+    cli = scenario / "cli"
+    assert inproc(cli, "push").code == 0
+    other = tmp_path / "laptop" / "cli"
+    git(tmp_path, "clone", "-q", str(scenario / "origin.git"), str(other))
+    assert inproc(other, "pull").code == 0
+    assert inproc(cli, "place", "set", "cli", "home", "--why", "the main checkout").code == 0
+    assert inproc(other, "place", "set", "main", "home", "--why", "the main branch").code == 0
+    assert inproc(cli, "push").code == 0
+    assert inproc(other, "sync").code == 0
+    homes = {p["name"]: p for p in json.loads(inproc(other, "place", "list", "--json").out)["places"]}
+    assert sorted(homes) == ["cli", "main"]
+
+    def said(name: str, why: str) -> str:
+        p = homes[name]
+        when = p["set_at"][:19].replace("T", " ")
+        return f"{p['kind']} {name} (set {when} by {p['set_by']} on {socket.gethostname()}: {why})"
+
+    warning = (
+        f"Warning: 2 homes, kept by a merge of two clones' states: {said('main', 'the main branch')}; "
+        f"{said('cli', 'the main checkout')}. Work is pointed at branch main until one is cleared: "
+        "git continuity place clear cli"
+    )
+    assert cont(other, "status").out.split("\n\n")[0] == warning  # this checkout is on main: the home named
+    assert cont(other, "orient").out.splitlines()[1] == warning
+    assert inproc(other, "place", "list").out.splitlines()[-1] == warning
+    assert inproc(other, "place", "clear", "cli").code == 0
+    assert cont(other, "status").out.startswith("stream main  (")

@@ -313,6 +313,8 @@ def test_the_layout_on_the_ref_is_the_documented_one(repo: Path, inproc: Run) ->
     ok(inproc, repo, "journal", "add", "one")
     ok(inproc, repo, "journal", "add", "two")
     ok(inproc, repo, "place", "set", "main", "home", "--why", "the work happens on main")
+    git(repo.parent, "init", "-q", "api")
+    ok(inproc, repo, "repo", "add", "api", "../api")
     ok(inproc, repo, "verify")
     ok(inproc, repo, "verify")
     ok(inproc, repo, "handoff")
@@ -333,6 +335,7 @@ def test_the_layout_on_the_ref_is_the_documented_one(repo: Path, inproc: Run) ->
         ".continuity/conflicts/<id>.json": 0,  # only merges of two clones' state write them (test_merge)
         ".continuity/attempts/<thread>/<time>-<id>.json": 0,  # the thread's check verified (test_progress)
         ".continuity/places/<id>.json": 1,
+        ".continuity/siblings/<id>.json": 1,
     }
     with_handles = {
         json.loads(git(repo, "show", f"refs/continuity/main:{f}"))["id"]

@@ -20,7 +20,7 @@ def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | 
     if thread is not None and thread not in store.read_threads(first):
         known = ", ".join(sorted(store.read_threads(first))) or "none"
         raise UserError(f"no thread {thread!r} in stream '{stream}' (threads: {known})")
-    handle = verify.resolve(repo, check).text if check is not None else None
+    handle = verify.resolve(repo, check, stream=stream).text if check is not None else None
     moment = now()
     who = session.who(repo)
     made: list[Claim] = []

@@ -109,7 +109,7 @@ def list_places(repo: Repo, *, stream: str, as_json: bool) -> int:
         where = f"  {row['path']}" if row["path"] else ("" if row["found"] else "  (not found here)")
         print(f"{mark} {row['role']:<12} {row['kind']} {row['name']}{where}")
         print(f"    why  {row['why']}  (set {shown(str(row['set_at']))} by {row['set_by']})")
-    lead = places.lead(repo, known)
+    lead = places.lead(repo, known) + places.homes_warning(known)
     if lead:
         print()
         print("\n".join(lead))

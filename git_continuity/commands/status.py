@@ -65,7 +65,7 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
     conflicts = store.read_conflicts(snap)
     standings = tracking.standings(repo, stream, snap.commit)
     problems = store.all_problems(snap)
-    lead, place = places.situation(repo, places.read(snap))
+    lead, place = places.situation(repo, snap)
     snap.cache.save()
     if as_json:
         render.emit_json(

@@ -15,7 +15,7 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str], budget: str |
         raise UserError("thread add needs a non-empty title")
     spend = attempts.parse_budget(budget).to_json() if budget is not None else None
     store.require_state(store.snapshot(repo, stream))
-    handles = [(text, verify.resolve(repo, text).text) for text in checks]
+    handles = [(text, verify.resolve(repo, text, stream=stream).text) for text in checks]
     moment, who = now(), session.who(repo)
     by, host = who.by, who.host
     made: list[Thread] = []

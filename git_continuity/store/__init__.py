@@ -15,6 +15,7 @@ the same file and merge without conflicts; busy folders are sharded):
     .continuity/attempts/<thread>/<time>-<id>.json  one dereference of a thread's checks that
                                                 ended not verified (attempts.py)
     .continuity/places/<id>.json                one branch or worktree with a role (places.py)
+    .continuity/siblings/<id>.json              one other repository the stream spans (siblings.py)
 
 Writing never touches HEAD, the index, the work tree or a branch: trees are built with
 TreeBuilder and the ref moves by compare-and-swap, retried when another writer won. Each
@@ -45,6 +46,7 @@ from git_continuity.store.read import (
     read_packet,
     read_packet_doc,
     read_places,
+    read_siblings,
     read_threads,
     thread_path,
 )
@@ -109,6 +111,7 @@ __all__ = [
     "read_packet",
     "read_packet_doc",
     "read_places",
+    "read_siblings",
     "read_threads",
     "ref_name",
     "remember_active",

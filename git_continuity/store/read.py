@@ -163,6 +163,11 @@ def read_places(snap: Snapshot) -> dict[str, dict[str, Any]]:
     return _by_id(snap, "places")
 
 
+def read_siblings(snap: Snapshot) -> dict[str, dict[str, Any]]:
+    """The sibling repositories the stream spans, as stored, by id (siblings.py reads them)."""
+    return _by_id(snap, "siblings")
+
+
 def thread_path(thread_id: str) -> str:
     return f"{ROOT}/threads/{thread_id}.json"
 
@@ -321,7 +326,7 @@ def _walk(snap: Snapshot) -> list[str]:
                 found.append(f"{ROOT}/format: written by a newer git-continuity (format is not {FORMAT}); upgrade")
         # An entry whose blob is known good is not even read (what _entry would do with
         # it): a merged tree made of two checked sides is walked without reading 20,000 blobs.
-        elif top.name in ("claims", "threads", "objective", "conflicts", "places"):
+        elif top.name in ("claims", "threads", "objective", "conflicts", "places", "siblings"):
             for e in git.tree_entries(snap.repo, top.oid) or []:
                 if e.is_tree or e.oid not in snap.cache:
                     _entry(snap, f"{ROOT}/{top.name}/{e.name}", e.oid, KINDS[top.name])

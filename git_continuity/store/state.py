@@ -31,6 +31,7 @@ KINDS = {
     "conflicts": "conflict",
     "attempts": "attempt",
     "places": "place",
+    "siblings": "sibling",
 }
 
 
