@@ -31,6 +31,7 @@ handles (revisions are resolved to full ids when the claim is recorded):
   clean:                             the work tree has no uncommitted changes
   cmd:<command>                      the command exits 0 (runs only once approved: trust allow)
   ci:<rev>[#<name>]                  `git continuity ci run` recorded a pass on rev's tree
+  @<sibling>:<handle>                the handle, dereferenced in a sibling repository (repo add)
 network handles (asked by verify --online; status shows their last evidence):
   github:pr/<owner>/<repo>#<n>[=open|merged|closed]
   github:checks/<owner>/<repo>@<rev>     every check run and commit status succeeded
