@@ -244,7 +244,7 @@ AROUND: tuple[Command, ...] = (
         "  story     the short story: a rejected push, a false close refused, a second clone\n"
         "  sync      two clones change the state at once; sync merges it field by field\n"
         "  agents    Claude Code's hooks: the brief at session start, the closure gate at Stop\n"
-        "  ci        a CI result on the commit's note; a 'PR open' claim contradicted once merged\n"
+        "  ci        a CI result on the commit's note; a thread waiting on a PR's review, then merged\n"
         "  handoff   a session hands off; the next, on a fresh clone, orients on what is true\n"
         "  progress  the same failure in three sessions: no progress, the budget spent, the stop-loss\n"
         "  places    a donor worktree: orient names the home, and a commit there is refused",

@@ -222,6 +222,12 @@ def test_the_pr_chapter_merges_the_pr_during_the_tour() -> None:
     assert datetime.strptime(merged[1], "%Y-%m-%dT%H:%MZ").replace(tzinfo=timezone.utc) >= STARTED
     assert "a LOCAL STAND-IN for GitHub's API\nanswers on http://127.0.0.1:PORT" in steady(told.out)
     assert "      now     verified: `tests` passed (exit 0) just now on <short>\n" in steady(told.out)
+    # A thread waiting on the review is not retried; once the PR is merged, it closes.
+    assert (
+        "    Nothing to retry: 1 open thread (t-ID) waiting on someone else.\n"
+        '    t-ID "PR 830 is merged": waiting on review since TIME (just now); don\'t retry\n'
+    ) in steady(told.out)
+    assert '\n    Thread t-ID "PR 830 is merged" is done: every check verified now' in steady(told.out)
 
 
 def test_the_handoff_chapter_orients_on_a_second_clone() -> None:

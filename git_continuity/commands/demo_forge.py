@@ -111,6 +111,16 @@ def forges(t: Tour) -> None:
         )
         claim = made(added, "c")
         t.run("work", "git", "continuity", "verify", claim, "--online")
+        t.say(
+            "A thread that waits on someone else is waiting, not failing: while the PR awaits review, its\n"
+            "check counts no attempt, nothing stalls, and the brief says not to retry:"
+        )
+        opened = t.run(
+            "work", "git", "continuity", "thread", "add", "PR 830 is merged", "--check", "github:pr/demo/app#830=merged"
+        )
+        thread = made(opened, "t")
+        t.run("work", "git", "continuity", "check", "--closing", "--online")
+        t.run("work", "git", "continuity", "orient", head=r"waiting on review")
 
         merged = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")  # as GitHub's API writes times
         forge.merge("demo", "app", 830, by="reviewer", at=merged, commit="9f3c2a1" + "0" * 33)
@@ -121,6 +131,8 @@ def forges(t: Tour) -> None:
         t.run("work", "git", "continuity", "verify", claim)
         t.say("verify --online asks the forge, and the stale 'PR open' claim turns contradicted:")
         t.run("work", "git", "continuity", "verify", claim, "--online", expect=1)
+        t.say("The thread that was waiting on the review closes now:")
+        t.run("work", "git", "continuity", "thread", "close", thread, "--online")
     finally:
         forge.stop()
         for name in ("GITHUB_API_URL", "GH_TOKEN"):
