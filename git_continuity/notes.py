@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from git_continuity import repo as git
 from git_continuity.constants import NOTES_REF
+from git_continuity.errors import UserError
 from git_continuity.repo import Oid, Repo
 
 if TYPE_CHECKING:  # the model costs the post-commit hook ~20 ms it has no use for
@@ -30,8 +31,27 @@ def line(record: dict[str, Any]) -> str:
     return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def require_notes(repo: Repo, failed: str) -> Oid | None:
+    """The notes commit (None: no notes yet); a notes ref at something else is refused, naming it."""
+    tip = git.ref_target(repo, NOTES_REF)
+    if tip is not None and not git.has_commit(repo, tip):
+        raise UserError(
+            f"{NOTES_REF} points at {tip[:7]}, which is not a commit; {failed}.\n"
+            "Put it back on its last notes commit: git continuity doctor --fix"
+        )
+    return tip
+
+
+def require_writable(repo: Repo, failed: str) -> None:
+    """Refuse before anything is written when a note could not be: the notes ref is not a
+    commit, or its lock was left by a writer that is gone."""
+    require_notes(repo, failed)
+    git.require_unlocked(repo, NOTES_REF, failed)
+
+
 def records(repo: Repo, commit: Oid) -> list[dict[str, Any]]:
     """Every record on commit; lines that are not JSON records (a hand-written note) are skipped."""
+    require_notes(repo, "the notes cannot be read")
     text = git.read_note(repo, NOTES_REF, commit) or ""
     found = []
     for raw in text.splitlines():
@@ -54,6 +74,7 @@ def add(repo: Repo, commit: Oid, *new: dict[str, Any]) -> None:
     older note over a concurrent writer's."""
 
     def step(expected: Oid | None) -> None:
+        require_notes(repo, f"the note on {commit[:7]} was not written")
         tree = git.commit_tree(repo, expected) if expected else None
         path = _note_path(repo, tree, commit)
         found = git.entry_oid(repo, tree, path) if tree else None

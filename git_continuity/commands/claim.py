@@ -51,6 +51,7 @@ def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | 
             reopened[:] = [owner.id]
         return store.Change(f"claim add {claim.id}: {text}{body}", files)
 
+    notes.require_writable(repo, "nothing was written")  # the claim's note must follow it
     snap = store.update(repo, stream, make)
     claim = made[0]
     notes.claim_named(repo, stream, claim)

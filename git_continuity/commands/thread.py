@@ -55,6 +55,7 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str], budget: str |
         listed = "".join(f"\n{h}" for _, h in handles)
         return store.Change(f"thread add {thread.id}: {title}\n\nchecks:{listed or ' none'}", files)
 
+    notes.require_writable(repo, "nothing was written")  # the checks' notes must follow them
     snap = store.update(repo, stream, make)
     thread = made[0]
     for claim in made_claims:

@@ -75,6 +75,7 @@ from git_continuity.repo.refs import (
     ref_target,
     ref_tips,
     ref_updated_at,
+    require_unlocked,
     set_ref,
     update_ref,
 )
@@ -143,6 +144,7 @@ __all__ = [
     "ref_updated_at",
     "remote_names",
     "remote_url",
+    "require_unlocked",
     "resolve_commit",
     "set_ref",
     "stashes",

@@ -12,17 +12,24 @@ from typing import TypeVar
 import pygit2
 
 from git_continuity.errors import UserError
+from git_continuity.repo import locks
 from git_continuity.repo.base import Oid, RefMoved, Repo
 
 T = TypeVar("T")
 
 
 def ref_target(repo: Repo, refname: str) -> Oid | None:
-    """The object a ref points at (symbolic refs followed), or None when it does not exist."""
+    """The object a ref points at (symbolic refs followed), or None when it does not exist.
+    A ref file that holds no object id is refused, naming it: it is not a missing ref."""
     try:
         ref = repo.git.references.get(refname)
     except (pygit2.InvalidSpecError, ValueError):
         return None
+    except pygit2.GitError as error:
+        raise UserError(
+            f"{refname} cannot be read ({error}); nothing was read or written.\n"
+            "git continuity doctor names the state it last pointed at, and doctor --fix puts it back there"
+        ) from None
     if ref is None:
         return None
     try:
@@ -81,14 +88,43 @@ def compare_and_swap(repo: Repo, refname: str, new: Oid, old: Oid | None, reason
     try:
         with repo.git.transaction() as txn:
             txn.lock_ref(refname)
-            if ref_target(repo, refname) != old:
-                raise RefMoved(refname)
-            txn.set_target(refname, pygit2.Oid(hex=new), message=reason)
+            with locks.holding(repo, refname):
+                if ref_target(repo, refname) != old:
+                    raise RefMoved(refname)
+                txn.set_target(refname, pygit2.Oid(hex=new), message=reason)
     except pygit2.GitError as error:
-        # Another process holds the lock file: the same situation as a moved ref.
+        # Another process holds the lock file: the same situation as a moved ref, unless
+        # its writer is gone (then retrying never helps).
         if "lock" in str(error).lower():
+            lock = locks.judge(repo, refname)
+            if lock is not None and lock.gone:
+                raise LockLeft(lock) from error
             raise RefMoved(refname) from error
         raise
+
+
+class LockLeft(Exception):
+    """A ref's lock file was left by a writer that is gone (locks.judge)."""
+
+    def __init__(self, lock: locks.Lock) -> None:
+        super().__init__(lock.describe())
+        self.lock = lock
+
+
+def require_unlocked(repo: Repo, refname: str, gave_up: str) -> None:
+    """Refuse at once when refname's lock was left by a writer that is gone (before a command
+    writes anything else that this ref's write should follow)."""
+    lock = locks.judge(repo, refname)
+    if lock is not None and lock.gone:
+        raise _locked(lock, gave_up)
+
+
+def _locked(lock: locks.Lock, gave_up: str) -> UserError:
+    if lock.gone:
+        gave_up = gave_up.removesuffix(" Try again.")
+        fix = "Clear it with: git continuity doctor --fix"
+        return UserError(f"{lock.ref} is locked: {lock.describe()}; {gave_up}\n{fix}")
+    return UserError(f"{lock.ref} is locked: {lock.describe()}; {gave_up}")
 
 
 MAX_TRIES = 50  # lost compare-and-swaps of one ref before giving up
@@ -102,13 +138,19 @@ def update_ref(repo: Repo, refname: str, step: Callable[[Oid | None], T], *, gav
     state and notes alike), or leaves it alone; its result is returned. When it raises RefMoved, the
     ref is read again and ``step`` called again on the new target, after a short random
     pause that grows with each try, at most ``tries`` times; then a UserError names the ref
-    and ends with ``gave_up`` (what was not done).
+    and ends with ``gave_up`` (what was not done). A lock whose writer is gone ends the
+    retries at once, with the command that clears it.
     """
     for attempt in range(tries):
         try:
             return step(ref_target(repo, refname))
         except RefMoved:
             time.sleep(random.uniform(0.001, 0.01 * (attempt + 1)))
+        except LockLeft as left:
+            raise _locked(left.lock, gave_up) from None
+    lock = locks.judge(repo, refname)
+    if lock is not None:
+        raise _locked(lock, gave_up)
     raise UserError(f"{refname} kept moving under {tries} tries; {gave_up}")
 
 

@@ -23,15 +23,16 @@ commit's message ends with trailers saying where it was written and in which ses
 (``Host:``, ``Session:``, ``Agent:``), so ``log`` can say who did what where.
 
 The package's parts: ``state`` (the immutable snapshot, where it comes from, the missing
-state), ``read`` (every kind of entry, and every problem of a tree), ``write`` (paths,
-and one change as one commit) and ``lifespans`` (which journal entries are live, which
-faded). Callers use it as one module: ``store.read_claims(snap)``.
+state), ``read`` (every kind of entry), ``problems`` (every problem of a whole state: its
+tree walked once, its commit's parents), ``write`` (paths, and one change as one commit) and
+``lifespans`` (which journal entries are live, which faded). Callers use it as one module:
+``store.read_claims(snap)``.
 """
 
 from __future__ import annotations
 
+from git_continuity.store.problems import QUARANTINE, all_problems, history_problems
 from git_continuity.store.read import (
-    all_problems,
     claim_ids,
     count_objective_changes,
     evidence_history,
@@ -82,6 +83,7 @@ from git_continuity.store.write import (
 __all__ = [
     "FORMAT",
     "KINDS",
+    "QUARANTINE",
     "ROOT",
     "Change",
     "Snapshot",
@@ -98,6 +100,7 @@ __all__ = [
     "evidence_path",
     "handoff_bytes",
     "handoff_path",
+    "history_problems",
     "journal_path",
     "journal_since",
     "latest_evidence",

@@ -15,7 +15,7 @@ from git_continuity import atomic, packetfile, schema
 from git_continuity import repo as git
 from git_continuity.model import Claim, Evidence, JournalEntry, ObjectiveChange, Packet, Thread
 from git_continuity.repo import Oid
-from git_continuity.store.state import FORMAT, KINDS, ROOT, Snapshot
+from git_continuity.store.state import KINDS, ROOT, Snapshot
 
 if TYPE_CHECKING:  # imported where they are read: a write command needs neither (~8 ms)
     from git_continuity.attempts import Attempt
@@ -35,7 +35,11 @@ def _entry(snap: Snapshot, path: str, oid: Oid, kind: str) -> dict[str, Any] | N
     first time) if bad."""
     if snap.known_bad(path):
         return None
-    raw = git.blob(snap.repo, oid)
+    try:
+        raw = git.blob(snap.repo, oid)
+    except KeyError:
+        snap.found_bad(path, [f"{path}: {MISSING_OBJECT.format(oid[:7])}"])
+        return None
     too_big = schema.size_problem(len(raw), schema.MAX_BYTES["entry"])
     if too_big:
         snap.found_bad(path, [f"{path}: {too_big}: it was not read"])
@@ -45,8 +49,14 @@ def _entry(snap: Snapshot, path: str, oid: Oid, kind: str) -> dict[str, Any] | N
     except (ValueError, UnicodeDecodeError) as error:
         snap.found_bad(path, [f"{path}: not valid JSON: {error}"])
         return None
+    except RecursionError:  # json's decoder recurses once per level
+        snap.found_bad(path, [f"{path}: nested deeper than {MAX_NESTING} levels: it was not read"])
+        return None
     if oid in snap.cache:
         return data  # type: ignore[no-any-return]
+    if _too_deep(data):
+        snap.found_bad(path, [f"{path}: nested deeper than {MAX_NESTING} levels: it was not read"])
+        return None
     found = schema.problems(kind, data)
     stem = path.rsplit("/", 1)[-1].removesuffix(".json")
     if not found and isinstance(data, dict) and not stem.endswith(str(data.get("id"))):
@@ -61,14 +71,56 @@ def _entry(snap: Snapshot, path: str, oid: Oid, kind: str) -> dict[str, Any] | N
     return data  # type: ignore[no-any-return]
 
 
+MAX_NESTING = 32  # entries nest a few levels; a deeper one is a mistake or an attack
+MISSING_OBJECT = "its object {} is missing here (deleted, or a fetch that did not finish)"
+
+
+def _too_deep(data: Any) -> bool:
+    stack = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > MAX_NESTING:
+                return True
+            stack.extend((v, depth + 1) for v in (node.values() if isinstance(node, dict) else node))
+    return False
+
+
 def claim_ids(snap: Snapshot) -> set[str]:
     return {e.name.removesuffix(".json") for e in _files(snap, "claims")}
 
 
+def _folder(snap: Snapshot, folder: str) -> list[git.TreeEntry]:
+    """The entries of ``.continuity/<folder>``; a file where the folder belongs is a problem."""
+    assert snap.tree is not None
+    path = f"{ROOT}/{folder}"
+    found = git.tree_entries(snap.repo, snap.tree, path)
+    if found is None and git.entry_oid(snap.repo, snap.tree, path) is not None:
+        snap.found_bad(path, [f"{path}: a file where a folder of entries belongs"])
+    return found or []
+
+
 def _files(snap: Snapshot, folder: str) -> list[git.TreeEntry]:
+    """The entry files of a folder of entries; a folder inside it is a problem."""
     if snap.tree is None:
         return []
-    return [e for e in git.tree_entries(snap.repo, snap.tree, f"{ROOT}/{folder}") or [] if not e.is_tree]
+    found = _folder(snap, folder)
+    for e in found:
+        if e.is_tree:
+            snap.found_bad(f"{ROOT}/{folder}/{e.name}", [f"{ROOT}/{folder}/{e.name}: a folder where an entry belongs"])
+    return [e for e in found if not e.is_tree]
+
+
+def _shards(snap: Snapshot, folder: str) -> list[git.TreeEntry]:
+    """The shard folders of a sharded folder (journal/<day>/…); a file directly in it is a problem."""
+    if snap.tree is None:
+        return []
+    found = _folder(snap, folder)
+    for e in found:
+        if not e.is_tree:
+            where = f"{ROOT}/{folder}/{e.name}"
+            snap.found_bad(where, [f"{where}: a file directly in {ROOT}/{folder}/, where only its folders belong"])
+    return [e for e in found if e.is_tree]
 
 
 def read_packet_doc(snap: Snapshot) -> tuple[Any, Packet] | None:
@@ -81,12 +133,26 @@ def read_packet_doc(snap: Snapshot) -> tuple[Any, Packet] | None:
         return None
     known = oid in snap.cache
     try:
-        parsed = packetfile.parse(git.blob(snap.repo, oid).decode(), validate=not known)
-    except (packetfile.YamlError, UnicodeDecodeError) as error:
+        raw = git.blob(snap.repo, oid)
+        parsed = packetfile.parse(raw.decode(), validate=not known)
+    except KeyError:
+        snap.found_bad(packetfile.PATH, [f"{packetfile.PATH}: {MISSING_OBJECT.format(oid[:7])}"])
+        return None
+    except UnicodeDecodeError as error:
+        where = f"byte offset {error.start} is not UTF-8 (0x{raw[error.start]:02x})"
+        snap.found_bad(packetfile.PATH, [f"{packetfile.PATH}: {where}"])
+        return None
+    except packetfile.YamlError as error:
         snap.found_bad(packetfile.PATH, [str(error)])
+        return None
+    if not any(key in parsed[0] for key in ("objective", "next_action", "blockers")):
+        snap.found_bad(packetfile.PATH, [f"{packetfile.PATH}: {EMPTY_PACKET}"])
         return None
     snap.cache.add([oid])
     return parsed
+
+
+EMPTY_PACKET = "empty: none of objective, next_action, blockers is there (git continuity edit writes them back)"
 
 
 def read_packet(snap: Snapshot) -> Packet | None:
@@ -189,11 +255,7 @@ def read_journal(snap: Snapshot, latest: int | None = None) -> tuple[list[Journa
     """The newest ``latest`` entries (all when None), oldest first, and how many there are."""
     if snap.tree is None:
         return [], 0
-    days = sorted(
-        (e for e in git.tree_entries(snap.repo, snap.tree, f"{ROOT}/journal") or [] if e.is_tree),
-        key=lambda e: e.name,
-        reverse=True,
-    )
+    days = sorted(_shards(snap, "journal"), key=lambda e: e.name, reverse=True)
     picked: list[tuple[str, Oid]] = []
     total = 0
     for day in days:
@@ -217,12 +279,11 @@ def journal_since(snap: Snapshot, moment: str) -> list[JournalEntry]:
     folders from that day on are read."""
     if snap.tree is None:
         return []
-    days = git.tree_entries(snap.repo, snap.tree, f"{ROOT}/journal") or []
     # File names sort by the time they were written (model.sortable_name, to the microsecond):
     # a name before the moment's millisecond is an entry made before it, not worth reading.
     before = moment[:23].replace("-", "").replace(":", "") if len(moment) == 24 and moment[19] == "." else ""
     found = []
-    for day in sorted((d for d in days if d.is_tree and d.name >= moment[:10]), key=lambda d: d.name):
+    for day in sorted((d for d in _shards(snap, "journal") if d.name >= moment[:10]), key=lambda d: d.name):
         for e in sorted(git.tree_entries(snap.repo, day.oid) or [], key=lambda e: e.name):
             if e.name[:8].isdigit() and e.name < before:
                 continue
@@ -238,8 +299,7 @@ def latest_handoff(snap: Snapshot) -> Handoff | None:
 
     if snap.tree is None:
         return None
-    days = git.tree_entries(snap.repo, snap.tree, f"{ROOT}/handoffs") or []
-    for day in sorted((d for d in days if d.is_tree), key=lambda d: d.name, reverse=True):
+    for day in sorted(_shards(snap, "handoffs"), key=lambda d: d.name, reverse=True):
         for e in sorted(git.tree_entries(snap.repo, day.oid) or [], key=lambda e: e.name, reverse=True):
             data = _entry(snap, f"{ROOT}/handoffs/{day.name}/{e.name}", e.oid, "handoff")
             if data is not None:
@@ -299,48 +359,3 @@ def read_attempts(snap: Snapshot, thread_id: str) -> list[Attempt]:
         except OSError:
             pass  # a cache that cannot be written only costs speed
     return [Attempt.from_json(data) for data in found]
-
-
-def all_problems(snap: Snapshot) -> list[str]:
-    """Every malformed file in the state, each once: those met by earlier reads first, then
-    the rest in the order of a full walk, which is made once per snapshot (and skipped when
-    the tree is known good)."""
-    if snap.tree is None or snap.tree in snap.cache:
-        return []
-    if snap.walked is None:
-        snap.keep_walked(_walk(snap))
-    return list(snap.walked or ())
-
-
-def _walk(snap: Snapshot) -> list[str]:
-    assert snap.tree is not None
-    root = git.tree_entries(snap.repo, snap.tree, ROOT)
-    if root is None:
-        return [f"{snap.ref}: its tree has no {ROOT}/ folder"]
-    found: list[str] = []
-    for top in root:
-        if top.name == "packet.yaml":
-            read_packet_doc(snap)
-        elif top.name == "format":
-            if git.blob(snap.repo, top.oid).decode(errors="replace").strip() != FORMAT:
-                found.append(f"{ROOT}/format: written by a newer git-continuity (format is not {FORMAT}); upgrade")
-        # An entry whose blob is known good is not even read (what _entry would do with
-        # it): a merged tree made of two checked sides is walked without reading 20,000 blobs.
-        elif top.name in ("claims", "threads", "objective", "conflicts", "places", "siblings"):
-            for e in git.tree_entries(snap.repo, top.oid) or []:
-                if e.is_tree or e.oid not in snap.cache:
-                    _entry(snap, f"{ROOT}/{top.name}/{e.name}", e.oid, KINDS[top.name])
-        elif top.name in ("journal", "evidence", "handoffs", "attempts"):
-            for shard in git.tree_entries(snap.repo, top.oid) or []:
-                for e in git.tree_entries(snap.repo, shard.oid) or []:
-                    if e.is_tree or e.oid not in snap.cache:
-                        _entry(snap, f"{ROOT}/{top.name}/{shard.name}/{e.name}", e.oid, KINDS[top.name])
-        else:
-            found.append(f"{ROOT}/{top.name}: not part of the state format {FORMAT}")
-    if git.entry_oid(snap.repo, snap.tree, packetfile.PATH) is None:
-        read_packet_doc(snap)
-    found = [*snap.problems, *found]
-    if not found:
-        snap.cache.add([snap.tree])
-    snap.cache.save()
-    return found

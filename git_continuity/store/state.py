@@ -44,6 +44,11 @@ def ref_name(stream: str) -> str:
     return f"{STATE_PREFIX}{stream}"
 
 
+# Bumped when reading finds more wrong than before (an empty packet, a file where a folder
+# belongs): what an older version judged good must be judged again.
+RULES = 2
+
+
 class ValidityCache:
     """Content already validated against the current schemas, by object id.
 
@@ -55,7 +60,7 @@ class ValidityCache:
     def __init__(self, repo: Repo) -> None:
         from git_continuity import schema
 
-        self.path = repo.local_dir / "cache" / f"valid-{schema.digest()}"
+        self.path = repo.local_dir / "cache" / f"valid-{schema.digest()}-{RULES}"
         self._known: set[str] | None = None
         self._new: list[str] = []
 

@@ -17,7 +17,8 @@ from git_continuity.errors import UserError
 from git_continuity.model import Evidence, JournalEntry, ObjectiveChange, sortable_name, stamp, to_json
 from git_continuity.repo import Oid, Repo
 from git_continuity.store import queue
-from git_continuity.store.read import all_problems, read_packet, read_places
+from git_continuity.store.problems import all_problems
+from git_continuity.store.read import read_packet, read_places
 from git_continuity.store.state import KINDS, ROOT, Snapshot, ref_name, require_state, snapshot_at
 
 if TYPE_CHECKING:
