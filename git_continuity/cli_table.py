@@ -214,6 +214,23 @@ AROUND: tuple[Command, ...] = (
         stream=False,
     ),
     Command(
+        "doctor",
+        "read everything the state depends on; say what is wrong and how to repair it (exit 1 if anything)",
+        "  git continuity doctor\n  git continuity doctor --fix   # then git continuity push, for a remote's state",
+        "git_continuity.commands.doctor:doctor",
+        (
+            opt("--fix", action="store_true", help="repair what is safe: nothing is deleted, nothing forced"),
+            JSON,
+        ),
+        stream=False,
+        epilog="Reads the state refs of every stream, the notes ref, the remote-tracking refs, lock files, the\n"
+        "remotes' refspecs, the installed git hooks and the Python they run, the coding agents' hooks,\n"
+        "the trust store and the policy file. --fix removes a lock whose writer is gone, puts a broken\n"
+        "ref back on the last commit its reflog names, adds the state's fetch refspec, and moves\n"
+        "malformed files into .continuity/quarantine/ by a new state commit (a remote's state too:\n"
+        "git continuity push then repairs the remote as a fast-forward).",
+    ),
+    Command(
         "plugins",
         "list verifier plugins, their versions and handle schemes",
         "  git continuity plugins --json",
@@ -279,6 +296,6 @@ AROUND: tuple[Command, ...] = (
 # The order the help lists them in (one string reads better here than 29).
 ORDER = (  # noqa: SIM905
     "init status objective next blocker claim thread check verify progress ci journal show hooks trust orient handoff"
-    " place repo agent mcp log edit pull push sync conflict plugins demo help hook-impl"
+    " place repo agent mcp log edit pull push sync doctor conflict plugins demo help hook-impl"
 ).split()
 COMMANDS: tuple[Command, ...] = tuple(sorted((*STATE, *PLACES, *AROUND), key=lambda c: ORDER.index(c.name)))

@@ -164,8 +164,9 @@ def test_remote_entries_that_fail_the_schema_are_refused_by_name(
         f"  origin's main ({bad[:7]}): .continuity/claims/c-aaaaaa.json line 4: added_at: "
         "'yesterday' is not in the expected form\n"
         f"  origin's main ({bad[:7]}): .continuity/claims/c-aaaaaa.json line 3: text: '' should be non-empty\n"
-        "It is kept in refs/continuity-remotes/origin/ for a look (git log -p REF); "
-        "whoever wrote it can repair it with git continuity edit, then sync again.\n"
+        "It is kept in refs/continuity-remotes/origin/ for a look (git log -p REF).\n"
+        "Repair it: git continuity doctor --fix (moves the malformed files aside in a new commit on top),"
+        " then git continuity push origin (a fast-forward).\n"
     )
     assert state_refs(mate) == before
     assert git(mate, "rev-parse", "refs/continuity-remotes/origin/main") == bad

@@ -95,10 +95,16 @@ def list_places(repo: Repo, *, stream: str, as_json: bool) -> int:
         rows.append({**row, "found": found, "path": str(folder) if folder and found else None, "here": at_place})
     if as_json:
         render.emit_json(
-            "place-list", {"stream": stream, "here": {"worktree": worktree, "branch": branch}, "places": rows}
+            "place-list",
+            {
+                "stream": stream,
+                "here": {"worktree": worktree, "branch": branch},
+                "places": rows,
+                "problems": snap.problems,
+            },
         )
-        return 0
-    if not rows:
+        return 2 if snap.problems else 0
+    if not rows and not snap.problems:
         print(
             f"No places in stream '{stream}'. Name where work happens with:\n"
             "  git continuity place set WHERE home --why TEXT"
@@ -113,4 +119,6 @@ def list_places(repo: Repo, *, stream: str, as_json: bool) -> int:
     if lead:
         print()
         print("\n".join(lead))
-    return 0
+    for p in snap.problems:
+        print(f"problem: {p}")
+    return 2 if snap.problems else 0

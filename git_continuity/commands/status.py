@@ -4,7 +4,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from git_continuity import places, policy, render, stoploss, store, tracking, verify
+from git_continuity import places, policy, quarantine, render, stoploss, store, tracking, verify
 from git_continuity import repo as git
 from git_continuity.model import ago, now, stamp
 from git_continuity.repo import Repo
@@ -59,6 +59,12 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
                 f"{t.id} is done, but {len(failing)} of its {len(checks[t.id])} checks do not verify now "
                 f"({', '.join(a.claim.id for a in failing)}): git continuity check says which"
             )
+    kept = quarantine.quarantined(snap)
+    if kept:
+        warnings.append(
+            f"{len(kept)} file{'s' if len(kept) != 1 else ''} in quarantine, moved aside by doctor --fix and never"
+            f" read as state: git show {snap.ref}:{kept[0]}"
+        )
     # Every malformed file, not only those read above: one that blocks every write (an
     # old journal entry, an objective change) must show here too. Cheap once the tree is
     # known good (store.ValidityCache).

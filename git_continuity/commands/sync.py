@@ -95,8 +95,9 @@ def validate(repo: Repo, fetched: Fetched) -> None:
             f"the state fetched from {fetched.remote} is malformed; nothing was merged, "
             "the local state is untouched:\n  "
             + "\n  ".join(found)
-            + f"\nIt is kept in {constants.TRACKING_PREFIX}{fetched.remote}/ for a look (git log -p REF);"
-            " whoever wrote it can repair it with git continuity edit, then sync again."
+            + f"\nIt is kept in {constants.TRACKING_PREFIX}{fetched.remote}/ for a look (git log -p REF)."
+            f"\nRepair it: git continuity doctor --fix (moves the malformed files aside in a new commit on top),"
+            f" then git continuity push {fetched.remote} (a fast-forward)."
         )
     for stream in fetched.streams:
         local = store.snapshot(repo, stream)

@@ -1,0 +1,158 @@
+"""doctor [--fix] [--json]: read everything git-continuity depends on, say what is wrong and
+the command that repairs it; with --fix, repair what is safe (health.py, health_setup.py).
+
+Safe means nothing is lost and nothing is forced: a lock whose writer is gone is removed; a
+ref whose file holds garbage, or that points at no commit, goes back to the last commit its
+reflog names (the bad value stays in the reflog); the state's fetch refspec is added;
+malformed files move into the state's quarantine by a new commit on top (quarantine.py).
+A malformed state fetched from a remote gets that commit on top of the remote's, taken in
+here, so that git continuity push repairs the remote as a fast-forward.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from git_continuity import constants, health, health_setup, quarantine, render, tracking
+from git_continuity import repo as git
+from git_continuity.commands import sync
+from git_continuity.display import clean
+from git_continuity.health import Finding
+from git_continuity.repo import Oid, Repo, locks
+
+CHECKS: tuple[Callable[[Repo], list[Finding]], ...] = (
+    health.lock_files,
+    health.state,
+    health.notes,
+    health.tracking_refs,
+    health.refspecs,
+    health_setup.hooks,
+    health_setup.agent_hooks,
+    health_setup.trust_store,
+    health_setup.policy_file,
+)
+READ = "state refs, notes, tracking refs, locks, refspecs, git hooks, agent hooks, trust store, policy file"
+
+
+def examine(repo: Repo) -> list[Finding]:
+    return [f for check in CHECKS for f in check(repo)]
+
+
+def doctor(repo: Repo, *, fix: bool, as_json: bool) -> int:
+    repaired: list[dict[str, str]] = []
+    if fix:
+        repaired = _repair(repo, examine(repo))
+    found = examine(repo)
+    serious = [f for f in found if f.serious]
+    if as_json:
+        render.emit_json(
+            "doctor",
+            {
+                "ok": not serious,
+                "findings": [
+                    {
+                        "area": f.area,
+                        "where": f.where,
+                        "problem": f.problem,
+                        "fix": f.fix,
+                        "repair": f.repair,
+                        "serious": f.serious,
+                    }
+                    for f in found
+                ],
+                "repaired": repaired,
+            },
+        )
+        return 1 if serious else 0
+    for done in repaired:
+        print(f"repaired  {clean(done['where'])}: {clean(done['what'])}")
+    if repaired:
+        print()
+    if not serious:
+        print(f"doctor: nothing wrong ({READ} read)")
+    else:
+        fixable = sum(1 for f in serious if f.repair)
+        plural = "s" if len(serious) != 1 else ""
+        said = f" ({fixable} repaired by git continuity doctor --fix)" if fixable and not fix else ""
+        print(f"doctor: {len(serious)} problem{plural}{said}")
+        for f in serious:
+            print(f"  {f.area:<8} {clean(f.where)}: {clean(f.problem)}\n           fix: {clean(f.fix)}")
+    advice = [f for f in found if not f.serious]
+    if advice:
+        print("\nAdvice (not problems)")
+        for f in advice:
+            print(f"  {f.area:<8} {clean(f.where)}: {clean(f.problem)}\n           {clean(f.fix)}")
+    return 1 if serious else 0
+
+
+def _repair(repo: Repo, found: list[Finding]) -> list[dict[str, str]]:
+    """Apply every safe repair the findings name; what was done."""
+    done: list[dict[str, str]] = []
+    for f in found:
+        if f.repair is None:
+            continue
+        if f.area == "lock":
+            lock = locks.judge(repo, f.where)
+            if lock is not None and lock.gone:
+                locks.clear(repo, lock)
+                done.append({"area": f.area, "where": str(lock.path), "what": "removed (its writer is gone)"})
+        elif f.area in ("state", "notes") and "to" in f.data:
+            _put_back(repo, f.where, Oid(f.data["to"]))
+            done.append({"area": f.area, "where": f.where, "what": f.repair})
+        elif f.area == "refspec":
+            tracking.add_fetch_refspec(repo, f.data["remote"])
+            done.append({"area": f.area, "where": f.where, "what": f"added {tracking.fetch_refspec(f.data['remote'])}"})
+    streams = dict.fromkeys(f.data["stream"] for f in found if f.area == "state" and f.repair == "moved aside")
+    for stream in streams:
+        done += _quarantine_local(repo, stream)
+    remote_streams = dict.fromkeys(
+        (f.data["remote"], f.data["stream"], f.where) for f in found if f.area == "tracking" and f.repair
+    )
+    for remote, stream, refname in remote_streams:
+        done += _quarantine_remote(repo, remote, stream, refname)
+    return done
+
+
+def _put_back(repo: Repo, refname: str, commit: Oid) -> None:
+    """Point a broken ref at the last commit its reflog names (the bad value stays logged)."""
+    path = repo.common_dir / refname
+    if path.is_file():
+        try:
+            git.ref_target(repo, refname)
+        except Exception:
+            path.unlink()
+    git.set_ref(repo, refname, commit, "continuity: doctor --fix: put back on its last commit")
+
+
+def _moved(stream: str, where: str, made: quarantine.Repair) -> list[dict[str, str]]:
+    return [{"area": "state", "where": where, "what": f"{p} moved into {quarantine.FOLDER}/"} for p in made.moved]
+
+
+def _quarantine_local(repo: Repo, stream: str) -> list[dict[str, str]]:
+    ref = f"{constants.STATE_PREFIX}{stream}"
+
+    def step(tip: Oid | None) -> list[dict[str, str]]:
+        if tip is None:
+            return []
+        made = quarantine.repair(repo, stream, tip)
+        if made is None:
+            return []
+        git.compare_and_swap(repo, ref, made.commit, tip, "continuity: doctor --fix: quarantine")
+        return _moved(stream, f"{ref} ({made.commit[:7]})", made)
+
+    return git.update_ref(repo, ref, step, gave_up="nothing was moved. Try again.")
+
+
+def _quarantine_remote(repo: Repo, remote: str, stream: str, refname: str) -> list[dict[str, str]]:
+    tip = git.ref_target(repo, refname)
+    if tip is None:
+        return []
+    made = quarantine.repair(repo, stream, tip)
+    if made is None:
+        return []
+    said = sync.take_in(repo, stream, made.commit, remote)
+    where = f"{remote}'s {stream} ({tip[:7]}), here as {constants.STATE_PREFIX}{stream}: {said}"
+    return [
+        *_moved(stream, where, made),
+        {"area": "tracking", "where": refname, "what": f"to repair {remote}: git continuity push {remote}"},
+    ]

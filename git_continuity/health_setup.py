@@ -1,0 +1,145 @@
+"""What doctor reads around the state: the installed git hooks and the Python they run, the
+coding agents' hooks and whether their command can start, the trust store and the policy
+file. Each problem is a health.Finding naming the file and the command that repairs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+from git_continuity import agents, policy, trust
+from git_continuity import repo as git
+from git_continuity.errors import UserError
+from git_continuity.health import Finding
+from git_continuity.repo import Repo
+
+HOOK_MARK = "# git-continuity hook:"  # what hooks/* begin with (commands/hooks.py installs them)
+_PYTHON = re.compile(r"^python='([^']*)'$", re.MULTILINE)
+_PROGRAM = re.compile(r"^h=('(?:[^']|'\\'')*'|\S+);")
+
+
+def _hooks_dir(repo: Repo) -> Path:
+    """Where git runs hooks from, as commands/hooks.py installs them: core.hooksPath, else
+    the common git folder's hooks/."""
+    configured = git.config_value(repo, "core.hooksPath")
+    if configured:
+        path = Path(configured).expanduser()
+        return path if path.is_absolute() else (repo.work_dir or repo.common_dir) / path
+    return repo.common_dir / "hooks"
+
+
+def _imports(python: str) -> bool:
+    """Whether that Python can import git_continuity (what the hooks run)."""
+    try:
+        done = subprocess.run(
+            [python, "-c", "import git_continuity"], capture_output=True, timeout=30, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def hooks(repo: Repo) -> list[Finding]:
+    """The plain git hooks that git continuity hooks install wrote."""
+    found: list[Finding] = []
+    folder = _hooks_dir(repo)
+    checked: dict[str, bool] = {}
+    for path in sorted(folder.glob("*")) if folder.is_dir() else []:
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        if HOOK_MARK not in text:
+            continue
+        if not os.access(path, os.X_OK):
+            found.append(
+                Finding("hook", str(path), "is not executable, so git skips it", "git continuity hooks install")
+            )
+        match = _PYTHON.search(text)
+        python = match.group(1) if match else ""
+        if python not in checked:
+            checked[python] = bool(python) and Path(python).is_file() and _imports(python)
+        if checked[python]:
+            continue
+        fallback = shutil.which("git-continuity")
+        said = f"runs {python or 'no recorded Python'}, which " + (
+            "does not exist" if not python or not Path(python).is_file() else "cannot import git_continuity"
+        )
+        if fallback:
+            said += f"; it falls back to {fallback} from PATH"
+        else:
+            said += ", and git-continuity is not on PATH: the hook skips its check"
+        found.append(Finding("hook", str(path), said, "git continuity hooks install (records this Python)"))
+    return found
+
+
+def _program(command: str) -> tuple[str | None, bool]:
+    """The program an installed agent hook command runs (None: from PATH alone), and
+    whether the command can start it now."""
+    match = _PROGRAM.match(command)
+    if match and not match.group(1).startswith("$("):
+        program = shlex.split(match.group(1))[0]
+        if os.access(program, os.X_OK):
+            return program, True
+        return program, shutil.which("git-continuity-hook") is not None
+    return None, shutil.which("git-continuity-hook") is not None
+
+
+def agent_hooks(repo: Repo) -> list[Finding]:
+    """The agents' hooks that git continuity agent install wrote: can their command start?"""
+    found: list[Finding] = []
+    if repo.work_dir is None:
+        return found
+    for name, target in agents.TARGETS.items():
+        path = repo.work_dir / target.settings
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as error:
+            found.append(Finding("agent", str(path), f"cannot be read: {error}", "fix the file, or remove it"))
+            continue
+        commands = []
+        groups = data.get("hooks", {}) if isinstance(data, dict) else {}
+        for entries in groups.values() if isinstance(groups, dict) else []:
+            for entry in entries if isinstance(entries, list) else []:
+                for handler in entry.get("hooks", []) if isinstance(entry, dict) else []:
+                    if agents.is_ours(target, handler):
+                        commands.append(str(handler.get("command", "")))
+        for command in dict.fromkeys(commands):
+            program, runs = _program(command)
+            fix = f"install git-continuity where the agent finds it, then: git continuity agent install {name}"
+            if not runs:
+                where = f"neither at {program} nor on PATH" if program else "not on PATH"
+                said = f"the {name} hooks cannot start: git-continuity-hook is {where}"
+                found.append(Finding("agent", str(path), said, fix))
+                break
+            if program is not None and not os.access(program, os.X_OK):
+                said = f"the {name} hooks' recorded {program} is gone; they fall back to git-continuity-hook on PATH"
+                found.append(Finding("agent", str(path), said, f"git continuity agent install {name}", serious=False))
+                break
+    return found
+
+
+def trust_store(repo: Repo) -> list[Finding]:
+    try:
+        trust.approved(repo)
+    except UserError as error:
+        return [Finding("trust", str(trust.path(repo)), str(error), "fix it, or remove it and approve again")]
+    return []
+
+
+def policy_file(repo: Repo) -> list[Finding]:
+    try:
+        policy.load(repo.work_dir)
+    except UserError as error:
+        where = str(repo.work_dir / policy.FILE) if repo.work_dir else policy.FILE
+        return [
+            Finding("policy", where, str(error).removeprefix(where), f"fix {where} (keys: schema/policy.schema.json)")
+        ]
+    return []

@@ -1,0 +1,107 @@
+"""Moving malformed files of a state aside: the repair ``doctor --fix`` makes.
+
+Each malformed entry (and each file where it does not belong) moves to
+``.continuity/quarantine/<its path under .continuity/>`` in one new state commit on top of
+the broken one: nothing is deleted, the history only grows, and a state already on a remote
+is repaired by a push that is a fast-forward (never a force push). The quarantine folder is
+shown by status and doctor and never read as state. What cannot move without losing meaning
+(the packet: ``git continuity edit`` repairs it; a newer format) is left for its own fix.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from git_continuity import repo as git
+from git_continuity import store
+from git_continuity.repo import Oid, Repo
+
+ROOT = store.ROOT
+FOLDER = f"{ROOT}/{store.QUARANTINE}"
+_PATH = re.compile(rf"^({re.escape(ROOT)}/[^:]+?)(?: line \d+)?: ")
+KEPT = (f"{ROOT}/packet.yaml", f"{ROOT}/format")  # repaired otherwise: edit; an upgrade
+
+
+@dataclass(frozen=True)
+class Repair:
+    """A state commit that moves the malformed files aside (not yet on any ref)."""
+
+    commit: Oid
+    moved: tuple[str, ...]  # the paths moved, as they were
+    left: tuple[str, ...]  # the problems a move cannot repair
+
+
+def movable(problem: str) -> str | None:
+    """The path a problem names, when moving that path aside repairs it."""
+    found = _PATH.match(problem)
+    if found is None or found.group(1) in KEPT or found.group(1).startswith(FOLDER + "/"):
+        return None
+    return found.group(1)
+
+
+def _blobs(repo: Repo, tree: Oid, path: str) -> dict[str, bytes]:
+    """Every file at or under path, as bytes; an object this clone lacks (or a link to a
+    commit) is kept as a line that says what it was."""
+    below = git.tree_entries(repo, tree, path)
+    if below is None:
+        oid = git.entry_oid(repo, tree, path)
+        if oid is None:
+            return {}
+        try:
+            return {path: git.blob(repo, oid)}
+        except KeyError:
+            return {path + ".missing": f"object {oid} was missing here when doctor --fix moved it aside\n".encode()}
+    found: dict[str, bytes] = {}
+    for e in below:
+        found.update(_blobs(repo, tree, f"{path}/{e.name}"))
+    return found
+
+
+def _all_paths(repo: Repo, tree: Oid, path: str) -> list[str]:
+    below = git.tree_entries(repo, tree, path)
+    if below is None:
+        return [path]
+    return [p for e in below for p in _all_paths(repo, tree, f"{path}/{e.name}")]
+
+
+def repair(repo: Repo, stream: str, commit: Oid) -> Repair | None:
+    """The commit on top of ``commit`` (a state of ``stream``) that moves every malformed
+    file it can into quarantine; None when there is nothing to move."""
+    tree = git.commit_tree(repo, commit)
+    snap = store.Snapshot(repo, stream, commit, tree)
+    problems = store.all_problems(snap)
+    paths = list(dict.fromkeys(p for p in map(movable, problems) if p is not None))
+    left = tuple(p for p in problems if movable(p) is None)
+    if not paths:
+        return None
+    files: dict[str, bytes | None] = {}
+    for path in paths:
+        for old in _all_paths(repo, tree, path):
+            files[old] = None
+        for old, data in _blobs(repo, tree, path).items():
+            files[_free(repo, tree, f"{FOLDER}/{old.removeprefix(ROOT + '/')}", files)] = data
+    new_tree = git.write_tree(repo, tree, files)
+    listed = "".join(f"\n  {p}" for p in paths)
+    message = (
+        f"doctor: move {len(paths)} malformed file{'s' if len(paths) != 1 else ''} into quarantine\n\n"
+        f"Kept under {FOLDER}/, never read as state:{listed}\n"
+    )
+    made = git.write_commit(repo, new_tree, [commit], message)
+    return Repair(made, tuple(paths), left)
+
+
+def _free(repo: Repo, tree: Oid, wanted: str, taken: dict[str, bytes | None]) -> str:
+    """wanted, or wanted.2, .3, … when the quarantine already holds that name."""
+    name, n = wanted, 1
+    while name in taken or git.entry_oid(repo, tree, name) is not None:
+        n += 1
+        name = f"{wanted}.{n}"
+    return name
+
+
+def quarantined(snap: store.Snapshot) -> list[str]:
+    """The files in the stream's quarantine, as paths."""
+    if snap.tree is None or git.tree_entries(snap.repo, snap.tree, FOLDER) is None:
+        return []
+    return _all_paths(snap.repo, snap.tree, FOLDER)
