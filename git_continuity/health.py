@@ -186,8 +186,13 @@ def tracking_refs(repo: Repo) -> list[Finding]:
         ]
         if tip is None or not constants.usable_stream(stream):
             continue
+        local = git.ref_target(repo, f"{constants.STATE_PREFIX}{stream}")
+        mended = local is not None and local != tip and git.is_ancestor(repo, tip, local)
         for f in _files(repo, stream, refname, tip, "tracking"):
-            if f.repair:
+            if f.repair and mended:
+                f.fix = f"repaired here already; git continuity push {remote} repairs {remote} (a fast-forward)"
+                f.repair = None
+            elif f.repair:
                 f.fix = f"git continuity doctor --fix, then git continuity push {remote} (a fast-forward)"
                 f.repair = "moved aside in a new commit on top of it, taken in here"
                 f.data["remote"] = remote

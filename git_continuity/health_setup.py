@@ -139,7 +139,6 @@ def policy_file(repo: Repo) -> list[Finding]:
         policy.load(repo.work_dir)
     except UserError as error:
         where = str(repo.work_dir / policy.FILE) if repo.work_dir else policy.FILE
-        return [
-            Finding("policy", where, str(error).removeprefix(where), f"fix {where} (keys: schema/policy.schema.json)")
-        ]
+        said = str(error).removeprefix(where).lstrip(": ") or str(error)
+        return [Finding("policy", where, said, f"fix {where} (its keys: schema/policy.schema.json)")]
     return []

@@ -22,7 +22,9 @@ ROOT = ".continuity"
 DAY = "2026-11-30"
 NAME = "20261130T100000.000000Z"
 DEEP = "[" * 50_000 + "]" * 50_000  # the decoder recurses once per level
-NESTED = json.dumps({"at": "x", "by": "x", "host": "x", "id": "x", "text": "x", "more": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]})  # fmt: skip
+NESTED = json.dumps(
+    {"at": "x", "by": "x", "host": "x", "id": "x", "text": "x", "more": json.loads("[" * 40 + "]" * 40)}
+)
 
 
 def entry(kind: str, name: str) -> str:
@@ -308,7 +310,7 @@ CORRUPTIONS: list[Corruption] = [
     Corruption("parent-deleted", lost_parent, STATE, frozenset({"log"})),
     Corruption("parent-grafted", grafted_parent, STATE, frozenset({"log"})),
     Corruption("tree-deleted", lost_tree, STATE, ALL_STATE - {"log", "show"}),
-    Corruption("state-lock", dead_lock(STATE), f"{STATE}.lock", frozenset(WRITES - {"pull"})),
+    Corruption("state-lock", dead_lock(STATE), f"{STATE}.lock", frozenset(WRITES - {"pull", "push", "sync"})),
     # the notes
     Corruption("notes-garbage", ref_file(NOTES, "garbage\n"), NOTES, NOTES_READERS),
     Corruption("notes-blob", ref_at(NOTES, "blob"), NOTES, NOTES_READERS),

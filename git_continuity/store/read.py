@@ -102,13 +102,20 @@ def _folder(snap: Snapshot, folder: str) -> list[git.TreeEntry]:
 
 def _files(snap: Snapshot, folder: str) -> list[git.TreeEntry]:
     """The entry files of a folder of entries; a folder inside it is a problem."""
+    return _listing(snap, folder)[0]
+
+
+def _listing(snap: Snapshot, folder: str) -> tuple[list[git.TreeEntry], bool]:
+    """_files, and whether the folder holds nothing but files (what may be cached whole)."""
     if snap.tree is None:
-        return []
+        return [], True
     found = _folder(snap, folder)
+    whole = not snap.known_bad(f"{ROOT}/{folder}")
     for e in found:
         if e.is_tree:
             snap.found_bad(f"{ROOT}/{folder}/{e.name}", [f"{ROOT}/{folder}/{e.name}: a folder where an entry belongs"])
-    return [e for e in found if not e.is_tree]
+            whole = False
+    return [e for e in found if not e.is_tree], whole
 
 
 def _shards(snap: Snapshot, folder: str) -> list[git.TreeEntry]:
@@ -188,8 +195,8 @@ def _by_id(snap: Snapshot, folder: str) -> dict[str, dict[str, Any]]:
         except (OSError, ValueError):
             pass
     found = {}
-    whole = True
-    for e in _files(snap, folder):
+    listed, whole = _listing(snap, folder)
+    for e in listed:
         data = _entry(snap, f"{ROOT}/{folder}/{e.name}", e.oid, KINDS[folder])
         if data is None:
             whole = False
@@ -344,8 +351,8 @@ def read_attempts(snap: Snapshot, thread_id: str) -> list[Attempt]:
         except (OSError, ValueError, TypeError, KeyError):
             pass
     found = []
-    whole = True
-    for e in sorted(_files(snap, f"attempts/{thread_id}"), key=lambda e: e.name):
+    listed, whole = _listing(snap, f"attempts/{thread_id}")
+    for e in sorted(listed, key=lambda e: e.name):
         data = _entry(snap, f"{folder}/{e.name}", e.oid, "attempt")
         if data is None:
             whole = False
