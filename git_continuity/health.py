@@ -187,7 +187,7 @@ def tracking_refs(repo: Repo) -> list[Finding]:
         if tip is None or not constants.usable_stream(stream):
             continue
         local = git.ref_target(repo, f"{constants.STATE_PREFIX}{stream}")
-        mended = local is not None and local != tip and git.is_ancestor(repo, tip, local)
+        mended = local not in (None, tip) and git.has_commit(repo, local) and git.is_ancestor(repo, tip, local)
         for f in _files(repo, stream, refname, tip, "tracking"):
             if f.repair and mended:
                 f.fix = f"repaired here already; git continuity push {remote} repairs {remote} (a fast-forward)"
