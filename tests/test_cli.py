@@ -111,6 +111,7 @@ def test_the_leaves_are_the_tables_commands() -> None:
         "pull",
         "push",
         "sync",
+        "doctor",
         "conflict list",
         "conflict dismiss",
         "plugins",
@@ -173,7 +174,7 @@ def test_an_unknown_command_names_every_command_but_the_hidden_one(capsys: pytes
         "git continuity: error: argument <command>: invalid choice: 'bogus' (choose from 'init', 'status', "
         "'objective', 'next', 'blocker', 'claim', 'thread', 'check', 'verify', 'progress', 'ci', 'journal', 'show', "
         "'hooks', 'trust', 'orient', 'handoff', 'place', 'repo', 'agent', 'mcp', 'log', 'edit', 'pull', 'push', "
-        "'sync', 'conflict', 'plugins', 'demo', 'help')"
+        "'sync', 'doctor', 'conflict', 'plugins', 'demo', 'help')"
     )
 
 
