@@ -104,7 +104,7 @@ def _cut_history(repo: Repo, refname: str, tip: Oid) -> list[Finding]:
 def state(repo: Repo) -> list[Finding]:
     """Every stream: its ref, its history, its files, and what is in its quarantine."""
     found: list[Finding] = []
-    for refname in git.list_refs(repo, constants.STATE_PREFIX) + _broken_refs(repo, constants.STATE_PREFIX):
+    for refname in git.list_refs(repo, constants.STATE_PREFIX):
         stream = refname.removeprefix(constants.STATE_PREFIX)
         if not constants.usable_stream(stream):
             continue
@@ -114,8 +114,7 @@ def state(repo: Repo) -> list[Finding]:
             continue
         found += _cut_history(repo, refname, tip)
         found += _files(repo, stream, refname, tip, "state")
-        snap = store.snapshot_at(repo, stream, tip)
-        kept = quarantine.quarantined(snap)
+        kept = quarantine.quarantined(store.Snapshot(repo, stream, tip, git.commit_tree(repo, tip)))
         if kept:
             found.append(
                 Finding(
@@ -151,23 +150,8 @@ def _files(repo: Repo, stream: str, refname: str, tip: Oid, area: str) -> list[F
     return found
 
 
-def _broken_refs(repo: Repo, prefix: str) -> list[str]:
-    """Loose ref files under prefix that libgit2 leaves out of its list (they hold garbage)."""
-    base = repo.common_dir / prefix
-    if not base.is_dir():
-        return []
-    listed = set(git.list_refs(repo, prefix))
-    found = []
-    for path in sorted(base.rglob("*")):
-        name = path.relative_to(repo.common_dir).as_posix()
-        if path.is_file() and not name.endswith(".lock") and name not in listed:
-            found.append(name)
-    return found
-
-
 def notes(repo: Repo) -> list[Finding]:
-    broken = _broken_refs(repo, "refs/notes/")
-    if constants.NOTES_REF in broken or git.list_refs(repo, constants.NOTES_REF):
+    if constants.NOTES_REF in git.list_refs(repo, constants.NOTES_REF):
         return _ref(repo, constants.NOTES_REF, "notes")[1]
     return []
 
@@ -176,7 +160,7 @@ def tracking_refs(repo: Repo) -> list[Finding]:
     """What each remote had as of the last fetch: a malformed state there is repaired by a
     new commit on top, pushed as a fast-forward."""
     found: list[Finding] = []
-    names = git.list_refs(repo, constants.TRACKING_PREFIX) + _broken_refs(repo, constants.TRACKING_PREFIX)
+    names = git.list_refs(repo, constants.TRACKING_PREFIX)
     for refname in names:
         remote, _, stream = refname.removeprefix(constants.TRACKING_PREFIX).rpartition("/")
         tip, bad = _ref(repo, refname, "tracking")
@@ -186,8 +170,16 @@ def tracking_refs(repo: Repo) -> list[Finding]:
         ]
         if tip is None or not constants.usable_stream(stream):
             continue
-        local = git.ref_target(repo, f"{constants.STATE_PREFIX}{stream}")
-        mended = local not in (None, tip) and git.has_commit(repo, local) and git.is_ancestor(repo, tip, local)
+        try:
+            local = git.ref_target(repo, f"{constants.STATE_PREFIX}{stream}")
+        except UserError:  # state() names it
+            local = None
+        try:
+            mended = (
+                local is not None and local != tip and git.has_commit(repo, local) and git.is_ancestor(repo, tip, local)
+            )
+        except UserError:  # a cut history: _cut_history names it
+            mended = False
         for f in _files(repo, stream, refname, tip, "tracking"):
             if f.repair and mended:
                 f.fix = f"repaired here already; git continuity push {remote} repairs {remote} (a fast-forward)"

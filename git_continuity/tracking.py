@@ -133,7 +133,11 @@ def standings(repo: Repo, stream: str, local: Oid) -> list[Standing]:
         theirs = git.ref_target(repo, ref)
         if theirs is None:
             continue
-        ahead, behind = (0, 0) if theirs == local else git.ahead_behind(repo, local, theirs)
+        try:
+            ahead, behind = (0, 0) if theirs == local else git.ahead_behind(repo, local, theirs)
+        except git.HistoryCut:
+            continue  # a cut history is a problem of the state, which the caller reports
+
         relation: Relation = (
             "same" if theirs == local else "ahead" if not behind else "behind" if not ahead else "diverged"
         )

@@ -157,11 +157,44 @@ def lost_blob(repo: Path, ids: dict[str, str]) -> None:
     loose(repo, plumb(repo, "hash-object", "--stdin", data=data)).unlink()
 
 
+def lost_parent(repo: Path, ids: dict[str, str]) -> None:
+    parent = git(repo, "rev-parse", "refs/continuity/main~1")
+    loose(repo, parent).unlink()
+
+
+def lost_tree(repo: Path, ids: dict[str, str]) -> None:
+    commit_files(repo, {f"{ROOT}/journal/{DAY}/{NAME}-j-555555.json": ("100644", b"{}\n")})
+    loose(repo, git(repo, "rev-parse", "refs/continuity/main^{tree}")).unlink()
+
+
+def grafted_parent(repo: Path, ids: dict[str, str]) -> None:
+    tip = git(repo, "rev-parse", "refs/continuity/main")
+    tree = git(repo, "rev-parse", f"{tip}^{{tree}}")
+    text = f"tree {tree}\nparent {'1' * 40}\nauthor M <m@x> 1 +0000\ncommitter M <m@x> 1 +0000\n\nhand\n"
+    new = plumb(repo, "hash-object", "-t", "commit", "-w", "--literally", "--stdin", data=text.encode())
+    plumb(repo, "update-ref", "refs/continuity/main", new)
+
+
 def ref_file(ref: str, content: str) -> Callable[[Path, dict[str, str]], None]:
     def make(repo: Path, ids: dict[str, str]) -> None:
         path = repo / ".git" / ref
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content)
+
+    return make
+
+
+def ref_at(ref: str, what: str) -> Callable[[Path, dict[str, str]], None]:
+    def make(repo: Path, ids: dict[str, str]) -> None:
+        if what == "blob":
+            target = plumb(repo, "hash-object", "-w", "--stdin", data=b"hello\n")
+        elif what == "tree":
+            target = git(repo, "rev-parse", "refs/continuity/main^{tree}")
+        else:
+            git(repo, "tag", "-a", "-m", "a tag", "state-tag", "refs/continuity/main")
+            target = git(repo, "rev-parse", "state-tag")
+        (repo / ".git" / ref).parent.mkdir(parents=True, exist_ok=True)
+        (repo / ".git" / ref).write_text(target + "\n")  # git update-ref refuses a non-commit here
 
     return make
 
@@ -191,6 +224,7 @@ def deep_folder(repo: Path, ids: dict[str, str]) -> None:
 
 STATE = "refs/continuity/main"
 NOTES = "refs/notes/continuity"
+ALL_STATE = frozenset(WHOLE | EVERY_READ) - {"show"}  # show reads the notes alone
 NOTES_READERS = frozenset({"show", "claim add", "thread add", "doctor", "doctor --json"})
 
 
@@ -269,9 +303,26 @@ CORRUPTIONS: list[Corruption] = [
         frozenset(),
     ),
     # the state ref and its history
+    Corruption("ref-garbage", ref_file(STATE, "garbage\n"), STATE, ALL_STATE),
+    Corruption("ref-blob", ref_at(STATE, "blob"), STATE, ALL_STATE),
+    Corruption("ref-tree", ref_at(STATE, "tree"), STATE, ALL_STATE),
+    Corruption("ref-tag", ref_at(STATE, "tag"), STATE, ALL_STATE),
+    Corruption("parent-deleted", lost_parent, STATE, frozenset({"log"})),
+    Corruption("parent-grafted", grafted_parent, STATE, frozenset({"log"})),
+    Corruption("tree-deleted", lost_tree, STATE, ALL_STATE - {"log", "show"}),
     Corruption("state-lock", dead_lock(STATE), f"{STATE}.lock", frozenset(WRITES - {"pull", "push", "sync"})),
     # the notes
     Corruption("notes-garbage", ref_file(NOTES, "garbage\n"), NOTES, NOTES_READERS),
+    Corruption("notes-blob", ref_at(NOTES, "blob"), NOTES, NOTES_READERS),
+    Corruption("notes-tree", ref_at(NOTES, "tree"), NOTES, NOTES_READERS),
+    Corruption("notes-lock", dead_lock(NOTES), f"{NOTES}.lock", frozenset({"claim add", "thread add"})),
+    # what a fetch left
+    Corruption(
+        "tracking-garbage",
+        ref_file("refs/continuity-remotes/origin/main", "garbage\n"),
+        "refs/continuity-remotes/origin/main",
+        frozenset({"doctor", "doctor --json"}),
+    ),
 ]
 
 
@@ -410,14 +461,18 @@ def test_a_corruption_against_every_command(
             failures.append(f"{name}: traceback\n{said}")
             continue
         must = name in WHOLE or name in corruption.readers
-        if corruption.name == "state-lock" or corruption.name.startswith("notes-"):
+        if corruption.name == "state-lock" or corruption.name.startswith(("notes-", "tracking-")):
             must = name in corruption.readers  # only writes take the lock; only these read the notes
         if not must:
             continue
         wanted = 1 if name.startswith("doctor") else 2
         if code != wanted or corruption.named not in said:
             failures.append(f"{name}: exit {code}, wanted {wanted} naming {corruption.named!r}:\n{said[-600:]}")
-    if git(remote, "for-each-ref", "--format=%(refname) %(objectname)") != remote_state:
+    # A dead lock on the notes leaves the state well-formed: writes of the state, and their push, go on.
+    if (
+        corruption.name != "notes-lock"
+        and git(remote, "for-each-ref", "--format=%(refname) %(objectname)") != remote_state
+    ):
         TOTALS["reached the remote"] += 1
         failures.append("the remote's state changed")
     assert not failures, "\n\n".join(failures)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sys
 from itertools import islice
 
 from git_continuity import render, session, store
@@ -18,6 +19,13 @@ def log(repo: Repo, *, stream: str, count: int | None, as_json: bool) -> int:
     store.require_state(snap)
     assert snap.commit is not None
     commits = list(islice(git.first_parent_log(repo, snap.commit), count))
+    last = commits[-1]
+    broken = (
+        f"{snap.ref}: its history is cut: commit {last.oid[:7]} names a parent {last.parents[0][:7]} that is missing"
+        " here (git continuity doctor says how to repair it)"
+        if (count is None or len(commits) < count) and last.parents and not git.has_commit(repo, last.parents[0])
+        else None
+    )
     if as_json:
         render.emit_json(
             "log",
@@ -37,10 +45,14 @@ def log(repo: Repo, *, stream: str, count: int | None, as_json: bool) -> int:
                 ],
             },
         )
-        return 0
+        if broken:
+            print(f"git-continuity: {broken}", file=sys.stderr)
+        return 2 if broken else 0
     for c in commits:
         summary = c.message.splitlines()[0] if c.message else ""
         t = session.parse_trailers(c.message)
         who = render.where(c.author.split(" <")[0], t.get("host"), t.get("agent"), t.get("session"))
         print(f"{c.oid[:7]}  {shown(stamp(c.time))}  {who}  {cut(summary, 'git continuity log --json')}")
-    return 0
+    if broken:
+        print(f"problem: {broken}")
+    return 2 if broken else 0

@@ -211,6 +211,9 @@ def require_sendable(repo: Repo, remote: str) -> None:
             found.append(f"{stream} ({commit[:7]}): {constants.STATE_PREFIX}{stream} is not a commit")
             continue
         found += [f"{stream} ({commit[:7]}): {p}" for p in store.all_problems(store.snapshot(repo, stream))]
+    notes = git.ref_target(repo, constants.NOTES_REF)
+    if notes is not None and not git.has_commit(repo, notes):
+        found.append(f"{NOTES} ({notes[:7]}): {constants.NOTES_REF} is not a commit (git continuity doctor --fix)")
     if found:
         raise UserError(
             f"the local state is malformed; nothing was sent to {remote}:\n  "

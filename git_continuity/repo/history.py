@@ -143,20 +143,39 @@ def commit_info(repo: Repo, oid: Oid) -> CommitInfo:
 
 
 def first_parent_log(repo: Repo, tip: Oid) -> Iterator[CommitInfo]:
+    """tip and its first parents, newest first, as far as this clone has them (a history cut
+    by a deleted object or a shallow fetch ends there: the caller checks the last one's parent)."""
     oid: Oid | None = tip
     while oid is not None:
         info = commit_info(repo, oid)
         yield info
-        oid = info.parents[0] if info.parents else None
+        oid = info.parents[0] if info.parents and has_commit(repo, info.parents[0]) else None
+
+
+class HistoryCut(UserError):
+    """A walk of history met a commit this clone lacks (a deleted object, a cut history)."""
+
+
+def _cut(a: Oid, b: Oid, error: Exception) -> HistoryCut:
+    return HistoryCut(
+        f"the history between {a[:7]} and {b[:7]} is cut: an object is missing here ({error}); "
+        "git continuity doctor says how to repair it"
+    )
 
 
 def is_ancestor(repo: Repo, ancestor: Oid, tip: Oid) -> bool:
     """Whether ancestor is tip or one of its ancestors (descendant_of is false for a == b)."""
-    return ancestor == tip or bool(repo.git.descendant_of(pygit2.Oid(hex=tip), pygit2.Oid(hex=ancestor)))
+    try:
+        return ancestor == tip or bool(repo.git.descendant_of(pygit2.Oid(hex=tip), pygit2.Oid(hex=ancestor)))
+    except (KeyError, pygit2.GitError) as error:
+        raise _cut(ancestor, tip, error) from None
 
 
 def ahead_behind(repo: Repo, local: Oid, upstream: Oid) -> tuple[int, int]:
-    ahead, behind = repo.git.ahead_behind(pygit2.Oid(hex=local), pygit2.Oid(hex=upstream))
+    try:
+        ahead, behind = repo.git.ahead_behind(pygit2.Oid(hex=local), pygit2.Oid(hex=upstream))
+    except (KeyError, pygit2.GitError) as error:
+        raise _cut(local, upstream, error) from None
     return int(ahead), int(behind)
 
 

@@ -39,7 +39,28 @@ def ref_target(repo: Repo, refname: str) -> Oid | None:
 
 
 def list_refs(repo: Repo, prefix: str) -> list[str]:
-    return sorted(name for name in repo.git.references if name.startswith(prefix))
+    """The refs whose names start with prefix. Under git-continuity's own prefixes a loose ref
+    file that holds garbage (libgit2 leaves it out of its list) is listed too, so that
+    reading it names it (ref_target) instead of taking the stream for missing."""
+    names = {name for name in repo.git.references if name.startswith(prefix)}
+    if prefix.startswith(OWN):
+        names |= _unlisted(repo, prefix, names)
+    return sorted(names)
+
+
+OWN = ("refs/continuity", "refs/notes/continuity")
+
+
+def _unlisted(repo: Repo, prefix: str, listed: set[str]) -> set[str]:
+    base = repo.common_dir / prefix
+    files = [p for p in base.rglob("*") if p.is_file()] if base.is_dir() else []
+    files += [base] if base.is_file() else []
+    found = set()
+    for path in files:
+        name = path.relative_to(repo.common_dir).as_posix()
+        if name.startswith(prefix) and not name.endswith(".lock") and name not in listed:
+            found.add(name)
+    return found
 
 
 def expand_ref(repo: Repo, name: str) -> str | None:

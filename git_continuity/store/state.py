@@ -162,6 +162,11 @@ def snapshot_at(repo: Repo, stream: str, target: Oid | None) -> Snapshot:
             f"git update-ref {ref} <commit> {target}"
         )
     tree = git.commit_info(repo, target).tree if target else None
+    if target is not None and tree is not None and git.tree_entries(repo, tree) is None:
+        raise UserError(
+            f"{ref} points at {target[:7]}, whose tree {tree[:7]} is missing here (a deleted object, or a fetch"
+            " that did not finish); nothing was read or written.\ngit continuity doctor says how to repair it"
+        )
     return Snapshot(repo, stream, target, tree)
 
 
