@@ -22,7 +22,7 @@ from datetime import datetime, timedelta, timezone
 from git_continuity import atomic
 from git_continuity import repo as git
 from git_continuity.model import JournalEntry, parse_stamp
-from git_continuity.store.read import _entry
+from git_continuity.store.read import _entry, _shards
 from git_continuity.store.state import ROOT, Snapshot
 
 Lifespans = Mapping[str, timedelta | None]  # per kind; None: never fades
@@ -86,11 +86,7 @@ def read_live_journal(
     named in ``faded``)."""
     if snap.tree is None:
         return Journal([], 0, 0, frozenset())
-    days = sorted(
-        (e for e in git.tree_entries(snap.repo, snap.tree, f"{ROOT}/journal") or [] if e.is_tree),
-        key=lambda e: e.name,
-        reverse=True,
-    )
+    days = sorted(_shards(snap, "journal"), key=lambda e: e.name, reverse=True)  # a stray file is a problem
     finite = [s for s in lifespans.values() if s is not None]
     shortest = min(finite) if finite else None
     picked: list[tuple[str, git.Oid, bool]] = []  # path in the journal folder, blob, faded
