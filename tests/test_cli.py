@@ -163,7 +163,7 @@ def test_the_help_lists_every_command_with_its_summary_and_hides_hook_impl(
     out = capsys.readouterr().out
     listing = out.split("  <command>\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert listing == [f"    {c.name:<14} {c.summary}" for c in COMMANDS if c.name != "hook-impl"]
-    assert len(listing) == 30 and "hook-impl" not in out
+    assert len(listing) == 31 and "hook-impl" not in out
 
 
 def test_an_unknown_command_names_every_command_but_the_hidden_one(capsys: pytest.CaptureFixture[str]) -> None:
