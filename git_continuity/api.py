@@ -9,7 +9,8 @@ know.
 What is here, by use:
 
 - declaring and resolving: ``hookimpl``, ``Scheme``, ``Handle``, ``UserError`` (a malformed
-  handle), ``require`` / ``expectation`` / ``revision`` (check the parts of a handle);
+  handle), ``require`` / ``expectation`` / ``revision`` / ``ref_name_fault`` (check the parts of a
+  handle);
 - dereferencing: ``VerifyContext`` (its ``repo`` is a ``Repository``: read-only queries,
   plain values), ``Verifier`` (its ``verified`` / ``contradicted`` / ``unknown`` make an
   ``Observation``; ``waiting="review"`` or ``"CI"`` marks one that waits on someone else,
@@ -32,6 +33,7 @@ from git_continuity.forge import (
     fetch_pages,
     minute,
     pull_request,
+    ref_name_fault,
     require,
     revision,
     short,
@@ -44,8 +46,9 @@ from git_continuity.tokens import from_env as token_from_env
 from git_continuity.tokens import github as github_token
 from git_continuity.trust import approve_hint
 
-# 1.1: Verifier.contradicted/unknown take waiting=; 1.2: VerifyContext.tree, Repository.path_in_tree
-API_VERSION = "1.2"
+# 1.1: Verifier.contradicted/unknown take waiting=; 1.2: VerifyContext.tree, Repository.path_in_tree;
+# 1.3: ref_name_fault, Repository.refs, ref_last_move and remote_refs
+API_VERSION = "1.3"
 GIT_CONTINUITY_VERSION = __version__  # the installed package's (the built-in verifiers' own)
 
 __all__ = [
@@ -73,6 +76,7 @@ __all__ = [
     "parse_stamp",
     "pull_request",
     "redact",
+    "ref_name_fault",
     "require",
     "revision",
     "short",

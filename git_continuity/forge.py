@@ -205,6 +205,36 @@ def revision(repo: Repository, rev: str, handle: str) -> str:
         raise UserError(f"{error} (in {handle!r}; give a revision this clone has, or a full commit id)") from None
 
 
+def ref_name_fault(name: str) -> str | None:
+    """Why ``name`` is not a valid ref name by git's rules (git check-ref-format, one level
+    allowed), or None: a branch or tag named in a handle. Written out because a verifier
+    runs no git of its own."""
+    for bad, why in ((" ", "a space"), ("..", "'..'"), ("@{", "'@{'"), ("\\", "'\\'"), ("//", "'//'")):
+        if bad in name:
+            return f"it has {why}"
+    for char in "~^:?*[":
+        if char in name:
+            return f"it has {char!r}"
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        return "it has a control character"
+    if not name:
+        return "it is empty"
+    if name == "@":
+        return "it is '@'"
+    if name.startswith("-"):
+        return "it starts with '-'"
+    if name.startswith("/") or name.endswith("/"):
+        return "it starts or ends with '/'"
+    if name.endswith("."):
+        return "it ends with '.'"
+    parts = name.split("/")
+    if any(part.startswith(".") for part in parts):
+        return "a part starts with '.'"
+    if any(part.endswith(".lock") for part in parts):
+        return "a part ends in .lock"
+    return None
+
+
 def expectation(value: str, allowed: Iterable[str], handle: str) -> str:
     choices = tuple(allowed)
     if value not in choices:

@@ -170,6 +170,15 @@ class Repository:
         """When the ref last moved, from its reflog."""
         return self._once("moved", refname, lambda: git.ref_updated_at(self._repo, refname))
 
+    def ref_last_move(self, refname: str) -> tuple[datetime, str] | None:
+        """When the ref last moved here and why, from its reflog: ``(when, "update by push")``
+        after a push, ``(when, "fetch: …")`` after a fetch."""
+        return git.ref_last_move(self._repo, refname)
+
+    def refs(self, prefix: str) -> list[str]:
+        """The full names of this repository's refs under ``prefix`` (``refs/remotes/origin/``)."""
+        return git.list_refs(self._repo, prefix)
+
     def cloned_at(self) -> datetime | None:
         return self._once("cloned", "", lambda: git.cloned_at(self._repo))
 
@@ -192,6 +201,16 @@ class Repository:
 
         try:
             return transport.remote_ref(self._repo, remote, refname, timeout)
+        except transport.TransportError as error:
+            raise Undecided(str(error)) from None
+
+    def remote_refs(self, remote: str, patterns: list[str], timeout: float) -> dict[str, str]:
+        """The remote's refs matching the patterns (``refs/heads/*``), name -> object id,
+        asked right now through the user's git. Raises Undecided as ``remote_ref`` does."""
+        from git_continuity import transport
+
+        try:
+            return transport.list_refs(self._repo, remote, patterns, timeout)
         except transport.TransportError as error:
             raise Undecided(str(error)) from None
 

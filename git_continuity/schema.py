@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from git_continuity.constants import ID_ALPHABET
 from git_continuity.errors import UserError
 
 # The most that is read of one file from state or from the work tree: a packet is a few
@@ -94,11 +95,24 @@ def _leaves(errors: Any) -> list[Any]:
     return out
 
 
+# The patterns of schema/ in words: a message names the form a value must take.
+FORMS = {
+    r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$": "a UTC time such as 2026-12-01T14:05:00Z",
+    r"^[a-z]-[2-9a-hjkmnp-z]{6}$": f"an id: a letter, '-' and 6 of {ID_ALPHABET}, e.g. b-k7m2qx",
+    r"^[0-9a-f]{40}$": "a full commit id, 40 hexadecimal digits",
+    r"^[0-9a-f]{40,64}$": "a full object id, 40 or 64 hexadecimal digits",
+    r"^[a-z][a-z0-9-]*:": "a handle, scheme:address, e.g. commit:HEAD",
+    r"^\d+(s|m|h|d)$": "a whole number and a unit, s, m, h or d: 90s, 10m, 8h, 2d",
+    r"^[^\u0000-\u001f\u007f]{1,64}$": "1 to 64 characters, none of them a control character",
+}
+
+
 def _message(error: Any) -> str:
     if error.validator == "required":
         return str(error.message).replace("is a required property", "is missing")
     if error.validator == "pattern":
-        return f"{error.instance!r} is not in the expected form"
+        pattern = str(error.validator_value)
+        return f"{error.instance!r} is not in the expected form ({FORMS.get(pattern, 'the pattern ' + pattern)})"
     if error.validator == "oneOf":
         return f"{error.instance!r} is not valid here"
     return str(error.message)

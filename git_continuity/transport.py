@@ -13,14 +13,22 @@ class TransportError(Exception):
     """git could not talk to the remote; the message is what git said."""
 
 
+def failure(stderr: str, what: str) -> str:
+    """What went wrong, in git's words: its first fatal:/error: line (its last line is often
+    advice, "and the repository exists."), with the cause git was told before it, such as
+    ``ssh: Could not resolve hostname …`` (``remote:`` lines are the server's, said apart)."""
+    said = [line.strip() for line in stderr.splitlines() if line.strip()]
+    at = next((i for i, line in enumerate(said) if line.startswith(("fatal:", "error:"))), None)
+    if at is None:
+        return said[-1] if said else what
+    causes = [line for line in said[:at] if not line.startswith(("remote:", "hint:", "warning:"))]
+    return said[at] + (f" ({'; '.join(causes[-2:])})" if causes else "")
+
+
 def _git(repo: Repo, args: list[str], timeout: float) -> str:
     done = _run(repo, args, timeout)
     if done.returncode != 0:
-        # git's first fatal:/error: line says what went wrong; its last line is often
-        # advice ("and the repository exists.").
-        said = [line for line in done.stderr.splitlines() if line.strip()]
-        first = next((line for line in said if line.startswith(("fatal:", "error:"))), said[-1] if said else None)
-        raise TransportError(first or f"git {args[0]} exited {done.returncode}")
+        raise TransportError(failure(done.stderr, f"git {args[0]} exited {done.returncode}"))
     return done.stdout
 
 
@@ -112,7 +120,5 @@ def push(repo: Repo, remote: str, refspecs: list[str], timeout: float) -> Pushed
     said = [line for line in done.stderr.splitlines() if line.startswith("remote:") and line[7:].strip()]
     if done.returncode != 0 and not (behind or refused):
         # No per-ref verdict: the push never got that far (unreachable, no permission).
-        lines = [line for line in done.stderr.splitlines() if line.strip()]
-        first = next((x for x in lines if x.startswith(("fatal:", "error:"))), lines[-1] if lines else None)
-        raise TransportError("\n".join([*said, first or f"git push exited {done.returncode}"]))
+        raise TransportError("\n".join([*said, failure(done.stderr, f"git push exited {done.returncode}")]))
     return Pushed(accepted, behind, refused, said)

@@ -432,7 +432,10 @@ def assert_writes_refused(run: Run, repo: Path, problems: list[str]) -> None:
         ),
         (
             "objective:\n  text: Ship it\n  why: users wait\n  set_at: yesterday\n  set_by: Ada\n",
-            [f"{PACKET} line 4: objective.set_at: 'yesterday' is not in the expected form"],
+            [
+                f"{PACKET} line 4: objective.set_at: 'yesterday' is not in the expected form"
+                " (a UTC time such as 2026-12-01T14:05:00Z)"
+            ],
         ),
         (
             "blockers:\n  - id: b-222222\n    added_at: '2026-11-30T10:00:00Z'\n    added_by: Ada\n",
@@ -563,7 +566,8 @@ def test_a_claim_file_that_breaks_its_schema(started: Path, inproc: Run) -> None
     problems = [
         f"{path}: (top level): 'host' is missing",
         f"{path} line {line('colour')}: colour: unknown key 'colour'",
-        f"{path} line {line('handle')}: handle: 'HEAD' is not in the expected form",
+        f"{path} line {line('handle')}: handle: 'HEAD' is not in the expected form"
+        " (a handle, scheme:address, e.g. commit:HEAD)",
         f"{path} line {line('text')}: text: 5 is not of type 'string'",
     ]
     write_state(started, {path: bad})

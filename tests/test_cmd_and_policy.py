@@ -271,10 +271,15 @@ def test_state_from_another_clone_never_runs_its_commands_here(gc: Cli, remote_a
             "# our policy\nclosing_keywords: [ships]\nclosing_checkz: ['clean:']\n",
             "line 3: closing_checkz: unknown key 'closing_checkz'",
         ),
-        ("cmd_timeout: 5 minutes\n", "line 1: cmd_timeout: '5 minutes' is not in the expected form"),
+        (
+            "cmd_timeout: 5 minutes\n",
+            "line 1: cmd_timeout: '5 minutes' is not in the expected form"
+            " (a whole number and a unit, s, m, h or d: 90s, 10m, 8h, 2d)",
+        ),
         (
             "evidence_max_age:\n  default: 24h\n  cmd: soon\n",
-            "line 3: evidence_max_age.cmd: 'soon' is not in the expected form",
+            "line 3: evidence_max_age.cmd: 'soon' is not in the expected form"
+            " (a whole number and a unit, s, m, h or d: 90s, 10m, 8h, 2d)",
         ),
     ],
     ids=["invalid-yaml", "unknown-key", "bad-duration", "bad-nested-value"],

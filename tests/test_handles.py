@@ -295,7 +295,7 @@ def test_pushed_right_after_a_clone(remote_and_clone: tuple[Path, Path], inproc:
     )
 
 
-def test_pushed_to_a_branch_never_fetched_is_unknown(remote_and_clone: tuple[Path, Path], inproc: Run) -> None:
+def test_pushed_to_a_remote_never_fetched_is_unknown(remote_and_clone: tuple[Path, Path], inproc: Run) -> None:
     bare, work = remote_and_clone
     ok(inproc, work, "init")
     git(work, "remote", "add", "upstream", str(bare))
@@ -306,9 +306,11 @@ def test_pushed_to_a_branch_never_fetched_is_unknown(remote_and_clone: tuple[Pat
         "unknown",
         "upstream/main has never been fetched here: git fetch upstream, or verify --online",
     )
+    # origin was seen (the clone) without topic: a fetch would not help, the remote lacks it.
     assert found["pushed to a new branch"][2:] == (
-        "unknown",
-        "origin/topic has never been fetched here: git fetch origin, or verify --online",
+        "contradicted",
+        "origin had no branch topic when this clone last heard from it (as cloned just now, not fetched"
+        " since; its branches then: main); verify --online asks origin now",
     )
     git(work, "remote", "remove", "upstream")
     assert claims(inproc, work)["pushed upstream"][2:] == ("unknown", "upstream is not a configured remote here")
@@ -346,7 +348,10 @@ def test_pushed_online(remote_and_clone: tuple[Path, Path], tmp_path: Path, inpr
             "contradicted",
             f"origin/main is at {base[:7]} (asked just now), which does not contain {ours[:7]}",
         ),
-        "ours is on a branch the remote lacks": ("contradicted", "origin has no branch topic (asked just now)"),
+        "ours is on a branch the remote lacks": (
+            "contradicted",
+            "origin has no branch topic (asked just now; its branches: main)",
+        ),
         "ours is on a remote that is gone": (
             "unknown",
             f"could not ask gone: fatal: '{tmp_path / 'nothere.git'}' does not appear to be a git repository",

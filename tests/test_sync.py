@@ -162,7 +162,7 @@ def test_remote_entries_that_fail_the_schema_are_refused_by_name(
         "git-continuity: error: the state fetched from origin is malformed; nothing was merged, "
         "the local state is untouched:\n"
         f"  origin's main ({bad[:7]}): .continuity/claims/c-aaaaaa.json line 4: added_at: "
-        "'yesterday' is not in the expected form\n"
+        "'yesterday' is not in the expected form (a UTC time such as 2026-12-01T14:05:00Z)\n"
         f"  origin's main ({bad[:7]}): .continuity/claims/c-aaaaaa.json line 3: text: '' should be non-empty\n"
         "It is kept in refs/continuity-remotes/origin/ for a look (git log -p REF).\n"
         "Repair it: git continuity doctor --fix (moves the malformed files aside in a new commit on top),"
@@ -408,7 +408,7 @@ def test_a_malformed_local_state_never_leaves_the_machine(
     assert refused.err == (
         "git-continuity: error: the local state is malformed; nothing was sent to origin:\n"
         f"  main ({bad[:7]}): .continuity/claims/c-aaaaaa.json line 4: added_at: "
-        "'yesterday' is not in the expected form\n"
+        "'yesterday' is not in the expected form (a UTC time such as 2026-12-01T14:05:00Z)\n"
         f"  main ({bad[:7]}): .continuity/claims/c-aaaaaa.json line 3: text: '' should be non-empty\n"
         "Put the stream back on its last good change (git continuity log lists them):"
         " git update-ref refs/continuity/<stream> <commit>; a bad packet is repaired with git continuity edit."

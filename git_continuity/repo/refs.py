@@ -87,6 +87,18 @@ def ref_updated_at(repo: Repo, refname: str) -> datetime | None:
     return None
 
 
+def ref_last_move(repo: Repo, refname: str) -> tuple[datetime, str] | None:
+    """When the ref last moved here and the reflog's reason ("update by push", "fetch: …")."""
+    try:
+        ref = repo.git.references.get(refname)
+        entry = next(iter(ref.log()), None) if ref is not None else None
+    except (KeyError, pygit2.GitError, pygit2.InvalidSpecError, ValueError):
+        return None
+    if entry is None:
+        return None
+    return datetime.fromtimestamp(entry.committer.time, timezone.utc), entry.message or ""
+
+
 def cloned_at(repo: Repo) -> datetime | None:
     """When this repository was cloned, from the first entry of HEAD's reflog ("clone: from
     …"). git clone leaves remote-tracking refs without a reflog of their own, so this is how

@@ -5,8 +5,11 @@ Every check is against this repository's actual refs and objects, dereferenced n
 
 from __future__ import annotations
 
+import os
 import posixpath
+import re
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 from git_continuity.api import (
     GIT_CONTINUITY_VERSION,
@@ -20,10 +23,12 @@ from git_continuity.api import (
     VerifyContext,
     ago,
     hookimpl,
+    ref_name_fault,
     short,
 )
 
 NAME = "git"
+FULL_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 SEEN = Verifier(NAME, GIT_CONTINUITY_VERSION)
 
 SCHEMES = (
@@ -57,35 +62,6 @@ def _split(body: str, sep: str, handle: str, form: str) -> tuple[str, str]:
     return left, right
 
 
-def _ref_name_fault(name: str) -> str | None:
-    """Why ``name`` is not a valid ref name by git's rules (git check-ref-format, one level
-    allowed), or None. Written out here because a verifier runs no git of its own."""
-    for bad, why in ((" ", "a space"), ("..", "'..'"), ("@{", "'@{'"), ("\\", "'\\'"), ("//", "'//'")):
-        if bad in name:
-            return f"it has {why}"
-    for char in "~^:?*[":
-        if char in name:
-            return f"it has {char!r}"
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
-        return "it has a control character"
-    if not name:
-        return "it is empty"
-    if name == "@":
-        return "it is '@'"
-    if name.startswith("-"):
-        return "it starts with '-'"
-    if name.startswith("/") or name.endswith("/"):
-        return "it starts or ends with '/'"
-    if name.endswith("."):
-        return "it ends with '.'"
-    parts = name.split("/")
-    if any(part.startswith(".") for part in parts):
-        return "a part starts with '.'"
-    if any(part.endswith(".lock") for part in parts):
-        return "a part ends in .lock"
-    return None
-
-
 def _refname(repo: Repository, name: str, handle: str) -> str:
     if name.startswith("-"):
         raise UserError(f"ref {name!r} in {handle!r} starts with '-'")
@@ -106,13 +82,92 @@ def _remote_branch(repo: Repository, spec: str) -> tuple[str, str] | None:
     return None
 
 
-def _path(path: str, handle: str) -> str:
-    clean = posixpath.normpath(path)
+def _prefix(repo: Repository) -> str:
+    """Where the current folder is in the work tree (``sub/``), as ``git rev-parse
+    --show-prefix`` says it: paths in handles are read from there, as git reads them."""
+    if repo.work_dir is None:
+        return ""
+    try:
+        inside = Path.cwd().resolve().relative_to(repo.work_dir.resolve())
+    except (OSError, ValueError):  # the folder is gone, or it is outside the work tree
+        return ""
+    if inside.parts[:1] == (".git",):
+        return ""
+    return "" if str(inside) == "." else inside.as_posix() + "/"
+
+
+def _path(repo: Repository, path: str, handle: str) -> str:
+    """``path`` as the repository-relative path it names (what is stored, so that every clone
+    reads the same file): relative to the current folder, or to the top after ``:/`` (git's
+    own spelling of the top)."""
+    prefix = _prefix(repo)
+    if path.startswith(":/"):
+        path, prefix = path[2:], ""
+    clean = posixpath.normpath(prefix + path) if path else ""
     if path.startswith("/") or clean == ".." or clean.startswith("../") or "\\" in path:
-        raise UserError(f"path {path!r} in {handle!r} escapes the repository; give a path inside it")
-    if clean == "." or clean.split("/")[0] == ".git":
+        read = f" (read from {prefix}, as git reads paths)" if prefix else ""
+        raise UserError(f"path {path!r} in {handle!r} escapes the repository{read}; give a path inside it")
+    if clean in (".", "") or clean.split("/")[0] == ".git":
         raise UserError(f"path {path!r} in {handle!r} does not name a file of the repository")
     return clean
+
+
+def _names_a_path(repo: Repository, written: str, handle: str) -> bool:
+    """Whether what was written names a path in the work tree or in HEAD's tree."""
+    try:
+        path = _path(repo, written, handle)
+    except UserError:
+        return False
+    if repo.work_dir is not None and os.path.lexists(repo.work_dir / path):
+        return True
+    head = repo.head_commit()
+    return head is not None and repo.path_in_commit(head, path)
+
+
+def _file_handle(repo: Repository, body: str, text: str) -> Handle:
+    """``file:<path>[@<rev>]``. The last ``@`` separates a revision only when what follows
+    resolves to a commit here and the whole text is not a path of the work tree or HEAD;
+    otherwise the whole text is the path (``pkgs/@scope/a.js``, ``me@home.txt``). A trailing
+    ``@`` says there is no revision (``notes@main@``)."""
+    path, at, rev = body.rpartition("@")
+    if at and path and rev:
+        if rev.startswith("-"):
+            repo.resolve_commit(rev)  # refused, naming it: a revision is never an option to git
+        oid = None if _names_a_path(repo, body, text) else _commit_or_none(repo, rev)
+        if oid is not None:
+            return Handle("file", f"{_path(repo, path, text)}@{oid}")
+        if not path.endswith("/") and _names_a_path(repo, path, text):
+            # NOTES@HEAD~99: a file that is here, then a revision that is not.
+            raise UserError(
+                f"revision {rev!r} in {text!r} does not resolve to a commit here; for a path that"
+                f" holds '@', end the handle with '@': file:{body}@"
+            )
+        path = body
+    elif not (at and path):  # no @ at all, or only a leading one
+        path = body
+    if not path:
+        raise UserError(f"handle {text!r} is not of the form file:<path>[@<rev>]")
+    clean = _path(repo, path, text)
+    # Stored so that it reads back unambiguously (_file_parts): a path that ends in '@', or
+    # whose last '@' is followed by what looks like a full commit id, keeps a trailing '@'.
+    return Handle("file", clean + "@" if _file_parts(clean) != (clean, None) else clean)
+
+
+def _commit_or_none(repo: Repository, rev: str) -> str | None:
+    try:
+        return repo.resolve_commit(rev)
+    except UserError:
+        return None
+
+
+def _file_parts(body: str) -> tuple[str, str | None]:
+    """A stored ``file:`` body as (path, full commit id or None)."""
+    if body.endswith("@"):
+        return body[:-1], None
+    path, at, rev = body.rpartition("@")
+    if at and path and FULL_ID.fullmatch(rev):
+        return path, rev
+    return body, None
 
 
 def _resolve(repo: Repository, h: Handle) -> Handle:
@@ -137,22 +192,18 @@ def _resolve(repo: Repository, h: Handle) -> Handle:
             remotes = ", ".join(repo.remote_names()) or "none configured"
             raise UserError(f"{spec!r} in {text!r} names no configured remote (remotes: {remotes})")
         remote, branch = split
-        fault = _ref_name_fault(branch)
+        fault = ref_name_fault(branch)
         if fault:
             raise UserError(f"branch {branch!r} in {text!r} is not a valid ref name ({fault})")
         return Handle("pushed", f"{repo.resolve_commit(rev)}@{remote}/{branch}")
     if h.scheme == "tag":
         name, eq, rev = body.partition("=")
-        fault = "it names a full ref; give the tag's own name" if name.startswith("refs/") else _ref_name_fault(name)
+        fault = "it names a full ref; give the tag's own name" if name.startswith("refs/") else ref_name_fault(name)
         if fault:
             raise UserError(f"tag name {name!r} in {text!r} is not a valid ref name ({fault}); e.g. tag:v1.2")
         return Handle("tag", f"{name}={repo.resolve_commit(rev)}" if eq else name)
     if h.scheme == "file":
-        path, at, rev = body.rpartition("@") if "@" in body else (body, "", "")
-        if not path:
-            raise UserError(f"handle {text!r} is not of the form file:<path>[@<rev>]")
-        clean = _path(path, text)
-        return Handle("file", f"{clean}@{repo.resolve_commit(rev)}" if at else clean)
+        return _file_handle(repo, body, text)
     if body:
         raise UserError(f"handle {text!r}: clean: takes nothing after the colon")
     return Handle("clean", "")
@@ -215,15 +266,9 @@ def _pushed(ctx: VerifyContext, body: str) -> Observation:
     tracking = f"refs/remotes/{remote}/{branch}"
     target = ctx.repo.ref_target(tracking)
     if target is None:
-        return SEEN.unknown(f"{remote}/{branch} has never been fetched here: git fetch {remote}, or verify --online")
-    fetched = ctx.repo.ref_updated_at(tracking)
-    cloned = None if fetched else ctx.repo.cloned_at()
-    if fetched:
-        age = f"fetched {ago(fetched, ctx.now)}"
-    else:
-        age = f"as cloned {ago(cloned, ctx.now)}, not fetched since" if cloned else "fetch time unknown"
+        return _no_tracking_ref(ctx, remote, branch)
     contained = _contains(ctx, target, rev)
-    where = f"{remote}/{branch} is at {short(target)} ({age})"
+    where = f"{remote}/{branch} is at {short(target)} ({_tracking_age(ctx, tracking)})"
     if contained is None:
         return SEEN.unknown(f"{where}; this shallow clone cannot tell whether it contains {short(rev)}")
     if contained:
@@ -231,13 +276,53 @@ def _pushed(ctx: VerifyContext, body: str) -> Observation:
     return SEEN.contradicted(f"{where}, which does not contain {short(rev)}", {tracking: target})
 
 
+def _tracking_age(ctx: VerifyContext, tracking: str) -> str:
+    """How old a remote-tracking ref is, by what last moved it: a fetch, or a push from here
+    (which moves it without fetching anything)."""
+    moved = ctx.repo.ref_last_move(tracking)
+    if moved is None:
+        cloned = ctx.repo.cloned_at()
+        return f"as cloned {ago(cloned, ctx.now)}, not fetched since" if cloned else "fetch time unknown"
+    when, why = moved
+    if why.startswith("update by push"):
+        return f"as pushed from here {ago(when, ctx.now)}"
+    if why.startswith(("fetch", "pull")):
+        return f"fetched {ago(when, ctx.now)}"
+    return f"updated {ago(when, ctx.now)}"
+
+
+def _branches(names: Sequence[str], prefix: str) -> str:
+    found = [n[len(prefix) :] for n in names if n.startswith(prefix) and n != prefix + "HEAD"]
+    if not found:
+        return "none"
+    return ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+
+
+def _no_tracking_ref(ctx: VerifyContext, remote: str, branch: str) -> Observation:
+    """No remote-tracking ref for the branch: the remote lacked it at the last fetch, or it was
+    never fetched at all."""
+    prefix = f"refs/remotes/{remote}/"
+    known = [n for n in ctx.repo.refs(prefix) if n != prefix + "HEAD"]
+    if not known:
+        return SEEN.unknown(f"{remote}/{branch} has never been fetched here: git fetch {remote}, or verify --online")
+    moves = [(moved[0], name) for name in known if (moved := ctx.repo.ref_last_move(name))]
+    newest = max(moves)[1] if moves else known[0]
+    return SEEN.contradicted(
+        f"{remote} had no branch {branch} when this clone last heard from it ({_tracking_age(ctx, newest)};"
+        f" its branches then: {_branches(known, prefix)}); verify --online asks {remote} now"
+    )
+
+
 def _pushed_online(ctx: VerifyContext, rev: str, remote: str, branch: str) -> Observation:
     try:
-        target = ctx.repo.remote_ref(remote, f"refs/heads/{branch}", ctx.timeout)
+        heads = ctx.repo.remote_refs(remote, ["refs/heads/*"], ctx.timeout)
     except Undecided as error:
         return SEEN.unknown(f"could not ask {remote}: {error}")
+    target = heads.get(f"refs/heads/{branch}")
     if target is None:
-        return SEEN.contradicted(f"{remote} has no branch {branch} (asked just now)")
+        return SEEN.contradicted(
+            f"{remote} has no branch {branch} (asked just now; its branches: {_branches(sorted(heads), 'refs/heads/')})"
+        )
     where = f"{remote}/{branch} is at {short(target)} (asked just now)"
     if target == rev:
         return SEEN.verified(f"{where}, which contains {short(rev)}")
@@ -263,19 +348,19 @@ def _tag(ctx: VerifyContext, body: str) -> Observation:
 
 
 def _file(ctx: VerifyContext, body: str) -> Observation:
-    path, at, rev = body.rpartition("@") if "@" in body else (body, "", "")
-    if not at and ctx.tree is not None:
+    path, rev = _file_parts(body)
+    if rev is None and ctx.tree is not None:
         # While a commit is being made (commit-msg), "the tree" is the one git is committing.
         label = f"the commit being made (tree {short(ctx.tree)})"
         if ctx.repo.path_in_tree(ctx.tree, path):
             return SEEN.verified(f"{path} exists in {label}")
         return SEEN.contradicted(f"{path} is not in {label}")
-    commit = rev if at else ctx.repo.head_commit()
+    commit = rev or ctx.repo.head_commit()
     if commit is None:
         return SEEN.contradicted(f"HEAD has no commits, so {path} is in no tree")
     if not ctx.repo.has_commit(commit):
         return SEEN.contradicted(f"commit {short(commit)} does not exist in this clone")
-    label = short(commit) if at else f"HEAD ({short(commit)})"
+    label = short(commit) if rev else f"HEAD ({short(commit)})"
     if ctx.repo.path_in_commit(commit, path):
         return SEEN.verified(f"{path} exists in {label}")
     return SEEN.contradicted(f"{path} is not in {label}")
