@@ -12,12 +12,13 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from git_continuity import redact
 from git_continuity.errors import UserError
 from git_continuity.model import Handle, Observation
 from git_continuity.plugin import Repository, Undecided, VerifyContext, inside
@@ -166,18 +167,20 @@ def each(
     unknown: Callable[[str], Observation],
 ) -> dict[Handle, Observation]:
     """``check`` every handle in a thread pool. An Undecided, or any other exception, is
-    that handle's ``unknown`` with the reason; the others go on."""
+    that handle's ``unknown`` with the reason; the others go on. What each one observed is
+    redacted (``redact.tokens``) before it is stored or shown: it is made of a server's words."""
     from concurrent.futures import ThreadPoolExecutor
 
     def guarded(handle: Handle) -> Observation:
         try:
-            return check(handle)
+            seen = check(handle)
         except Undecided as reason:
-            return unknown(str(reason))
+            seen = unknown(str(reason))
         except Exception as error:  # a bug must not sink the verifications beside it
-            return unknown(f"verifier failed: {error!r}")
+            seen = unknown(f"verifier failed: {error!r}")
         finally:
             ctx.advance(handle)
+        return replace(seen, observed=redact.tokens(seen.observed))
 
     if not handles:
         return {}

@@ -8,6 +8,10 @@ Cache: ``.git/continuity/cache/http/<sha256 of the URL>.json`` keeps the ETag (o
 Last-Modified), the body and the few headers a verifier reads back (pagination). Request
 headers, and so tokens, are never stored. A 304 answer is served from it; GitHub does not
 count those against the rate limit.
+
+An answer may echo back the token it was sent (a hostile or broken server): the token is
+masked in its body and headers before anything reads or caches them, so it reaches neither
+the cache, nor evidence, nor the screen.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from git_continuity import __version__, atomic
+from git_continuity import __version__, atomic, redact
 
 USER_AGENT = f"git-continuity/{__version__}"
 # Headers a verifier may read from a cached answer; rate-limit headers are always fresh.
@@ -57,12 +61,29 @@ def get(url: str, *, headers: Mapping[str, str], timeout: float, cache_dir: Path
         elif cached.get("last_modified"):
             sent["If-Modified-Since"] = cached["last_modified"]
     status, answer_headers, body = _send(url, sent, timeout)
+    secrets = credentials(headers)
+    if secrets:
+        body = redact.scrub_bytes(body, secrets)
+        answer_headers = {k: redact.scrub(v, secrets) for k, v in answer_headers.items()}
     if status == 304 and cached is not None:
         kept = {**cached["headers"], **answer_headers}
         return Response(url, int(cached["status"]), kept, base64.b64decode(cached["body"]), revalidated=True)
     if status == 200 and cache_dir is not None and ("etag" in answer_headers or "last-modified" in answer_headers):
         _write_cache(cache_dir, url, status, answer_headers, body)
     return Response(url, status, answer_headers, body)
+
+
+def credentials(headers: Mapping[str, str]) -> list[str]:
+    """The secrets a request carries: each credential header's value, and the credential
+    alone (``Bearer abc`` and ``abc``), longest first so that a whole value is masked whole."""
+    found: set[str] = set()
+    for name, value in headers.items():
+        if name.lower() in AUTH_HEADERS and value.strip():
+            found.add(value.strip())
+            credential = value.strip().partition(" ")[2].strip()
+            if credential:
+                found.add(credential)
+    return sorted((s for s in found if len(s) >= 4), key=len, reverse=True)
 
 
 def _send(url: str, headers: Mapping[str, str], timeout: float) -> tuple[int, dict[str, str], bytes]:

@@ -1,16 +1,24 @@
-"""Keep secrets out of captured output before it is stored or shown."""
+"""Keep secrets out of captured output before it is stored or shown: a command's output
+(``cmd:``, ``ci run``) and every answer of a forge or CI server, whose text may echo back
+the very token it was sent (issue 10)."""
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
+from typing import Any
 
 SECRET_NAMES = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_KEY|CREDENTIAL)", re.IGNORECASE)
-PATTERNS = (
+# What a token looks like wherever it stands.
+SHAPES = (
     re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}\b"),  # GitHub tokens
     re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}\b"),
     re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}\b"),  # GitLab personal access tokens
     re.compile(r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access key ids
+)
+PATTERNS = (
+    *SHAPES,
     re.compile(r"(?i)(authorization:\s*(?:bearer|token|basic)\s+)\S+"),
     re.compile(r"(?i)(https?://[^/\s:@]+:)[^@\s]+(@)"),  # passwords in URLs
     re.compile(r"(?i)(\b(?:password|passwd|pwd|secret|token|api[_-]?key)\s*[=:]\s*)[^\s'\"]+"),  # key=value
@@ -20,10 +28,21 @@ MASK = "[redacted]"
 
 def redact(text: str, env: dict[str, str] | None = None) -> str:
     """text with secret-looking values and the values of secret-named variables masked."""
+    return _masked(text, env, PATTERNS)
+
+
+def tokens(text: str, env: dict[str, str] | None = None) -> str:
+    """text with tokens masked (the values of secret-named variables, and what has a token's
+    shape), but not what merely follows ``token:``: for sentences made of a server's words
+    and ours ("no token: set GH_TOKEN")."""
+    return _masked(text, env, SHAPES)
+
+
+def _masked(text: str, env: dict[str, str] | None, patterns: Sequence[re.Pattern[str]]) -> str:
     for name, value in (env if env is not None else os.environ).items():
         if len(value) >= 6 and SECRET_NAMES.search(name):
             text = text.replace(value, MASK)
-    for pattern in PATTERNS:
+    for pattern in patterns:
         text = pattern.sub(
             lambda m: (m.group(1) + MASK + (m.group(2) if m.lastindex == 2 else "")) if m.lastindex else MASK, text
         )
@@ -35,3 +54,37 @@ def tail(text: str, *, lines: int = 12, chars: int = 1500) -> str:
     kept = text.rstrip().splitlines()[-lines:]
     out = "\n".join(kept)
     return out if len(out) <= chars else "…" + out[-chars:]
+
+
+def scrub(value: Any, secrets: Sequence[str]) -> Any:
+    """A JSON-like value with every occurrence of each secret, in every string (keys
+    included), masked: for an answer decoded from JSON, where ``\\u0067hp_…`` escapes would
+    slip past a search of the raw bytes."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, MASK)
+        return value
+    if isinstance(value, dict):
+        return {scrub(k, secrets): scrub(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub(v, secrets) for v in value]
+    return value
+
+
+def scrub_bytes(body: bytes, secrets: Sequence[str]) -> bytes:
+    """An answer's body with each secret masked: decoded, scrubbed and encoded again when it
+    is JSON (escaped spellings included), else masked where the bytes hold it."""
+    if not secrets:
+        return body
+    import json
+
+    try:
+        document = json.loads(body)
+    except ValueError:
+        for secret in secrets:
+            body = body.replace(secret.encode(), MASK.encode())
+        return body
+    cleaned = scrub(document, secrets)
+    return body if cleaned == document else json.dumps(cleaned, ensure_ascii=False).encode()
