@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 
 from git_continuity import __version__, display
-from git_continuity.cli_spec import DESCRIPTION, EPILOG, Command, Opt
+from git_continuity.cli_spec import DESCRIPTION, EPILOG, JSON, Command, Opt
 from git_continuity.cli_table import COMMANDS
 from git_continuity.constants import env_stream
 from git_continuity.errors import NoState, UserError
@@ -88,6 +88,8 @@ def command_parser(command: Command, prog: str, eager: bool = False) -> argparse
         # --stream is accepted after the command too (git continuity status --stream b); SUPPRESS
         # keeps a subcommand from resetting what was given before it.
         parser.add_argument("--stream", default=argparse.SUPPRESS, help="which line of work (default: main)")
+    if _shows_text(command):
+        _add_showing(parser, argparse.SUPPRESS)
     dests: list[str] = []
     for option in command.options:
         if isinstance(option, Opt):
@@ -102,6 +104,33 @@ def command_parser(command: Command, prog: str, eager: bool = False) -> argparse
             parser.set_defaults(**{GROUP: parser})
         _lazy(parser.add_subparsers(dest="action", metavar="<action>"), command.subcommands, eager)
     return parser
+
+
+def _shows_text(command: Command) -> bool:
+    """Whether the command reads out state, for people or (--json) for programs: --full and -v
+    mean something there (before any command, they are accepted everywhere)."""
+    return command.target is not None and JSON in command.options
+
+
+def _add_showing(parser: argparse.ArgumentParser, default: object) -> None:
+    # Accepted before the command too (git continuity -v status); SUPPRESS after it, as --stream.
+    parser.add_argument("--full", action="store_true", default=default, help="show long text whole, uncut")
+    parser.add_argument("-v", "--verbose", action="store_true", default=default, help="show object ids whole")
+
+
+def _showing(args: argparse.Namespace) -> contextlib.AbstractContextManager[None]:
+    """How this run shows text: --full, -v, and on a terminal its width and colour."""
+    out = sys.stdout.raw if isinstance(sys.stdout, display.CleanStream) else sys.stdout
+    colour = display.wants_colour(out)
+    width = _columns() if _is_terminal(out) else None  # a pipe or a file is never folded
+    return display.showing(full=args.full, verbose=args.verbose, width=width, colour=colour)
+
+
+def _is_terminal(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError):
+        return False
 
 
 def _uses_stream(command: Command) -> bool:
@@ -136,6 +165,7 @@ def build_parser(*, eager: bool = True) -> argparse.ArgumentParser:
         default=env_stream(),
         help="which line of work (default: $GIT_CONTINUITY_STREAM or main)",
     )
+    _add_showing(parser, False)
     _lazy(parser.add_subparsers(dest="command", metavar="<command>"), COMMANDS, eager)
     return parser
 
@@ -224,7 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         getattr(args, GROUP, parser).print_help()
         return 2
     try:
-        done = _run(args)
+        with _showing(args):
+            done = _run(args)
         sys.stdout.flush()  # here, so that a write that fails is answered like any other failure
         return done
     except display.OutputError as error:

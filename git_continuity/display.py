@@ -19,6 +19,7 @@ Standard library only: the hooks import this on their hot path.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -51,12 +52,108 @@ def clean(text: str) -> str:
     return UNSAFE.sub(_escape, text) if UNSAFE.search(text) else text
 
 
+class Showing:
+    """How text for people is shown in this run; cli.main sets it from ``--full``, ``-v`` and
+    the terminal, and puts it back afterwards (``showing``)."""
+
+    full = False  # --full: long text is not cut
+    verbose = False  # -v: object ids whole
+    width: int | None = None  # fold long lines at this many columns (a terminal's); None: never
+    colour = False  # colour states and warnings (a terminal, and neither NO_COLOR nor TERM=dumb)
+
+
+@contextmanager
+def showing(
+    *, full: bool = False, verbose: bool = False, width: int | None = None, colour: bool = False
+) -> Iterator[None]:
+    saved = Showing.full, Showing.verbose, Showing.width, Showing.colour
+    Showing.full, Showing.verbose, Showing.width, Showing.colour = full, verbose, width, colour
+    try:
+        yield
+    finally:
+        Showing.full, Showing.verbose, Showing.width, Showing.colour = saved
+
+
 def cut(text: str, whole: str, limit: int = LONG) -> str:
     """``text`` up to ``limit`` characters, then a marker saying how much is left out and
-    what shows it whole (``whole``: a command, or an option of this one)."""
-    if len(text) <= limit:
+    what shows it whole (``whole``: a command, or an option of this one); all of it with
+    ``--full``."""
+    if len(text) <= limit or Showing.full:
         return text
     return f"{text[:limit]}… [{len(text) - limit:,} more characters: {whole} shows it whole]"
+
+
+def hang(first: str, text: str) -> str:
+    """``first`` (a label, an indentation) and then ``text``, whose further lines start under
+    its first character, each keeping its own indentation; a line longer than the terminal
+    is folded, its pieces under its own start."""
+    pad = " " * _visible(first)
+    out: list[str] = []
+    for n, line in enumerate(text.split("\n")):
+        out += _fold(first if n == 0 else pad, line)
+    return "\n".join(out)
+
+
+def _fold(prefix: str, line: str) -> list[str]:
+    width = Showing.width
+    if width is None or _visible(prefix) + len(line) <= width:
+        return [prefix + line]
+    import textwrap
+
+    own = " " * (len(line) - len(line.lstrip(" ")))
+    under = " " * _visible(prefix) + own
+    room = max(width - len(under), 20)
+    pieces = textwrap.wrap(line.strip(), room, break_on_hyphens=False) or [""]
+    return [prefix + own + pieces[0], *(under + piece for piece in pieces[1:])]
+
+
+# Colour is written as marks that only this process can make (the nonce), turned into
+# terminal codes by CleanStream after everything else was cleaned: text from state can
+# neither colour the screen nor forge a mark.
+_MARK = "\ue000" + os.urandom(4).hex()
+_PAINTED = re.compile(re.escape(_MARK) + r"(\w+)\ue001(.*?)" + re.escape(_MARK) + "\ue001", re.DOTALL)
+COLOURS = {
+    "verified": "green",
+    "contradicted": "red",
+    "unknown": "yellow",
+    "stale": "yellow",
+    "warning": "yellow",
+    "problem": "red",
+}
+
+
+def _visible(text: str) -> int:
+    """How many columns text takes on the screen (colour marks take none)."""
+    return len(_PAINTED.sub(r"\2", text)) if _MARK in text else len(text)
+
+
+def paint(text: str, kind: str) -> str:
+    """``text`` in the colour of ``kind`` (a claim's state, ``warning``, ``problem``) when
+    colour is on; as it is otherwise."""
+    if not Showing.colour or kind not in COLOURS:
+        return text
+    return f"{_MARK}{kind}\ue001{text}{_MARK}\ue001"
+
+
+def _coloured(text: str) -> str:
+    from termcolor import colored  # only when colour is on: nothing else pays its import
+
+    out, at = [], 0
+    for found in _PAINTED.finditer(text):
+        out += [clean(text[at : found.start()]), colored(clean(found[2]), COLOURS[found[1]], force_color=True)]
+        at = found.end()
+    return "".join([*out, clean(text[at:])])
+
+
+def wants_colour(stream: TextIO) -> bool:
+    """Colour for a terminal only: never for a pipe or a file, nor with NO_COLOR set
+    (https://no-color.org) or TERM=dumb."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def clean_strings(value: Any) -> Any:
@@ -104,7 +201,7 @@ class CleanStream:
 
     def write(self, text: str) -> int:
         with _output_failures():
-            self.raw.write(clean(text))
+            self.raw.write(_coloured(text) if _MARK in text else clean(text))
         return len(text)
 
     def flush(self) -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from git_continuity import display
 from git_continuity.attempts import Waiting
 from git_continuity.constants import ENV_CHECK_JSON
-from git_continuity.display import cut
+from git_continuity.display import cut, hang, paint
 from git_continuity.model import (
     STATES,
     JournalEntry,
@@ -126,9 +126,9 @@ def counts(assessed: Sequence[Assessed]) -> dict[str, int]:
 
 
 # What shows a field whole when a view cuts it (display.cut).
-STATUS_WHOLE = "git continuity status --json"
-CLAIMS_WHOLE = "git continuity claim list --json"
-JOURNAL_WHOLE = "git continuity journal --json"
+STATUS_WHOLE = "git continuity status --full"
+CLAIMS_WHOLE = "git continuity claim list --full"
+JOURNAL_WHOLE = "git continuity journal --full"
 
 
 def _when(stamp_text: str, at: datetime) -> str:
@@ -147,8 +147,8 @@ FULL_OID = re.compile(r"(?<=\b[0-9a-f]{12})[0-9a-f]{28}\b")
 
 
 def abbreviate(handle: str) -> str:
-    """Full object ids cut to 12 characters for people (``--json`` keeps them whole)."""
-    return FULL_OID.sub("…", handle)
+    """Full object ids cut to 12 characters for people (``-v`` and ``--json`` keep them whole)."""
+    return handle if display.Showing.verbose else FULL_OID.sub("…", handle)
 
 
 HERE = "here"  # the repository the state lives in, in a table of checks across repositories
@@ -175,10 +175,11 @@ def claim_lines(assessed: Sequence[Assessed]) -> list[str]:
     for n, a in enumerate(assessed):
         c = a.claim
         where = spans[n].ljust(across) if spans else ""
-        lines.append(f"  {where}{a.derived.state.ljust(width)}  {c.id}  {cut(c.text, CLAIMS_WHOLE)}")
+        state = paint(a.derived.state.ljust(width), a.derived.state)
+        lines.append(hang(f"  {where}{state}  {c.id}  ", cut(c.text, CLAIMS_WHOLE)))
         if c.handle and c.handle != c.text:
-            lines.append(f"{pad}{cut(abbreviate(c.handle), CLAIMS_WHOLE)}")
-        lines.append(_indent(cut(a.derived.observed, CLAIMS_WHOLE), pad))
+            lines.append(hang(pad, cut(abbreviate(c.handle), CLAIMS_WHOLE)))
+        lines.append(hang(pad, cut(a.derived.observed, CLAIMS_WHOLE)))
         age = _age(a)
         if age:
             lines.append(pad + age)
@@ -232,16 +233,16 @@ def status_text(
     elif objective is None:
         out.append('Objective  (none yet: git continuity objective set "…" --why "…")')
     else:
-        out.append(f"Objective  {cut(objective.text, STATUS_WHOLE)}")
-        out.append(f"  why      {cut(objective.why, STATUS_WHOLE)}")
+        out.append(hang("Objective  ", cut(objective.text, STATUS_WHOLE)))
+        out.append(hang("  why      ", cut(objective.why, STATUS_WHOLE)))
         earlier = objective_changes - 1
         log = f"; {earlier} earlier: git continuity objective log" if earlier > 0 else ""
         out.append(f"  set      {_when(objective.set_at, at)} by {objective.set_by}{log}")
     if packet is not None:
-        out.append(f"Next       {cut(packet.next_action or '(none: git continuity next TEXT)', STATUS_WHOLE)}")
+        out.append(hang("Next       ", cut(packet.next_action or "(none: git continuity next TEXT)", STATUS_WHOLE)))
         blockers = packet.open_blockers()
         out += ["", f"Blockers ({len(blockers)} open)"]
-        out += [f"  {b.id}  {cut(b.text, STATUS_WHOLE)}" for b in blockers] or ["  none"]
+        out += [hang(f"  {b.id}  ", cut(b.text, STATUS_WHOLE)) for b in blockers] or ["  none"]
     if conflicts:
         out += ["", f"Conflicts ({len(conflicts)} to look at; git continuity conflict dismiss ID once looked at)"]
         out += conflict_lines(conflicts)
@@ -251,10 +252,8 @@ def status_text(
         for thread, checks in threads:
             good = sum(1 for a in checks if a.derived.state == "verified")
             closed = f"; closed by {thread.closed_by[:7]}" if thread.closed_by else ""
-            out.append(
-                f"  {thread.status.ljust(8)}  {thread.id}  {cut(thread.title, STATUS_WHOLE)}"
-                f"  ({good} of {len(checks)} checks verified{closed})"
-            )
+            title = f"{cut(thread.title, STATUS_WHOLE)}  ({good} of {len(checks)} checks verified{closed})"
+            out.append(hang(f"  {thread.status.ljust(8)}  {thread.id}  ", title))
             if thread.blocked:
                 out.append(f"    {stop_loss_line(thread)}")
             if waiting and thread.id in waiting:
@@ -273,11 +272,11 @@ def status_text(
     )
     how_many = f"latest {len(journal)} of {journal_total}" if journal_total > len(journal) else str(journal_total)
     out += ["", f"Journal ({how_many}: git continuity journal)"]
-    out += [f"  {shown(e.at)}  {cut(e.text, JOURNAL_WHOLE)}" for e in journal] or ["  empty"]
+    out += [hang(f"  {shown(e.at)}  ", cut(e.text, JOURNAL_WHOLE)) for e in journal] or ["  empty"]
     if warnings:
-        out += ["", "Warnings"] + [f"  {w}" for w in warnings]
+        out += ["", paint("Warnings", "warning")] + [hang("  ", w) for w in warnings]
     if problems:
-        out += ["", "Problems (this state is malformed; nothing will be written on top of it)"]
+        out += ["", paint("Problems (this state is malformed; nothing will be written on top of it)", "problem")]
         out += [_indent(p, "  ") for p in problems]
     return "\n".join(out) + "\n"
 

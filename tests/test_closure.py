@@ -26,7 +26,7 @@ APPROVE = "git continuity trust allow 'python -c \"print(6 * 7)\"'"
 def fetched(text: str) -> str:
     """How long ago a remote-tracking ref was fetched depends on the clock: not asserted
     (right after a clone it is not known: git clone leaves that ref without a reflog)."""
-    return re.sub(r"\(fetched [^)]*\)", "(fetched AGO)", text)
+    return re.sub(r"\((fetched|as pushed from here) [^)]*\)", r"(\1 AGO)", text)
 
 
 def took(text: str) -> str:
@@ -234,7 +234,7 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
             "            42\n",
             pushed_id: f"  verified  {pushed_id}  pushed:HEAD@origin/main\n"
             f"            pushed:{fix[:12]}…@origin/main\n"
-            f"            origin/main is at {fix[:7]} (fetched AGO), which contains {fix[:7]}\n",
+            f"            origin/main is at {fix[:7]} (as pushed from here AGO), which contains {fix[:7]}\n",
         }
     )
     ready = git(work, "rev-parse", "refs/continuity/main")
@@ -322,7 +322,7 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
             "claim": pushed_id,
             "handle": f"pushed:{fix}@origin/main",
             "result": "verified",
-            "observed": f"origin/main is at {fix[:7]} (fetched AGO), which contains {fix[:7]}",
+            "observed": f"origin/main is at {fix[:7]} (as pushed from here AGO), which contains {fix[:7]}",
             "verifier": "git",
             "verifier_version": version,
             "depends_on": {"refs/remotes/origin/main": fix},

@@ -340,7 +340,7 @@ def test_claim_add_says_what_was_recorded(started: Path, inproc: Run) -> None:
     ran = ok(inproc, started, "claim", "add", "the first commit exists", "--check", "commit:HEAD")
     assert ran.out == (
         f"Recorded claim {made_id(ran)}: the first commit exists\n"
-        f"  handle  commit:{head}  (as written: commit:HEAD)\n"
+        f"  handle  commit:{head[:12]}…  (as written: commit:HEAD)\n"
         f"  now     verified: commit {head[:7]} exists here\n"
     )
     ran = ok(inproc, started, "claim", "add", "it is clean", "--check", "clean:")

@@ -350,9 +350,12 @@ def test_a_malformed_handle_is_refused_naming_the_part_and_nothing_is_written(  
 def test_revisions_are_resolved_to_full_ids_when_recorded(work: Path, inproc) -> None:  # type: ignore[no-untyped-def]
     sha = head(work)
     unknown_here = "ab" * 20
-    ran = inproc(work, "claim", "add", "CI green", "--check", "github:checks/octo/app@HEAD")
+    # -v shows the ids whole (without it, 12 characters and an ellipsis).
+    ran = inproc(work, "claim", "add", "CI green", "--check", "github:checks/octo/app@HEAD", "-v")
     assert f"  handle  github:checks/octo/app@{sha}  (as written: github:checks/octo/app@HEAD)" in ran.out
-    ran = inproc(work, "claim", "add", "CI green there", "--check", f"gitlab:pipeline/g/sub/app@{unknown_here}=success")
+    ran = inproc(
+        work, "-v", "claim", "add", "CI green there", "--check", f"gitlab:pipeline/g/sub/app@{unknown_here}=success"
+    )
     assert f"  handle  gitlab:pipeline/g/sub/app@{unknown_here}=success\n" in ran.out
 
 

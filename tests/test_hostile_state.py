@@ -187,8 +187,8 @@ def test_long_text_is_cut_with_a_marker(started: Path) -> None:
         assert cont(started, *args).code == 0
     marker = "… [500 more characters: git continuity {} shows it whole]"
     status = cont(started, "status").out
-    assert re.search(f"\n  prose  c-\\w{{6}}  y{{1000}}{re.escape(marker.format('claim list --json'))}\n", status)
-    assert re.search(f"\n  [-0-9: ]+  y{{1000}}{re.escape(marker.format('journal --json'))}\n", status)
-    assert f"\n  {'y' * 1000}{marker.format('journal --json')}\n" in cont(started, "journal").out
-    assert f"  {'y' * 1000}{marker.format('claim list --json')}\n" in cont(started, "claim", "list").out
+    assert re.search(f"\n  prose  c-\\w{{6}}  y{{1000}}{re.escape(marker.format('claim list --full'))}\n", status)
+    assert re.search(f"\n  [-0-9: ]+  y{{1000}}{re.escape(marker.format('journal --full'))}\n", status)
+    assert f"\n  {'y' * 1000}{marker.format('journal --full')}\n" in cont(started, "journal").out
+    assert f"  {'y' * 1000}{marker.format('claim list --full')}\n" in cont(started, "claim", "list").out
     assert [e["text"] for e in json.loads(cont(started, "journal", "--json").out)["entries"]] == [text]

@@ -149,7 +149,7 @@ def test_each_tool_runs_its_command_and_answers_with_its_json(started: Path) -> 
     (t,) = document["threads"]
     (b,) = document["blockers"]
     assert ok(claim) == (
-        f"Recorded claim {c['id']}: the first commit exists\n  handle  commit:{head}  (as written: commit:HEAD)\n"
+        f"Recorded claim {c['id']}: the first commit exists\n  handle  commit:{head[:12]}…  (as written: commit:HEAD)\n"
         f"  now     verified: commit {head[:7]} exists here"
     )
     assert ok(thread).startswith(f"Thread {t['id']} opened: ship it\n  check file:README\n")

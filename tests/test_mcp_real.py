@@ -71,5 +71,5 @@ def test_claude_code_calls_orient_and_claim_add_through_the_mcp_server(repo: Pat
     )
     (said,) = results(recorded)
     (claim,) = json.loads(cont(repo, "status", "--json").out)["claims"]
-    assert said.startswith(f"Recorded claim {claim['id']}: HEAD exists\n  handle  commit:{head}")
+    assert said.startswith(f"Recorded claim {claim['id']}: HEAD exists\n  handle  commit:{head[:12]}…")
     assert (claim["text"], claim["handle"], claim["state"]) == ("HEAD exists", f"commit:{head}", "verified")

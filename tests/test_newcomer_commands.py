@@ -226,7 +226,7 @@ def test_claim_show(started: Path, inproc: Run) -> None:
     by = f"{ME} on {HOST}"
     assert ok(inproc, started, "claim", "show", claim).out == (
         f"Claim {claim}  the first commit exists\n"
-        f"  handle  commit:{head}  (as written: commit:HEAD)\n"
+        f"  handle  commit:{head[:12]}…  (as written: commit:HEAD)\n"
         f"  added   {shown(found['added_at'])} UTC (just now) by {by}\n"
         f"  now     verified: {observed}\n"
         "Evidence (2 recorded, oldest first)\n"

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import zipfile
 from collections import Counter
 from pathlib import Path
@@ -133,11 +134,19 @@ class FakeTerminal(io.StringIO):
         return True
 
 
-def test_the_progress_line_is_drawn_on_a_terminal_only() -> None:
-    terminal = FakeTerminal()
-    progress = on_terminal(as_json=False, stream=terminal)
-    assert isinstance(progress, Progress)
+def test_the_progress_line_is_drawn_on_a_terminal_only_once_asking_takes_a_second() -> None:
+    quick = FakeTerminal()
+    progress = on_terminal(as_json=False, stream=quick)
+    assert isinstance(progress, Progress) and progress.delay == 1.0
     progress.start(2)
+    progress.advance("github:pr/octo/app#1=open")
+    progress.advance("gitlab:mr/group/app!2")
+    progress.finish()
+    assert quick.getvalue() == ""  # done within the second: nothing drawn
+    terminal = FakeTerminal()
+    progress = Progress(terminal, delay=0.05)
+    progress.start(2)
+    time.sleep(0.5)  # slower than the delay: the line appears
     progress.advance("github:pr/octo/app#1=open")
     progress.advance("gitlab:mr/group/app!2")
     progress.finish()
@@ -300,7 +309,7 @@ def test_hook_continuity_resolve(repo: Path, version_site: Path, monkeypatch: py
     monkeypatch.setenv("GIT_CONTINUITY_TRACE", "1")
     ran = cont(repo, "claim", "add", "the first commit", "--check", "commit:HEAD")
     assert ran.code == 0, ran.err
-    assert f"  handle  commit:{head}  (as written: commit:HEAD)\n" in ran.out
+    assert f"  handle  commit:{head[:12]}…  (as written: commit:HEAD)\n" in ran.out
     asked = (
         "  continuity_resolve [hook]\n"
         "      handle: Handle(scheme='commit', body='HEAD')\n"

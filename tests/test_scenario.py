@@ -39,7 +39,7 @@ def test_a_new_session_sees_the_rejected_push_as_contradicted(
 
     pushed = cont(work, "claim", "add", "the fix is pushed", "--check", "pushed:HEAD@origin/main")
     assert pushed.code == 0
-    assert f"handle  pushed:{fix}@origin/main  (as written: pushed:HEAD@origin/main)" in pushed.out
+    assert f"handle  pushed:{fix[:12]}…@origin/main  (as written: pushed:HEAD@origin/main)" in pushed.out
     assert cont(work, "claim", "add", "v1.2 is tagged", "--check", "tag:v1.2").code == 0
     assert cont(work, "claim", "add", "config moved", "--check", "file:conf/app.toml@HEAD").code == 0
     assert cont(work, "claim", "add", "the reviewers are happy").code == 0
@@ -53,7 +53,7 @@ def test_a_new_session_sees_the_rejected_push_as_contradicted(
     text = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "TIME", text)
     text = re.sub(r"\b([cb])-[2-9a-hjkmnp-z]{6}\b", r"\1-ID", text)
     text = re.sub(r"refs/continuity/main at [0-9a-f]{7}, changed [^)]*", "refs/continuity/main at REF", text)
-    text = re.sub(r"\(fetched [^)]*\)", "(fetched AGO)", text)
+    text = re.sub(r"\((fetched|as pushed from here) [^)]*\)", r"(\1 AGO)", text)
     assert (
         text
         == f"""\

@@ -61,7 +61,8 @@ def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | 
     if claim.handle is None:
         print("  prose: no handle, so it is shown but never trusted (add one with --check HANDLE)")
         return 0
-    print(f"  handle  {claim.handle}" + (f"  (as written: {claim.written})" if claim.written else ""))
+    written = f"  (as written: {claim.written})" if claim.written else ""
+    print(f"  handle  {render.abbreviate(claim.handle)}{written}")
     (assessed,) = verify.assess(snap, [claim], at=now(), policy=policy.load(repo.work_dir))
     print(f"  now     {assessed.derived.state}: {assessed.derived.observed}")
     return 0
@@ -142,7 +143,8 @@ def show(repo: Repo, *, stream: str, claim_id: str, as_json: bool) -> int:
     if claim.handle is None:
         print("  handle  none: prose, shown but never trusted")
     else:
-        print(f"  handle  {claim.handle}" + (f"  (as written: {claim.written})" if claim.written else ""))
+        written = f"  (as written: {claim.written})" if claim.written else ""
+        print(f"  handle  {render.abbreviate(claim.handle)}{written}")
     if claim.thread:
         print(f"  thread  {claim.thread} (one of its acceptance checks)")
     print(f"  added   {shown(claim.added_at)} UTC ({ago(parse_stamp(claim.added_at), at)}) by {added}")

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
-from git_continuity import packetfile, render, store
+from git_continuity import display, packetfile, render, store
 from git_continuity.errors import UserError
 from git_continuity.repo import Repo
+
+WHOLE = "git continuity next --full"  # what shows a long next action whole (display.cut)
 
 
 def next_action(repo: Repo, *, stream: str, text: str | None, as_json: bool = False) -> int:
@@ -16,7 +18,7 @@ def next_action(repo: Repo, *, stream: str, text: str | None, as_json: bool = Fa
         if as_json:
             render.emit_json("next", {"stream": stream, "next_action": packet.next_action})
         else:
-            print(packet.next_action or "(none: git continuity next TEXT)")
+            print(display.cut(packet.next_action or "(none: git continuity next TEXT)", WHOLE))
         return 0
     text = text.strip()
     if not text:
@@ -32,5 +34,5 @@ def next_action(repo: Repo, *, stream: str, text: str | None, as_json: bool = Fa
     if as_json:
         render.emit_json("next", {"stream": stream, "next_action": text})
     else:
-        print(f"Next action: {text}")
+        print(display.hang("Next action: ", display.cut(text, WHOLE)))
     return 0
