@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from git_continuity.api import (
@@ -118,4 +119,4 @@ def _check(ctx: VerifyContext, body: str) -> Observation:
 def continuity_verify(handles: Sequence[Handle], context: VerifyContext) -> Mapping[Handle, Observation]:
     # Records written by other clones' runs: data, redacted before it is stored or shown.
     found = {h: _check(context, h.body) for h in handles}
-    return {h: Observation(o.result, redact(o.observed), o.verifier, o.version, o.depends_on) for h, o in found.items()}
+    return {h: replace(o, observed=redact(o.observed)) for h, o in found.items()}
