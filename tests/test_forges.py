@@ -351,7 +351,7 @@ def test_revisions_are_resolved_to_full_ids_when_recorded(work: Path, inproc) ->
     sha = head(work)
     unknown_here = "ab" * 20
     # -v shows the ids whole (without it, 12 characters and an ellipsis).
-    ran = inproc(work, "claim", "add", "CI green", "--check", "github:checks/octo/app@HEAD", "-v")
+    ran = inproc(work, "-v", "claim", "add", "CI green", "--check", "github:checks/octo/app@HEAD")
     assert f"  handle  github:checks/octo/app@{sha}  (as written: github:checks/octo/app@HEAD)" in ran.out
     ran = inproc(
         work, "-v", "claim", "add", "CI green there", "--check", f"gitlab:pipeline/g/sub/app@{unknown_here}=success"
