@@ -112,7 +112,8 @@ def _message(error: Any) -> str:
         return str(error.message).replace("is a required property", "is missing")
     if error.validator == "pattern":
         pattern = str(error.validator_value)
-        return f"{error.instance!r} is not in the expected form ({FORMS.get(pattern, 'the pattern ' + pattern)})"
+        form = f" ({FORMS[pattern]})" if pattern in FORMS else ""  # else the caller names it
+        return f"{error.instance!r} is not in the expected form{form}"
     if error.validator == "oneOf":
         return f"{error.instance!r} is not valid here"
     return str(error.message)

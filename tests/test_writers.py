@@ -91,7 +91,7 @@ def test_a_writer_that_breaks_the_schema_would_be_seen(repo: Path, monkeypatch: 
     store.update(r, "main", lambda s: store.Change("bad entry", {path: bad}))
     shutil.rmtree(repo / ".git" / "continuity" / "cache")
     assert store.all_problems(store.snapshot(r, "main")) == [
-        f"{path} line 1: at: 'now' is not in the expected form",
+        f"{path} line 1: at: 'now' is not in the expected form (a UTC time such as 2026-12-01T14:05:00Z)",
         f"{path} line 1: text: '' should be non-empty",
     ]
 
