@@ -96,8 +96,8 @@ def test_the_push_that_was_rejected_is_seen_contradicted_then_retracted(story: R
     assert stale, story.out
     claim = stale[1]
     assert (
-        "      now     contradicted: origin/main is at <short> (fetched just now), which does not contain <short>\n"
-        in out
+        "      now     contradicted: origin/main is at <short> (as pushed from here just now), which does not contain"
+        " <short>\n" in out
     )
     # The fresh session's brief leads with it ...
     brief = story.out[story.out.index("work$ git continuity orient") :]

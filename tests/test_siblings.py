@@ -217,7 +217,7 @@ def test_scoped_checks_are_dereferenced_in_their_sibling(three: Path, inproc: Ru
     # HEAD is resolved in api when the claim is recorded (cli's HEAD is another commit).
     added = inproc(cli, "claim", "add", "the API change is pushed", "--check", "@api:pushed:HEAD@origin/main")
     claim = made_id(added.out, "c")
-    assert f"@api:pushed:{change}@origin/main" in added.out
+    assert f"@api:pushed:{change[:12]}…@origin/main" in added.out
     (shown,) = json.loads(inproc(cli, "status", "--json").out)["claims"]
     assert (shown["handle"], shown["state"]) == (f"@api:pushed:{change}@origin/main", "contradicted")
     git(api, "push", "-q", "origin", "main")
@@ -225,7 +225,7 @@ def test_scoped_checks_are_dereferenced_in_their_sibling(three: Path, inproc: Ru
     (shown,) = json.loads(inproc(cli, "status", "--json").out)["claims"]
     assert (shown["state"], shown["observed"]) == (
         "verified",
-        f"origin/main is at {change[:7]} (fetched just now), which contains {change[:7]}",
+        f"origin/main is at {change[:7]} (as pushed from here just now), which contains {change[:7]}",
     )
 
     # A command in the sibling runs there, only once approved there.
