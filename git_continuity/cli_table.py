@@ -264,7 +264,8 @@ AROUND: tuple[Command, ...] = (
         "  ci        a CI result on the commit's note; a thread waiting on a PR's review, then merged\n"
         "  handoff   a session hands off; the next, on a fresh clone, orients on what is true\n"
         "  progress  the same failure in three sessions: no progress, the budget spent, the stop-loss\n"
-        "  places    a donor worktree: orient names the home, and a commit there is refused",
+        "  places    a donor worktree: orient names the home, and a commit there is refused\n"
+        "  doctor    a malformed state pushed with plain git: pull refuses it, doctor repairs it",
     ),
     Command(
         "help",

@@ -181,6 +181,11 @@ CHAPTERS = {
         "home: worktree work (branch main), in ROOT/work.",
         'commit -q -am "Parse the old way"',
     ),
+    "doctor": (
+        "    Repair it: git continuity doctor --fix (moves the malformed files aside in a new commit on top), "
+        "then git continuity push origin (a fast-forward).",
+        "pull",
+    ),
 }
 
 
@@ -267,12 +272,38 @@ def test_the_progress_chapter_leads_the_next_brief_with_the_stall() -> None:
     assert "\n  work$ git continuity progress t-ID\n    t-ID  Docker build passes  (blocked)\n" in lead
 
 
+def test_the_doctor_chapter_repairs_the_remote_as_a_fast_forward() -> None:
+    told = steady(demo("--chapter", "doctor").out)
+    chapter = told[told.index("\nChapter doctor.") :]
+    assert steps(chapter) == [
+        "mate$ git worktree add -q --detach ../mate-state refs/continuity/main",
+        "mate-state$ git add .continuity/claims/c-ID.json",
+        'mate-state$ git commit -q -m "Hand edit"',
+        "mate-state$ git push -q origin HEAD:refs/continuity/main",
+        "work$ git continuity pull",
+        "work$ git continuity doctor",
+        "work$ git continuity doctor --fix",
+        "work$ git continuity push",
+        "work$ git continuity doctor",
+        "mate$ git continuity pull",
+    ]
+    for said in (
+        "      origin's main (<short>): .continuity/claims/c-ID.json: not valid JSON: ",
+        ".continuity/claims/c-ID.json moved into .continuity/quarantine/\n",
+        "    doctor: nothing wrong (state refs, notes, tracking refs, locks, refspecs, git hooks, agent hooks, "
+        "trust store, policy file read)\n",
+    ):
+        assert said in chapter, said
+    # The repair went on top of what the teammate pushed: no force push, the teammate fast-forwards.
+    assert chapter.count("main: fast-forward <short>..<short>") == 2, chapter
+
+
 def test_a_chapter_that_does_not_exist_is_named_with_the_ones_that_do() -> None:
     assert demo("--chapter", "tour") == Ran(
         2,
         "",
         "git-continuity: error: demo: no chapter 'tour'; the chapters are story, sync, agents, ci, handoff, "
-        "progress, places (git continuity demo -h says what each shows)\n",
+        "progress, places, doctor (git continuity demo -h says what each shows)\n",
     )
 
 
