@@ -265,6 +265,7 @@ AROUND: tuple[Command, ...] = (
         "  handoff   a session hands off; the next, on a fresh clone, orients on what is true\n"
         "  progress  the same failure in three sessions: no progress, the budget spent, the stop-loss\n"
         "  places    a donor worktree: orient names the home, and a commit there is refused\n"
+        "  siblings  one thread with checks in three repositories, each dereferenced in its own\n"
         "  doctor    a malformed state pushed with plain git: pull refuses it, doctor repairs it",
     ),
     Command(

@@ -181,6 +181,11 @@ CHAPTERS = {
         "home: worktree work (branch main), in ROOT/work.",
         'commit -q -am "Parse the old way"',
     ),
+    "siblings": (
+        '    Thread t-ID "The consumer shows the token field" is done: every check verified now; the evidence is '
+        "recorded.",
+        "thread close",
+    ),
     "doctor": (
         "    Repair it: git continuity doctor --fix (moves the malformed files aside in a new commit on top), "
         "then git continuity push origin (a fast-forward).",
@@ -272,6 +277,30 @@ def test_the_progress_chapter_leads_the_next_brief_with_the_stall() -> None:
     assert "\n  work$ git continuity progress t-ID\n    t-ID  Docker build passes  (blocked)\n" in lead
 
 
+def rows(table: str) -> list[list[str]]:
+    """A thread's table of checks by repository: each row's repository and state."""
+    return [line.split()[:2] for line in table.splitlines() if re.match(r"^      (here|api|consumer) ", line)]
+
+
+def test_the_siblings_chapter_closes_only_when_each_repository_holds() -> None:
+    told = steady(demo("--chapter", "siblings").out)
+    chapter = told[told.index("\nChapter siblings.") :]
+    refused = chapter[chapter.index("cannot close: 3 of 3 checks are not verified now.") :]
+    refused = refused[: refused.index("\n\n")]
+    assert rows(refused) == [
+        ["here", "contradicted"],
+        ["api", "contradicted"],
+        ["consumer", "unknown"],
+    ]
+    assert "not approved in consumer (ROOT/consumer); to run it there: git -C ROOT/consumer continuity trust" in refused
+    closed = chapter[chapter.index("is done: every check verified now") :]
+    assert rows(closed) == [
+        ["here", "verified"],
+        ["api", "verified"],
+        ["consumer", "verified"],
+    ]
+
+
 def test_the_doctor_chapter_repairs_the_remote_as_a_fast_forward() -> None:
     told = steady(demo("--chapter", "doctor").out)
     chapter = told[told.index("\nChapter doctor.") :]
@@ -303,7 +332,7 @@ def test_a_chapter_that_does_not_exist_is_named_with_the_ones_that_do() -> None:
         2,
         "",
         "git-continuity: error: demo: no chapter 'tour'; the chapters are story, sync, agents, ci, handoff, "
-        "progress, places, doctor (git continuity demo -h says what each shows)\n",
+        "progress, places, siblings, doctor (git continuity demo -h says what each shows)\n",
     )
 
 

@@ -28,6 +28,7 @@ CHAPTERS = (
     ("handoff", "git_continuity.commands.demo_sync:handoff"),
     ("progress", "git_continuity.commands.demo_progress:progress"),
     ("places", "git_continuity.commands.demo_places:places"),
+    ("siblings", "git_continuity.commands.demo_siblings:siblings"),
     ("doctor", "git_continuity.commands.demo_doctor:doctor"),
 )
 NAMES = tuple(name for name, _ in CHAPTERS)

@@ -35,7 +35,8 @@ def story(t: Tour) -> None:
     taken_in(t)
     t.say(
         "That is the short story. git continuity demo --full tells the whole tour (sync, handoffs, agent\n"
-        "hooks, CI and PRs, progress and stop-loss, places, repair); --chapter NAME tells one (demo -h lists them)."
+        "hooks, CI and PRs, progress and stop-loss, places, siblings, repair); --chapter NAME tells one\n"
+        "(demo -h lists them)."
     )
 
 
