@@ -23,16 +23,6 @@ _PYTHON = re.compile(r"^python='([^']*)'$", re.MULTILINE)
 _PROGRAM = re.compile(r"^h=('(?:[^']|'\\'')*'|\S+);")
 
 
-def _hooks_dir(repo: Repo) -> Path:
-    """Where git runs hooks from, as commands/hooks.py installs them: core.hooksPath, else
-    the common git folder's hooks/."""
-    configured = git.config_value(repo, "core.hooksPath")
-    if configured:
-        path = Path(configured).expanduser()
-        return path if path.is_absolute() else (repo.work_dir or repo.common_dir) / path
-    return repo.common_dir / "hooks"
-
-
 def _imports(python: str) -> bool:
     """Whether that Python can import git_continuity (what the hooks run)."""
     try:
@@ -47,7 +37,7 @@ def _imports(python: str) -> bool:
 def hooks(repo: Repo) -> list[Finding]:
     """The plain git hooks that git continuity hooks install wrote."""
     found: list[Finding] = []
-    folder = _hooks_dir(repo)
+    folder = git.hooks_dir(repo)
     checked: dict[str, bool] = {}
     for path in sorted(folder.glob("*")) if folder.is_dir() else []:
         try:

@@ -21,16 +21,6 @@ def _templates() -> Path:
     return packaged if packaged.is_dir() else Path(__file__).resolve().parents[2] / "hooks"
 
 
-def hooks_dir(repo: Repo) -> Path:
-    """Where git runs hooks from: core.hooksPath when set (relative to the work tree), else
-    the common git folder's hooks/."""
-    configured = git.config_value(repo, "core.hooksPath")
-    if configured:
-        path = Path(configured).expanduser()
-        return path if path.is_absolute() else (repo.work_dir or repo.common_dir) / path
-    return repo.common_dir / "hooks"
-
-
 def _ours(path: Path) -> bool:
     try:
         return MARK in path.read_text(errors="replace")
@@ -39,7 +29,7 @@ def _ours(path: Path) -> bool:
 
 
 def install(repo: Repo, *, force: bool = False) -> int:
-    folder = hooks_dir(repo)
+    folder = git.hooks_dir(repo)
     where = folder.resolve()
     inside = (
         repo.work_dir is not None
@@ -73,7 +63,7 @@ def install(repo: Repo, *, force: bool = False) -> int:
 
 
 def uninstall(repo: Repo) -> int:
-    folder = hooks_dir(repo)
+    folder = git.hooks_dir(repo)
     removed = 0
     for name in HOOKS:
         target = folder / name

@@ -136,3 +136,13 @@ def remote_url(repo: Repo, remote: str) -> str | None:
     except (KeyError, pygit2.GitError):
         return None
     return str(url) if url else None
+
+
+def hooks_dir(repo: Repo) -> Path:
+    """Where git runs hooks from: core.hooksPath when set (relative to the work tree), else
+    the common git folder's hooks/."""
+    configured = config_value(repo, "core.hooksPath")
+    if configured:
+        path = Path(configured).expanduser()
+        return path if path.is_absolute() else (repo.work_dir or repo.common_dir) / path
+    return repo.common_dir / "hooks"
