@@ -14,8 +14,8 @@ lives on refs/continuity/<stream>; your branches, index and work tree are never 
 
 A new session starts with `git continuity orient` and ends with `git continuity handoff`;
 every claim's state is derived now (verified, contradicted, unknown, unchecked, stale or
-prose), never read from stored prose. `git continuity agent install claude|codex` wires
-both into a coding agent's hooks.
+prose), never read from stored prose. `git continuity agent install claude|codex|gemini`
+wires both into a coding agent's hooks.
 
 Exit status: 0 success, 1 a check failed, 2 bad input or malformed state (nothing written).
 """

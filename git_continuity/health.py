@@ -104,7 +104,18 @@ def _cut_history(repo: Repo, refname: str, tip: Oid) -> list[Finding]:
 def state(repo: Repo) -> list[Finding]:
     """Every stream: its ref, its history, its files, and what is in its quarantine."""
     found: list[Finding] = []
-    for refname in git.list_refs(repo, constants.STATE_PREFIX):
+    refnames = git.list_refs(repo, constants.STATE_PREFIX)
+    if not refnames:
+        found.append(
+            Finding(
+                "state",
+                constants.STATE_PREFIX,
+                "no stream here yet, so there is no state to read",
+                "git continuity init starts one (git continuity pull takes in a remote's)",
+                serious=False,
+            )
+        )
+    for refname in refnames:
         stream = refname.removeprefix(constants.STATE_PREFIX)
         if not constants.usable_stream(stream):
             continue

@@ -32,6 +32,15 @@ def codex_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+def test_a_settings_file_that_is_not_json_is_named_not_called_not_installed(repo: Path, codex_home: Path) -> None:
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text("{not json")
+    assert ok(repo, "agent", "status").splitlines()[0] == (
+        "claude: .claude/settings.json is not readable as JSON (Expecting property name enclosed in double quotes: "
+        "line 1 column 2 (char 1)), so no hook in it can run; mend it, then check again"
+    )
+
+
 def test_nothing_installed_says_how_to_install(repo: Path, codex_home: Path) -> None:
     log = repo / ".git" / "continuity" / "agent-hooks.log"
     assert ok(repo, "agent", "status") == (

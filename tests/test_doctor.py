@@ -38,6 +38,17 @@ def test_a_healthy_repository(started: Path) -> None:
     assert data == {"ok": True, "findings": [], "repaired": []}
 
 
+def test_a_repository_without_state_is_told_how_to_start_one(repo: Path) -> None:
+    ran = cont(repo, "doctor")
+    assert (ran.code, ran.out, ran.err) == (
+        0,
+        NOTHING + "\nAdvice (not problems)\n"
+        "  state    refs/continuity/: no stream here yet, so there is no state to read\n"
+        "           git continuity init starts one (git continuity pull takes in a remote's)\n",
+        "",
+    )
+
+
 def test_bad_usage(started: Path) -> None:
     ran = cont(started, "doctor", "--fx")
     assert (ran.code, ran.out) == (2, "")

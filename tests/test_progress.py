@@ -406,6 +406,7 @@ def test_the_html_page_renders_in_chromium_with_a_mark_per_attempt_and_the_stop_
         as_session(monkeypatch, f"s-sess{n}x")
         gc.run(started, "verify")
     page = tmp_path / "out" / "progress.html"
+    page.parent.mkdir()
     assert gc.ok(started, "progress", "--html", str(page)) == f"Wrote {page}: 2 threads, 3 attempts.\n"
     text = page.read_text()
     assert "<b>" not in text and "&lt;b&gt;now" in text  # state is data, never markup
@@ -423,3 +424,19 @@ def test_the_html_page_renders_in_chromium_with_a_mark_per_attempt_and_the_stop_
     rendered = re.search(r'<pre id="rendered">([^<]*)</pre>', dom)
     assert rendered is not None, dom[-500:]
     assert rendered.group(1).splitlines() == [f"{tid} marks=3 stop-loss=1", f"{other} marks=0 stop-loss=0"]
+
+
+def test_the_html_page_goes_only_into_a_folder_that_exists(gc: Cli, started: Path, tmp_path: Path) -> None:
+    gc.thread(started, "Readme is there", "file:README")
+    missing = tmp_path / "no" / "such" / "progress.html"
+    assert gc.run(started, "progress", "--html", str(missing)) == Ran(
+        2,
+        "",
+        f"git-continuity: error: --html {missing}: the folder {missing.parent} does not exist; nothing was written\n",
+    )
+    assert not (tmp_path / "no").exists()
+    (tmp_path / "a-file").write_text("x\n")
+    under_file = tmp_path / "a-file" / "progress.html"
+    assert gc.run(started, "progress", "--html", str(under_file)) == Ran(
+        2, "", f"git-continuity: error: --html {under_file}: {under_file.parent} is not a folder; nothing was written\n"
+    )

@@ -266,6 +266,18 @@ def _when(hook: dict[str, Any]) -> str:
     return f"last ran {at} UTC and {ANSWERED.get(hook['last_answer'], hook['last_answer'])}"
 
 
+def _unreadable(settings: Path) -> str | None:
+    """Why an agent's settings file that is there cannot be read as JSON (None: it can, or it
+    is not there)."""
+    try:
+        json.loads(settings.read_bytes().decode())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        return f"is not readable as JSON ({error})"
+    return None
+
+
 def status(repo: Repo, *, as_json: bool = False) -> int:
     from git_continuity import render
 
@@ -276,7 +288,11 @@ def status(repo: Repo, *, as_json: bool = False) -> int:
     for entry in document["agents"]:
         name = entry["agent"]
         if not entry["installed"]:
-            print(f"{name}: not installed here (git continuity agent install {name})")
+            unreadable = _unreadable(_top(repo) / entry["settings"])
+            if unreadable:
+                print(f"{name}: {entry['settings']} {unreadable}, so no hook in it can run; mend it, then check again")
+            else:
+                print(f"{name}: not installed here (git continuity agent install {name})")
             continue
         hooks = entry["hooks"]
         programs = {h["program"] for h in hooks}

@@ -49,6 +49,11 @@ def progress(repo: Repo, *, stream: str, thread_id: str | None, as_json: bool, h
         from git_continuity import atomic, progress_html
 
         target = Path(html)
+        folder = target.parent
+        if not folder.is_dir():
+            # A typo in the path gets an error, not new folders.
+            why = f"{folder} is not a folder" if folder.exists() else f"the folder {folder} does not exist"
+            raise UserError(f"--html {html}: {why}; nothing was written")
         try:
             atomic.write(target, progress_html.page(stream, [(t, courses[t.id]) for t in chosen], waiting))
         except OSError as error:
