@@ -5,26 +5,28 @@ The content goes to a temporary file of its own in the same folder, which then r
 target (``os.replace`` is atomic within one file system): a reader sees the old file or the
 new one, never a half-written one. Each write has its own temporary name, so writers racing
 on one file (two hooks, a hook and a command) never truncate or move each other's temporary
-file; the last to replace wins. Standard library only (``os``, ``contextlib``): the hooks' cheap path
-imports it (``tempfile`` would add several milliseconds).
+file; the last to replace wins. Standard library only (``os``, ``contextlib``; not even
+``pathlib``): the hooks' cheap path and the loop notice import it (``tempfile`` would add
+several milliseconds).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from pathlib import Path
 
 # O_EXCL: a name some other writer holds is never opened, only drawn again.
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
 
-def write(path: Path, data: str | bytes) -> None:
+def write(path: os.PathLike[str] | str, data: str | bytes) -> None:
     """Replace path's content with data (text is written as UTF-8), creating its folder."""
     raw = data.encode() if isinstance(data, str) else data
-    path.parent.mkdir(parents=True, exist_ok=True)
+    folder, name = os.path.split(os.fspath(path))
+    if folder:
+        os.makedirs(folder, exist_ok=True)
     while True:
-        partial = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        partial = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         try:
             fd = os.open(partial, _FLAGS, 0o666)
             break

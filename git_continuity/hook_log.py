@@ -12,9 +12,10 @@ here (``os.path``): pathlib alone costs that path a few milliseconds.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
+
+from git_continuity import atomic
 
 NAME = "agent-hooks.log"
 KEEP = 64 * 1024
@@ -53,20 +54,6 @@ def path(git_dir: str) -> str:
     return os.path.join(git_dir, "continuity", NAME)
 
 
-def replace(target: str, data: bytes) -> None:
-    """atomic.write, for this path's string paths: a file of its own, then os.replace."""
-    partial = f"{target}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(partial, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(partial)
-        raise
-
-
 def record(git_dir: str, agent: str, action: str, outcome: str) -> None:
     """Append one line; a log that cannot be written is left as it is (the hook goes on)."""
     line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {agent} {action} {outcome}\n"
@@ -87,7 +74,7 @@ def record(git_dir: str, agent: str, action: str, outcome: str) -> None:
             with open(log, "rb") as whole:
                 data = whole.read()
             rest = data[len(data) // 2 :]
-            replace(log, rest[rest.find(b"\n") + 1 :])
+            atomic.write(log, rest[rest.find(b"\n") + 1 :])
     except OSError:
         pass
 

@@ -22,13 +22,14 @@ and the record a small JSON file per agent session under ``.git/continuity/tool-
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import sys
 import time
 
-from git_continuity import hook_log
+from git_continuity import atomic, hook_log
 
 TYPE_CHECKING = False  # typing itself costs this path milliseconds; mypy reads the name as true
 if TYPE_CHECKING:
@@ -125,11 +126,8 @@ def count(git_dir: str, agent: str, session: str, seen_print: str) -> int:
         pass
     seen = (counts.pop(seen_print, 0) if isinstance(counts.get(seen_print, 0), int) else 0) + 1
     counts[seen_print] = seen  # the latest last: the oldest go first when the record is full
-    try:
-        os.makedirs(folder, exist_ok=True)
-        hook_log.replace(record, json.dumps(dict(list(counts.items())[-KEPT:])).encode())
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):
+        atomic.write(record, json.dumps(dict(list(counts.items())[-KEPT:])).encode())
     return seen
 
 
