@@ -11,7 +11,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from git_continuity import display
-from git_continuity.attempts import Waiting
 from git_continuity.constants import ENV_CHECK_JSON
 from git_continuity.display import cut, hang, paint
 from git_continuity.model import (
@@ -29,6 +28,7 @@ from git_continuity.model import (
 
 if TYPE_CHECKING:  # only named in signatures: a write command that prints one line of text
     # does not pay for the plugin manager (verify) or the remote-tracking refs (tracking)
+    from git_continuity.attempts import Waiting
     from git_continuity.records import ConflictRecord
     from git_continuity.tracking import Standing
     from git_continuity.verify import Assessed

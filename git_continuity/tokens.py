@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
-import subprocess
 
 
 def from_env(*names: str) -> str | None:
@@ -25,6 +23,9 @@ def from_env(*names: str) -> str | None:
 def gh_cli(hostname: str) -> str | None:
     """``gh auth token`` for hostname, when gh is installed and logged in (gh's own order
     puts GH_TOKEN and GITHUB_TOKEN first; the caller asks the environment before this)."""
+    import shutil
+    import subprocess  # here, not at the top: every verifier imports this module, most never run gh
+
     gh = shutil.which("gh")
     if gh is None:
         return None

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from git_continuity import packetfile, render, store
+from git_continuity import packetfile, store
 from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import Blocker, new_id, now, shown, stamp
@@ -47,6 +47,8 @@ def done(repo: Repo, *, stream: str, blocker_id: str) -> int:
 
 def list_blockers(repo: Repo, *, stream: str, as_json: bool) -> int:
     """Every blocker of the packet: the open ones, then the done ones, each oldest first."""
+    from git_continuity import render
+
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
     packet = store.read_packet(snap)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from git_continuity import display, packetfile, render, store
+from git_continuity import display, packetfile, store
 from git_continuity.errors import UserError
 from git_continuity.repo import Repo
 
@@ -16,6 +16,8 @@ def next_action(repo: Repo, *, stream: str, text: str | None, as_json: bool = Fa
         if packet is None:
             raise UserError("the packet is malformed:\n  " + "\n  ".join(snap.problems))
         if as_json:
+            from git_continuity import render
+
             render.emit_json("next", {"stream": stream, "next_action": packet.next_action})
         else:
             print(display.cut(packet.next_action or "(none: git continuity next TEXT)", WHOLE))
@@ -32,6 +34,8 @@ def next_action(repo: Repo, *, stream: str, text: str | None, as_json: bool = Fa
 
     store.update(repo, stream, make)
     if as_json:
+        from git_continuity import render
+
         render.emit_json("next", {"stream": stream, "next_action": text})
     else:
         print(display.hang("Next action: ", display.cut(text, WHOLE)))

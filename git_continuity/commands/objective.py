@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from git_continuity import packetfile, render, session, store
+from git_continuity import packetfile, session, store
 from git_continuity.display import cut
 from git_continuity.errors import UserError
 from git_continuity.model import Objective, ObjectiveChange, new_id, now, shown, stamp
@@ -34,6 +34,8 @@ def set_objective(repo: Repo, *, stream: str, text: str, why: str) -> int:
 
 
 def objective_log(repo: Repo, *, stream: str, as_json: bool) -> int:
+    from git_continuity import render
+
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
     packet = store.read_packet(snap)

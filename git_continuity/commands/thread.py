@@ -1,11 +1,18 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
-from git_continuity import attempts, closure, notes, policy, render, session, stoploss, store, verify
+from git_continuity import notes, policy, session, store, verify
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, Thread, ago, new_id, now, parse_stamp, shown, stamp
 from git_continuity.repo import Repo
+
+if TYPE_CHECKING:
+    from git_continuity.attempts import Waiting
+
+# The judging modules (closure, stoploss, attempts) and render are imported by the commands
+# that use them: `thread add` is a write, and imports are most of its time (issue 13).
 
 
 def add(repo: Repo, *, stream: str, title: str, checks: list[str], budget: str | None = None) -> int:
@@ -13,7 +20,7 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str], budget: str |
     title = title.strip()
     if not title:
         raise UserError("thread add needs a non-empty title")
-    spend = attempts.parse_budget(budget).to_json() if budget is not None else None
+    spend = _spend(budget)
     store.require_state(store.snapshot(repo, stream))
     handles = [(text, verify.resolve(repo, text, stream=stream).text) for text in checks]
     moment, who = now(), session.who(repo)
@@ -62,7 +69,7 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str], budget: str |
         notes.claim_named(repo, stream, claim)
     print(f"Thread {thread.id} opened: {title}")
     if spend:
-        print(f"  budget {attempts.budget_from_json(spend).text()}: the stop-loss blocks it once that is spent")
+        print(f"  budget {_budget_text(spend)}: the stop-loss blocks it once that is spent")
     for written, handle in handles:
         print(f"  check {handle}" + (f"  (as written: {written})" if written != handle else ""))
     if not handles:
@@ -90,6 +97,20 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str], budget: str |
     return 0
 
 
+def _spend(budget: str | None) -> dict[str, Any] | None:
+    if budget is None:
+        return None
+    from git_continuity import attempts
+
+    return attempts.parse_budget(budget).to_json()
+
+
+def _budget_text(spend: dict[str, Any]) -> str:
+    from git_continuity import attempts
+
+    return attempts.budget_from_json(spend).text()
+
+
 def _thread(snap: store.Snapshot, thread_id: str) -> Thread:
     threads = store.read_threads(snap)
     if thread_id not in threads:
@@ -103,7 +124,7 @@ def set_status(repo: Repo, *, stream: str, thread_id: str, status: str, budget: 
     is how a thread the stop-loss blocked comes back: only by this explicit command."""
     if status == "done":
         raise UserError(f"a thread becomes done only through its checks: git continuity thread close {thread_id}")
-    spend = attempts.parse_budget(budget).to_json() if budget is not None else None
+    spend = _spend(budget)
     moment = now()
     was: list[Thread] = []
 
@@ -118,7 +139,7 @@ def set_status(repo: Repo, *, stream: str, thread_id: str, status: str, budget: 
             changed.budget_from = stamp(moment)
         body = f"was: {thread.status}" + (" (stop-loss)" if thread.blocked else "")
         if spend is not None:
-            body += f"\nbudget: {attempts.budget_from_json(spend).text()}"
+            body += f"\nbudget: {_budget_text(spend)}"
         return store.Change(
             f"thread set {thread_id} {status}: {thread.title}\n\n{body}",
             {store.thread_path(thread_id): store.entry_bytes(changed)},
@@ -128,12 +149,14 @@ def set_status(repo: Repo, *, stream: str, thread_id: str, status: str, budget: 
     print(f"Thread {thread_id} is {status}.")
     kept = spend or (was[0].budget if was else None)
     if status == "open" and kept:
-        print(f"  its budget ({attempts.budget_from_json(kept).text()}) counts attempts from now on")
+        print(f"  its budget ({_budget_text(kept)}) counts attempts from now on")
     return 0
 
 
 def close(repo: Repo, *, stream: str, thread_id: str, online: bool) -> int:
     """Close a thread only when every check verifies now; exit 1 listing them otherwise."""
+    from git_continuity import closure
+
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
     store.require_well_formed(snap)
@@ -171,12 +194,16 @@ def _tally(checks: list[verify.Assessed]) -> str:
     return f"{good} of {len(checks)} checks verified"
 
 
-def _waiting(snap: store.Snapshot, thread: Thread, checks: list[verify.Assessed]) -> attempts.Waiting | None:
+def _waiting(snap: store.Snapshot, thread: Thread, checks: list[verify.Assessed]) -> Waiting | None:
+    from git_continuity import stoploss
+
     return None if thread.status == "done" else stoploss.waiting_of(snap, checks)
 
 
 def list_threads(repo: Repo, *, stream: str, statuses: list[str] | None, as_json: bool) -> int:
     """Every thread (or those with the given statuses), oldest first, with its checks' tally."""
+    from git_continuity import render
+
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
     threads = sorted(store.read_threads(snap).values(), key=lambda t: (t.added_at, t.id))
@@ -205,6 +232,8 @@ def list_threads(repo: Repo, *, stream: str, statuses: list[str] | None, as_json
 
 def show(repo: Repo, *, stream: str, thread_id: str, as_json: bool) -> int:
     """One thread: who opened it and when, its status, and each check's state now."""
+    from git_continuity import render
+
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
     thread = _thread(snap, thread_id)

@@ -88,8 +88,9 @@ def _keep_ancestors(cache: Path, found: frozenset[bytes]) -> None:
 
 
 def contains(repo: Repo, tip: Oid, rev: Oid) -> bool:
-    """Whether rev is tip or one of its ancestors."""
-    return bytes.fromhex(rev) in ancestors(repo, tip)
+    """Whether rev is tip or one of its ancestors (the tip itself without a walk: a write's
+    check of HEAD on its own branch)."""
+    return rev == tip or bytes.fromhex(rev) in ancestors(repo, tip)
 
 
 def is_shallow(repo: Repo) -> bool:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 
@@ -85,6 +83,9 @@ def run(ctx: VerifyContext, command: str) -> Observation:
             "running it here would not test the commit: commit or stash the rest first "
             "(git stash push --keep-index --include-untracked)",
         )
+    import signal
+    import subprocess  # here, not at the top: loading the plugin (every write's resolve) runs nothing
+
     limit = ctx.policy.cmd_timeout.total_seconds()
     start = time.monotonic()
     # Its own session, so a timeout can stop the command and everything it started.
