@@ -24,6 +24,7 @@ FIXED_ENV = {
     "GIT_EDITOR": "false",
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_CONTINUITY_CHECK_JSON": "1",  # every --json document is checked against schema/
+    "GIT_CONTINUITY_HELPER": "0",  # commands run in their own process; tests/test_helper.py runs the helper
     "LC_ALL": "C",
     "TZ": "UTC",
 }

@@ -1,0 +1,329 @@
+"""The helper process (helper.py, helper_server.py): commands it runs print and write exactly
+what they print and write in their own process; a killed helper, a stale socket, another
+installation's helper and two repositories at once each still get their commands run once.
+
+Every command here runs as an agent's does: in a fresh process with no controlling terminal
+(start_new_session), the helper switched on."""
+
+from __future__ import annotations
+
+import os
+import pty
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Ran, commit, git
+
+ON = {"GIT_CONTINUITY_HELPER": "1", "GIT_CONTINUITY_HELPER_IDLE": "60"}
+
+
+def run(cwd: Path, *args: str, helper: bool = True, **env: str) -> Ran:
+    settings = {**os.environ, **(ON if helper else {"GIT_CONTINUITY_HELPER": "0"}), **env}
+    done = subprocess.run(
+        ["git", "continuity", *args], cwd=cwd, env=settings, capture_output=True, text=True, start_new_session=True
+    )
+    return Ran(done.returncode, done.stdout, done.stderr)
+
+
+def helpers() -> dict[int, str]:
+    """Every helper process on this machine: pid -> the folder it serves."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if len(words) > 3 and b"helper_server.serve" in words[2]:
+            found[int(entry.name)] = words[3].decode()
+    return found
+
+
+def helper_of(repo: Path) -> int | None:
+    folder = str(repo / ".git" / "continuity")
+    pids = [pid for pid, served in helpers().items() if served == folder]
+    assert len(pids) <= 1, pids
+    return pids[0] if pids else None
+
+
+def listening(repo: Path) -> int:
+    """Wait for the repository's helper to listen; its pid."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        pid = helper_of(repo)
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(str(repo / ".git" / "continuity" / "helper.sock"))
+        except OSError:
+            pass
+        else:
+            if pid is not None:
+                return pid
+        finally:
+            probe.close()
+        time.sleep(0.05)
+    raise AssertionError(f"no helper listens for {repo}: {helpers()}")
+
+
+def gone(pid: int) -> bool:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture(autouse=True)
+def no_helper_left(tmp_path: Path) -> Iterator[None]:
+    yield
+    for pid, folder in helpers().items():
+        if folder.startswith(str(tmp_path)):
+            os.kill(pid, signal.SIGKILL)
+
+
+# The parent of the Python process the command ran in, its nearest ancestor named python*
+# (a command in the helper runs in a fork of the helper's python3; a command in its own
+# process is named git-continuity, so the nearest is a farther one, never the helper).
+PROBE = """pid=$$
+while [ "$pid" -gt 1 ]; do
+  case $(cat /proc/$pid/comm) in python*) awk '/^PPid/ {print $2}' /proc/$pid/status >> "$1"; exit 0 ;; esac
+  pid=$(awk '/^PPid/ {print $2}' /proc/$pid/status)
+done
+echo 0 >> "$1"
+"""
+
+
+@pytest.fixture
+def work(repo: Path) -> Path:
+    run(repo, "init", "--no-fetch-refspecs", helper=False)
+    run(repo, "objective", "set", "Ship 1.2", "--why", "users wait", helper=False)
+    (repo / "probe.sh").write_text(PROBE)
+    commit(repo, "probe", {"probe.sh": (repo / "probe.sh").read_text()})
+    assert run(repo, "trust", "allow", "sh probe.sh ran.txt", helper=False).code == 0
+    return repo
+
+
+def runs_in_helper(repo: Path) -> list[int]:
+    """The parents of the processes a `cmd:` check ran in (verify runs them), one per run: the helper's pid
+    when the command ran in a copy of it."""
+    (repo / "ran.txt").unlink(missing_ok=True)
+    done = run(repo, "verify")
+    assert done.code == 0, done
+    return [int(line) for line in (repo / "ran.txt").read_text().split()]
+
+
+def test_a_command_prints_in_the_helper_exactly_what_it_prints_in_its_own_process(work: Path) -> None:
+    assert run(work, "claim", "add", "the probe runs", "--check", "cmd:sh probe.sh ran.txt").code == 0
+    pid = listening(work)
+    assert runs_in_helper(work) == [pid]
+    commands = [
+        ("status",),
+        ("status", "--json"),
+        ("--stream", "main", "claim", "list"),
+        ("thread", "list"),
+        ("journal",),
+        ("claim", "show", "c-zzzzzz"),  # an error: exit 2, named
+        ("status", "--bogus"),  # a usage error from argparse
+        ("claim", "add", "caf\udce9"),  # an argument that is not UTF-8
+        ("thread", "add", "  "),
+    ]
+    for args in commands:
+        served, own = run(work, *args), run(work, *args, helper=False)
+        assert served == own, args
+    assert helper_of(work) == pid  # one helper answered them all
+    assert run(work, "claim", "show", "c-zzzzzz").err == (
+        "git-continuity: error: no claim 'c-zzzzzz' in stream 'main' (git continuity claim list shows the ids)\n"
+    )
+
+
+def test_writes_through_the_helper_are_the_state_every_process_reads(work: Path) -> None:
+    made = run(work, "claim", "add", "the tip exists", "--check", "commit:HEAD")
+    listening(work)
+    writes = (("journal", "add", "tried the fast path"), ("blocker", "add", "waiting for review"), ("next", "measure"))
+    for args in writes:
+        assert run(work, *args).code == 0, args
+    shown = run(work, "status", helper=False).out
+    assert made.out.startswith("Recorded claim c-")
+    for text in ("tried the fast path", "waiting for review", "Next       measure", "the tip exists"):
+        assert text in shown, text
+
+
+def test_a_killed_helper_leaves_a_socket_the_next_command_replaces(work: Path) -> None:
+    run(work, "status")
+    first = listening(work)
+    os.kill(first, signal.SIGKILL)
+    assert gone(first)
+    assert (work / ".git" / "continuity" / "helper.sock").exists()  # left behind by the kill
+    assert run(work, "status") == run(work, "status", helper=False)
+    second = listening(work)
+    assert second != first
+    assert run(work, "claim", "add", "the probe runs", "--check", "cmd:sh probe.sh ran.txt").code == 0
+    assert runs_in_helper(work) == [second]
+
+
+def test_a_stale_socket_file_is_taken_over(work: Path) -> None:
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(work / ".git" / "continuity" / "helper.sock"))
+    stale.close()  # a socket file nobody listens on
+    assert run(work, "status").code == 0
+    pid = listening(work)
+    assert run(work, "claim", "add", "the probe runs", "--check", "cmd:sh probe.sh ran.txt").code == 0
+    assert runs_in_helper(work) == [pid]
+
+
+def test_another_installations_helper_steps_down_for_this_one(work: Path) -> None:
+    folder = work / ".git" / "continuity"
+    older = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from git_continuity import helper, helper_server; "
+            "helper.fingerprint = lambda: 'git-continuity 0.0.9'; helper_server.serve(sys.argv[1])",
+            str(folder),
+        ],
+        env={**os.environ, **ON},
+        start_new_session=True,
+    )
+    listening(work)
+    assert helper_of(work) == older.pid
+    assert run(work, "claim", "add", "the probe runs", "--check", "cmd:sh probe.sh ran.txt").code == 0
+    assert older.wait(timeout=20) == 0  # it stepped down, and the command ran in its own process
+    mine = listening(work)
+    assert mine != older.pid
+    assert runs_in_helper(work) == [mine]
+
+
+def test_two_repositories_have_a_helper_each_and_their_own_state(work: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(work), str(other))
+    run(other, "init", "--no-fetch-refspecs", helper=False)
+    run(work, "status")
+    run(other, "status")
+    pids = {listening(work), listening(other)}
+    assert len(pids) == 2
+    failures: list[Ran] = []
+
+    def write(repo: Path, n: int) -> None:
+        for i in range(n):
+            done = run(repo, "journal", "add", f"{repo.name} {i}")
+            if done.code:
+                failures.append(done)
+
+    threads = [threading.Thread(target=write, args=(repo, 8)) for repo in (work, other, work, other)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    for repo, stranger in ((work, "other"), (other, "repo")):
+        lines = run(repo, "journal", "-n", "100", helper=False).out
+        assert lines.count(f"{repo.name} ") == 16
+        assert f"{stranger} " not in lines
+    assert {helper_of(work), helper_of(other)} == pids
+
+
+def test_a_command_killed_in_the_helper_is_said_so_and_not_run_again(work: Path) -> None:
+    (work / "slow.sh").write_text("echo started >> ran.txt\nsleep 30\n")
+    run(work, "trust", "allow", "sh slow.sh", helper=False)
+    run(work, "claim", "add", "slow", "--check", "cmd:sh slow.sh")
+    helper = listening(work)
+    client = subprocess.Popen(
+        ["git", "continuity", "verify"],
+        cwd=work,
+        env={**os.environ, **ON},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    command = wait_for_child_of(helper)
+    while not (work / "ran.txt").exists():  # the check is running
+        time.sleep(0.05)
+    os.kill(command, signal.SIGKILL)
+    out, err = client.communicate(timeout=30)
+    assert (client.returncode, out, err) == (
+        1,
+        "",
+        "git-continuity: error: the helper's process running this command ended without an exit code "
+        "(killed?); GIT_CONTINUITY_HELPER=0 runs commands in their own process\n",
+    )
+    assert (work / "ran.txt").read_text() == "started\n"
+
+
+def test_an_interrupt_reaches_the_command_in_the_helper(work: Path) -> None:
+    (work / "slow.sh").write_text("echo started >> ran.txt\nsleep 30\n")
+    run(work, "trust", "allow", "sh slow.sh", helper=False)
+    run(work, "claim", "add", "slow", "--check", "cmd:sh slow.sh")
+    helper = listening(work)
+    client = subprocess.Popen(
+        ["git-continuity", "verify"],
+        cwd=work,
+        env={**os.environ, **ON},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    wait_for_child_of(helper)
+    while not (work / "ran.txt").exists():  # the check is running
+        time.sleep(0.05)
+    client.send_signal(signal.SIGINT)
+    assert client.communicate(timeout=30) == ("", "git-continuity: interrupted\n")
+    assert client.returncode == 130
+
+
+def wait_for_child_of(pid: int) -> int:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        if children:
+            return int(children[0])
+        time.sleep(0.05)
+    raise AssertionError("the helper started no command")
+
+
+def test_the_off_switch_and_a_terminal_keep_commands_in_their_own_process(work: Path) -> None:
+    sock = work / ".git" / "continuity" / "helper.sock"
+    assert run(work, "status", GIT_CONTINUITY_HELPER="off").code == 0
+    assert not sock.exists()
+    child, terminal = pty.fork()
+    if child == 0:  # a session whose controlling terminal is the pty, as a person's shell
+        os.chdir(work)
+        os.environ.update(ON)
+        os.execvp("git", ["git", "continuity", "status"])
+    output = b""
+    while True:
+        try:
+            chunk = os.read(terminal, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        output += chunk
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert b"Objective  Ship 1.2" in output
+    assert not sock.exists()
+    assert helper_of(work) is None
+
+
+def test_an_idle_helper_leaves_and_so_does_one_whose_repository_is_gone(work: Path, tmp_path: Path) -> None:
+    run(work, "status", GIT_CONTINUITY_HELPER_IDLE="1")
+    pid = listening(work)
+    assert gone(pid)
+    assert not (work / ".git" / "continuity" / "helper.sock").exists()
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(work), str(other))
+    run(other, "init", "--no-fetch-refspecs", helper=False)
+    run(other, "status")
+    pid = listening(other)
+    subprocess.run(["rm", "-rf", str(other)], check=True)
+    assert gone(pid)
