@@ -144,24 +144,28 @@ def continuity_folder() -> str | None:
     return folder if os.path.isdir(folder) else None
 
 
-def fingerprint() -> str:
-    """What the helper and its client must share to run the same code: this package's files
-    (name, size, time), the Python, and the path modules are found on."""
+def fingerprint(paths: Sequence[str]) -> str:
+    """What the helper and its client must share to run the same code: the Python, this
+    package's files (name, size, time), and the folders modules are found in, with their
+    times (installing or upgrading a package there changes its folder's)."""
     package = os.path.dirname(os.path.abspath(__file__))
-    parts = [sys.executable, sys.version, os.environ.get("PYTHONPATH", ""), package]
-    # What is installed beside it (a plugin, an upgrade) changes the folder holding it.
-    parts.append(f"{os.path.dirname(package)}:{os.stat(os.path.dirname(package)).st_mtime_ns}")
+    parts = [sys.executable, sys.version, package]
+    for path in paths:
+        try:
+            parts.append(f"{path}:{os.stat(path or '.').st_mtime_ns}")
+        except OSError:
+            parts.append(path)
+    files = []
     folders = [package]
     while folders:
         with os.scandir(folders.pop()) as entries:
             for entry in entries:
                 if entry.name.endswith(".py"):
                     stat = entry.stat()
-                    parts.append(f"{entry.path}:{stat.st_size}:{stat.st_mtime_ns}")
+                    files.append(f"{entry.path}:{stat.st_size}:{stat.st_mtime_ns}")
                 elif entry.name != "__pycache__" and entry.is_dir():
                     folders.append(entry.path)
-    parts.sort()
-    return "\n".join(parts)
+    return "\n".join(parts + sorted(files))
 
 
 def _ask(folder: str, argv: list[str]) -> int | None:
@@ -179,12 +183,14 @@ def _ask(folder: str, argv: list[str]) -> int | None:
             os.umask(mask)
             streams = [(s.encoding, s.errors or "strict") for s in (sys.stdin, sys.stdout, sys.stderr)]
             # The fingerprint first and plain, so that a helper of any version can read it.
-            own = fingerprint().encode("utf-8", "surrogateescape")
+            # sys.path[0] is the console script's folder; the helper removes its own first.
+            own = fingerprint(sys.path[1:]).encode("utf-8", "surrogateescape")
             request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": mask, "streams": streams}
             body = marshal.dumps(request)
             data = struct.pack("!II", len(own), len(body)) + own + body
             sent = connection.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
-            connection.sendall(data[sent:])
+            if sent < len(data):  # (an empty send to a helper that answered already fails)
+                connection.sendall(data[sent:])
             answers = connection.makefile("rb")
             word, _, value = answers.readline().decode().partition(" ")
             if word != "started":

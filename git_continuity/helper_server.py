@@ -39,7 +39,7 @@ MOST = 64 << 20  # the longest request taken (arguments and environment)
 def serve(folder: str) -> None:
     os.chdir(folder)
     _warm()
-    own = helper.fingerprint().encode("utf-8", "surrogateescape")
+    own = helper.fingerprint(sys.path).encode("utf-8", "surrogateescape")
     try:
         idle = float(os.environ.get(IDLE_ENV, IDLE_SECONDS))
     except ValueError:

@@ -186,7 +186,7 @@ def test_another_installations_helper_steps_down_for_this_one(work: Path) -> Non
             sys.executable,
             "-c",
             "import sys; from git_continuity import helper, helper_server; "
-            "helper.fingerprint = lambda: 'git-continuity 0.0.9'; helper_server.serve(sys.argv[1])",
+            "helper.fingerprint = lambda paths: 'git-continuity 0.0.9'; helper_server.serve(sys.argv[1])",
             str(folder),
         ],
         env={**os.environ, **ON},
