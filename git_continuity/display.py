@@ -87,6 +87,8 @@ def hang(first: str, text: str) -> str:
     """``first`` (a label, an indentation) and then ``text``, whose further lines start under
     its first character, each keeping its own indentation; a line longer than the terminal
     is folded, its pieces under its own start."""
+    if "\n" not in text and (Showing.width is None or len(first) + len(text) <= Showing.width):
+        return first + text  # nearly every line: one line that fits (status calls this 3 times a claim)
     pad = " " * _visible(first)
     out: list[str] = []
     for n, line in enumerate(text.split("\n")):

@@ -125,18 +125,13 @@ def parse_handle(text: str) -> Handle:
                 "git continuity repo list names them)"
             )
         scope, text = name, rest
-    handle = _unscoped(text)
-    return Handle(handle.scheme, handle.body, scope)
-
-
-def _unscoped(text: str) -> Handle:
     scheme, sep, body = text.partition(":")
     if not sep or not SCHEME_RE.match(scheme):
         hint = "(git continuity plugins lists the schemes this machine knows)"
         if sep and SCHEME_RE.match(scheme.lower()):
             hint = f"(schemes are lower case: did you mean {scheme.lower()}:{body}?)"
         raise UserError(f"handle {text!r} is not of the form scheme:address, e.g. commit:HEAD or tag:v1.2\n{hint}")
-    return Handle(scheme, body)
+    return Handle(scheme, body, scope)
 
 
 @dataclass(frozen=True)

@@ -173,7 +173,7 @@ class Repository:
     def ref_last_move(self, refname: str) -> tuple[datetime, str] | None:
         """When the ref last moved here and why, from its reflog: ``(when, "update by push")``
         after a push, ``(when, "fetch: …")`` after a fetch."""
-        return git.ref_last_move(self._repo, refname)
+        return self._once("last move", refname, lambda: git.ref_last_move(self._repo, refname))
 
     def refs(self, prefix: str) -> list[str]:
         """The full names of this repository's refs under ``prefix`` (``refs/remotes/origin/``)."""

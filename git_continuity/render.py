@@ -172,17 +172,21 @@ def claim_lines(assessed: Sequence[Assessed]) -> list[str]:
     if spans:
         lines.append(f"  {'repository'.ljust(across)}{'state'.ljust(width)}  check")
     pad = " " * (across + width + 4)
+    painted: dict[str, str] = {}  # each state's column, padded and painted once
     for n, a in enumerate(assessed):
-        c = a.claim
+        c, derived = a.claim, a.derived
         where = spans[n].ljust(across) if spans else ""
-        state = paint(a.derived.state.ljust(width), a.derived.state)
+        state = painted.get(derived.state)
+        if state is None:
+            state = painted[derived.state] = paint(derived.state.ljust(width), derived.state)
         lines.append(hang(f"  {where}{state}  {c.id}  ", cut(c.text, CLAIMS_WHOLE)))
         if c.handle and c.handle != c.text:
             lines.append(hang(pad, cut(abbreviate(c.handle), CLAIMS_WHOLE)))
-        lines.append(hang(pad, cut(a.derived.observed, CLAIMS_WHOLE)))
-        age = _age(a)
-        if age:
-            lines.append(pad + age)
+        lines.append(hang(pad, cut(derived.observed, CLAIMS_WHOLE)))
+        if a.observation is None:  # dereferenced now: no age to say
+            age = _age(a)
+            if age:
+                lines.append(pad + age)
     return lines
 
 

@@ -770,7 +770,7 @@ def test_caches_keyed_by_object_ids_see_a_changed_entry(repo: Path, inproc: Run)
         listed = json.loads(ok(inproc, repo, "claim", "list", "--json").out)["claims"]
         assert sorted(c["text"] for c in listed) == ["another one", "as first written"]
     cache = repo / ".git" / "continuity" / "cache"
-    assert any((cache / "folders").iterdir()) and any((cache / "packet").iterdir())
+    assert any((cache / "claims").iterdir()) and any((cache / "packet").iterdir())
     path = f".continuity/claims/{claim}.json"
     data = json.loads(git(repo, "show", f"refs/continuity/main:{path}"))
     write_state(repo, {path: json.dumps({**data, "text": "changed by hand"}) + "\n"})

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from git_continuity import atomic, packetfile, schema
@@ -166,34 +167,42 @@ def read_packet(snap: Snapshot) -> Packet | None:
     """The packet's values. A packet once parsed is kept as JSON under the cache folder by
     its blob id, so a status does not pay for ruamel.yaml."""
     oid = git.entry_oid(snap.repo, snap.tree, packetfile.PATH) if snap.tree else None
-    cached = snap.repo.local_dir / "cache" / "packet" / f"{oid}.json"
-    if oid is not None and oid in snap.cache:
-        try:
-            return packetfile.packet_from(json.loads(cached.read_text()))
-        except (OSError, ValueError, TypeError):
-            pass
+    kept = _kept(snap, "packet", oid)
+    if kept is not None:
+        with contextlib.suppress(TypeError, AttributeError):
+            return packetfile.packet_from(kept)
     parsed = read_packet_doc(snap)
     if parsed is None:
         return None
-    with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
-        atomic.write(cached, json.dumps(packetfile.plain(parsed[0])))
+    assert oid is not None  # read_packet_doc found it
+    _keep(snap, "packet", oid, packetfile.plain(parsed[0]))
     return parsed[1]
 
 
-def _by_id(snap: Snapshot, folder: str) -> dict[str, dict[str, Any]]:
-    """The well-formed entries of a flat folder, by id (malformed ones become problems).
+def _kept(snap: Snapshot, kind: str, oid: Oid | None) -> Any:
+    """What was kept under the cache folder for an object read once without problems (None:
+    nothing kept, or unreadable). Keyed by the object's id, so never stale."""
+    if oid is None or oid not in snap.cache:
+        return None
+    try:
+        return json.loads((snap.repo.local_dir / "cache" / kind / f"{oid}.json").read_bytes())
+    except (OSError, ValueError):
+        return None
 
-    A folder read once without problems is kept whole as one JSON file under the cache
-    folder, named by the folder's tree id (content-addressed, so it never goes stale): a
-    status then reads one file instead of a thousand objects."""
-    folder_oid = git.entry_oid(snap.repo, snap.tree, f"{ROOT}/{folder}") if snap.tree else None
-    cached = snap.repo.local_dir / "cache" / "folders" / f"{folder_oid}.json"
-    if folder_oid is not None and folder_oid in snap.cache:
-        try:
-            kept: dict[str, dict[str, Any]] = json.loads(cached.read_text())
-            return kept
-        except (OSError, ValueError):
-            pass
+
+def _keep(snap: Snapshot, kind: str, oid: Oid, value: Any) -> None:
+    with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
+        atomic.write(snap.repo.local_dir / "cache" / kind / f"{oid}.json", json.dumps(value))
+        snap.cache.add([oid])
+
+
+def _folder_oid(snap: Snapshot, folder: str) -> Oid | None:
+    return git.entry_oid(snap.repo, snap.tree, f"{ROOT}/{folder}") if snap.tree else None
+
+
+def _read_folder(snap: Snapshot, folder: str) -> tuple[dict[str, dict[str, Any]], bool]:
+    """The well-formed entries of a flat folder, by id (malformed ones become problems), and
+    whether it was all well formed (what may be kept whole)."""
     found = {}
     listed, whole = _listing(snap, folder)
     for e in listed:
@@ -202,17 +211,43 @@ def _by_id(snap: Snapshot, folder: str) -> dict[str, dict[str, Any]]:
             whole = False
         else:
             found[data["id"]] = data
+    return found, whole
+
+
+def _by_id(snap: Snapshot, folder: str) -> dict[str, dict[str, Any]]:
+    """The well-formed entries of a flat folder, by id (malformed ones become problems).
+
+    A folder read once without problems is kept whole as one JSON file under the cache
+    folder, named by the folder's tree id (content-addressed, so it never goes stale): a
+    status then reads one file instead of a thousand objects."""
+    folder_oid = _folder_oid(snap, folder)
+    kept = _kept(snap, "folders", folder_oid)
+    if isinstance(kept, dict):
+        return kept
+    found, whole = _read_folder(snap, folder)
     if folder_oid is not None and whole:
-        try:
-            atomic.write(cached, json.dumps(found))
-            snap.cache.add([folder_oid])
-        except OSError:
-            pass  # a cache that cannot be written only costs speed
+        _keep(snap, "folders", folder_oid, found)
     return found
 
 
+CLAIM_FIELDS = [f.name for f in fields(Claim)]
+
+
 def read_claims(snap: Snapshot) -> dict[str, Claim]:
-    return {i: Claim(**data) for i, data in _by_id(snap, "claims").items()}
+    """Every well-formed claim, by id. The claims folder is kept as rows, each claim's values
+    in the order of Claim's fields: a third of the time of reading them back as objects,
+    which a status of 100,000 claims felt."""
+    folder_oid = _folder_oid(snap, "claims")
+    kept = _kept(snap, "claims", folder_oid)
+    if isinstance(kept, dict) and kept.get("fields") == CLAIM_FIELDS:
+        with contextlib.suppress(TypeError, LookupError):
+            return {row[0]: Claim(*row) for row in kept["rows"]}
+    found, whole = _read_folder(snap, "claims")
+    claims = {i: Claim(**data) for i, data in found.items()}
+    if folder_oid is not None and whole:
+        rows = [[getattr(c, name) for name in CLAIM_FIELDS] for c in claims.values()]
+        _keep(snap, "claims", folder_oid, {"fields": CLAIM_FIELDS, "rows": rows})
+    return claims
 
 
 def read_threads(snap: Snapshot) -> dict[str, Thread]:
@@ -341,15 +376,13 @@ def read_attempts(snap: Snapshot, thread_id: str) -> list[Attempt]:
     from git_continuity.attempts import Attempt
 
     folder = f"{ROOT}/attempts/{thread_id}"
-    folder_oid = git.entry_oid(snap.repo, snap.tree, folder) if snap.tree else None
+    folder_oid = _folder_oid(snap, f"attempts/{thread_id}")
     if folder_oid is None:
         return []
-    cached = snap.repo.local_dir / "cache" / "folders" / f"{folder_oid}.json"
-    if folder_oid in snap.cache:
-        try:
-            return [Attempt.from_json(data) for data in json.loads(cached.read_text())]
-        except (OSError, ValueError, TypeError, KeyError):
-            pass
+    kept = _kept(snap, "folders", folder_oid)
+    if kept is not None:
+        with contextlib.suppress(TypeError, KeyError):
+            return [Attempt.from_json(data) for data in kept]
     found = []
     listed, whole = _listing(snap, f"attempts/{thread_id}")
     for e in sorted(listed, key=lambda e: e.name):
@@ -359,10 +392,6 @@ def read_attempts(snap: Snapshot, thread_id: str) -> list[Attempt]:
         else:
             found.append(data)
     if whole:
-        try:
-            atomic.write(cached, json.dumps(found))
-            snap.cache.add([folder_oid])
-            snap.cache.save()
-        except OSError:
-            pass  # a cache that cannot be written only costs speed
+        _keep(snap, "folders", folder_oid, found)
+        snap.cache.save()
     return [Attempt.from_json(data) for data in found]
