@@ -29,7 +29,7 @@ from git_continuity.model import (
     parse_handle,
     stamp,
 )
-from git_continuity.plugin import PROJECT, Progress, Repository, Scheme, VerifyContext
+from git_continuity.plugin import PROJECT, Progress, Repository, Scheme, VerifyContext, inside
 from git_continuity.policy import Policy
 
 WAITING = re.compile(r"[A-Za-z][A-Za-z -]{0,31}")  # what an observation waits on (schema/evidence)
@@ -237,6 +237,7 @@ def dereference(handles: Iterable[Handle], context: VerifyContext) -> dict[Handl
             results[h] = found
     if context.progress is not None and network:
         context.progress.finish()
+    git.keep_tree_paths(inside(context.repo))  # what the trees asked about hold, for the next time
     return results
 
 
@@ -303,12 +304,10 @@ def assess(
     # by the string, a Handle's are computed in Python, and a status of 100,000 claims
     # looks each one up several times.
     handles: dict[str, Handle] = {}
-    rows: list[tuple[Claim, Handle | None]] = []
     for claim in claims:
-        handle = handles.get(claim.handle) if claim.handle else None
-        if handle is None and claim.handle:
-            handle = handles[claim.handle] = parse_handle(claim.handle)
-        rows.append((claim, handle))
+        if claim.handle and claim.handle not in handles:
+            handles[claim.handle] = parse_handle(claim.handle)
+    rows = [(claim, handles[claim.handle] if claim.handle else None) for claim in claims]
     where = scoped.locate(snap, [h.scope for h in handles.values() if h.scope])
     current: dict[str | None, _Now] = {None: _Now(snap.repo, tree)}
     current.update((n, _Now(w.repo)) for n, w in where.items() if w.repo)
@@ -332,10 +331,8 @@ def assess(
         return derive_state(claim, live, evidence, at=at, moved=moved, max_age=age, here=here)
 
     settled: dict[str, Derived] = {}
-    wanted: dict[str, Handle] = {}  # by text (a parsed handle's text is the claim's)
-    # Without reuse_fresh, what is dereferenced depends on the handle alone: asked of each once.
-    asked: Iterable[tuple[Claim | None, Handle | None]] = rows if reuse_fresh else ((None, h) for h in handles.values())
-    for owner, handle in asked:
+    wanted: dict[str, Handle] = {}  # by text; without reuse_fresh, each handle is asked about once
+    for owner, handle in rows if reuse_fresh else [(None, h) for h in handles.values()]:
         if handle is None or not (dereference_all or handle.scheme in live_schemes):
             continue
         if handle.scheme in network and not online:
@@ -363,17 +360,14 @@ def assess(
         there = scoped.dereference([h for h in wanted.values() if h.scope], where, context, dereference)
         observed.update((h.text, o) for h, o in there.items())
     out = []
-    # What a dereference made now says depends on the handle alone: judged once per handle.
-    fresh: dict[str, Derived] = {}
+    fresh: dict[str, Derived] = {}  # what a dereference made now says rests on the handle alone
     for claim, handle in rows:
-        text = claim.handle or ""
-        live = observed.get(text) if handle is not None else None
-        found = settled.get(claim.id) if settled else None
-        if found is None and live is not None:
-            found = fresh.get(text)
-            if found is None:
-                found = fresh[text] = judged(claim, handle, live)
-        derived = judged(claim, handle, live) if found is None else found
+        live = observed.get(claim.handle or "") if handle is not None else None
+        derived = (settled.get(claim.id) if settled else None) or (fresh.get(claim.handle or "") if live else None)
+        if derived is None:
+            derived = judged(claim, handle, live)
+            if live is not None:
+                fresh[claim.handle or ""] = derived
         remote = live is None and handle is not None and handle.scheme in network and claim.id not in settled
         if remote and derived.state == "unchecked":
             derived = replace(derived, observed="never asked: git continuity verify --online asks the service")

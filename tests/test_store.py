@@ -785,6 +785,46 @@ def test_caches_keyed_by_object_ids_see_a_changed_entry(repo: Path, inproc: Run)
     assert ran.out.endswith(f"nothing will be written on top of it)\n  {path} line 1: text: '' should be non-empty\n")
 
 
+def test_status_dereferences_a_claim_changed_behind_its_caches(repo: Path, inproc: Run) -> None:
+    """Status reads the claims folder kept by its tree id and what each tree holds kept by
+    the tree's id: a claim's handle changed by hand to another path, or to the same path in
+    another commit, is dereferenced as it is now."""
+    first = git(repo, "rev-parse", "HEAD")
+    git(repo, "rm", "-q", "README")
+    second = commit(repo, "second", {"NOTES": "later\n"})
+    ok(inproc, repo, "init")
+    claim = made_id(ok(inproc, repo, "claim", "add", "the readme is there", "--check", f"file:README@{first}"), "c")
+
+    def claim_lines() -> list[str]:
+        out = ok(inproc, repo, "status").out.splitlines()
+        start = next(i for i, line in enumerate(out) if line.startswith("Claims ("))
+        return out[start : start + 4]
+
+    for _ in range(2):  # the second run is served from the caches
+        assert claim_lines() == [
+            "Claims (1 verified; states derived now, not stored)",
+            f"  verified  {claim}  the readme is there",
+            f"            file:README@{first[:12]}…",
+            f"            README exists in {first[:7]}",
+        ]
+    cache = repo / ".git" / "continuity" / "cache"
+    assert any((cache / "claims").iterdir()) and (cache / "tree-paths").exists()
+    path = f".continuity/claims/{claim}.json"
+    data = json.loads(git(repo, "show", f"refs/continuity/main:{path}"))
+    write_state(repo, {path: json.dumps({**data, "handle": f"file:NOTES@{first}"}) + "\n"})
+    assert claim_lines()[1:] == [
+        f"  contradicted  {claim}  the readme is there",
+        f"                file:NOTES@{first[:12]}…",
+        f"                NOTES is not in {first[:7]}",
+    ]
+    write_state(repo, {path: json.dumps({**data, "handle": f"file:README@{second}"}) + "\n"})
+    assert claim_lines()[1:] == [
+        f"  contradicted  {claim}  the readme is there",
+        f"                file:README@{second[:12]}…",
+        f"                README is not in {second[:7]}",
+    ]
+
+
 # -- files under .git/continuity/: whole or not at all ---------------------------------------
 
 FILE_WRITER = """

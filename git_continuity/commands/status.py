@@ -4,7 +4,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from git_continuity import places, policy, quarantine, render, stoploss, store, tracking, verify
+from git_continuity import places, policy, quarantine, render, store, tracking, verify
 from git_continuity import repo as git
 from git_continuity.model import ago, now, stamp
 from git_continuity.repo import Repo
@@ -45,7 +45,11 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
     for a in assessed:  # one pass: a thread's checks are the claims naming it
         if a.claim.thread in checks:
             checks[a.claim.thread].append(a)
-    waiting = {t.id: w for t in threads if t.status != "done" and (w := stoploss.waiting_of(snap, checks[t.id]))}
+    waiting = {}
+    if threads:  # the stop-loss and its attempts are only imported for a state that has threads
+        from git_continuity import stoploss
+
+        waiting = {t.id: w for t in threads if t.status != "done" and (w := stoploss.waiting_of(snap, checks[t.id]))}
     journal, journal_total = store.read_journal(snap, latest=JOURNAL_SHOWN)
     changes = store.count_objective_changes(snap)
     updated = git.commit_info(repo, snap.commit).time

@@ -29,6 +29,10 @@ class Repo:
     work_dir: Path | None  # None in a bare repository
     _ancestors: dict[Oid, frozenset[bytes]] = field(default_factory=dict)
     _remotes: list[str] | None = None
+    # What trees hold (history.path_in_commit): kept by tree id, so never stale.
+    _tree_paths: dict[tuple[str, str], bool] | None = None
+    _tree_paths_asked: set[tuple[str, str]] = field(default_factory=set)
+    _tree_paths_new: bool = False
 
     @property
     def local_dir(self) -> Path:

@@ -107,11 +107,67 @@ def head_commit(repo: Repo) -> Oid | None:
 
 
 def path_in_commit(repo: Repo, commit: Oid, path: str) -> bool:
+    """Whether commit's tree holds path.
+
+    What a tree holds never changes, so the answer is kept by tree id (keep_tree_paths):
+    reading a tree that a pack stores as a chain of deltas cost ~80 µs, most of what a
+    ``file:`` check costs. The commit itself is read every time, so a commit this clone
+    lacks (or that now has another tree) is never answered from what was kept."""
     try:
-        repo.git[commit].peel(pygit2.Commit).tree[path]
+        found = repo.git[commit].peel(pygit2.Commit)
     except KeyError:
         return False
-    return True
+    key = (str(found.tree_id), path)
+    known = _tree_paths(repo)
+    held = known.get(key)
+    if held is None:
+        try:
+            found.tree[path]
+            held = True
+        except KeyError:
+            held = False
+        known[key] = held
+        repo._tree_paths_new = True
+    repo._tree_paths_asked.add(key)
+    return held
+
+
+TREE_PATHS_KEEP = 200_000  # answers kept on disk; past that, only those asked last time
+
+
+def _tree_paths_file(repo: Repo) -> Path:
+    return repo.local_dir / "cache" / "tree-paths"
+
+
+def _tree_paths(repo: Repo) -> dict[tuple[str, str], bool]:
+    """The answers kept: records ``<tree id><1 or 0><path>``, each ended by NUL (which no
+    path holds); a record that does not read so is skipped."""
+    if repo._tree_paths is None:
+        repo._tree_paths = {}
+        try:
+            text = _tree_paths_file(repo).read_bytes().decode(errors="surrogateescape")
+        except OSError:
+            text = ""
+        for record in text.split("\0"):
+            if len(record) > 41 and record[40] in "01":
+                repo._tree_paths[record[:40], record[41:]] = record[40] == "1"
+    return repo._tree_paths
+
+
+def keep_tree_paths(repo: Repo) -> None:
+    """Write down what path_in_commit found that was not kept yet (the whole file replaced:
+    racing writers each keep a whole file, and losing one's answers only costs speed)."""
+    if not repo._tree_paths_new or repo._tree_paths is None:
+        return
+    known = repo._tree_paths
+    if len(known) > TREE_PATHS_KEEP:
+        known = {key: held for key, held in known.items() if key in repo._tree_paths_asked}
+    text = "".join(f"{tree}{int(held)}{path}\0" for (tree, path), held in known.items())
+    try:
+        atomic.write(_tree_paths_file(repo), text.encode(errors="surrogateescape"))
+    except OSError:
+        return  # a cache that cannot be written only costs speed
+    repo._tree_paths_new = False
 
 
 def tag_commit(repo: Repo, name: str) -> Oid | None:
