@@ -15,7 +15,7 @@ from conftest import git
 
 PACKAGE = Path(__file__).resolve().parents[1] / "git_continuity"
 HOOKS = PACKAGE.parent / "hooks"
-HEAVY = ("pygit2", "jsonschema")
+HEAVY = ("pygit2", "jsonschema", "ruamel")
 
 # Runs `python -m git_continuity ARGS` and, on the way out, writes to REPORT the heavy modules
 # the run imported (atexit runs after the SystemExit that ends every command).
@@ -118,6 +118,29 @@ def test_the_post_commit_hook_in_a_repository_without_state_imports_nothing_heav
     done = subprocess.run([str(probe), "-m", "git_continuity", "hook-impl", "post-commit"], cwd=repo)
     assert (done.returncode, runs(probe)) == (0, [[]])
     assert git(repo, "for-each-ref", "refs/notes/") == ""
+
+
+def test_status_of_a_state_read_before_checks_and_parses_nothing_again(
+    probe: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a status has read every entry (the validity cache holds them, the packet is kept
+    as JSON), the next imports neither jsonschema nor ruamel.yaml, in text or --json."""
+    monkeypatch.delenv("GIT_CONTINUITY_CHECK_JSON")  # the tests' own check of --json output
+    writes = [
+        ["init"],
+        ["objective", "set", "Fix the login loop", "--why", "users bounce"],
+        ["claim", "add", "the readme is there", "--check", "file:README"],
+        ["thread", "add", "ship it", "--check", "commit:HEAD"],
+        ["journal", "add", "looked at the loop"],
+        ["blocker", "add", "waiting on review"],
+    ]
+    for args in writes:
+        done = subprocess.run(["git", "continuity", *args], cwd=repo, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    for args in (["status"], ["status"], ["status", "--json"]):
+        done = subprocess.run([str(probe), "-m", "git_continuity", *args], cwd=repo, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    assert runs(probe)[1:] == [["pygit2"], ["pygit2"]]
 
 
 @pytest.fixture
