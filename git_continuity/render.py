@@ -173,16 +173,22 @@ def claim_lines(assessed: Sequence[Assessed]) -> list[str]:
         lines.append(f"  {'repository'.ljust(across)}{'state'.ljust(width)}  check")
     pad = " " * (across + width + 4)
     painted: dict[str, str] = {}  # each state's column, padded and painted once
+    fold, limit = display.Showing.width, sys.maxsize if display.Showing.full else display.LONG
+
+    def put(first: str, text: str) -> None:  # hang(first, cut(text)), without the calls for a line that fits
+        fits = len(text) <= limit and "\n" not in text and (fold is None or len(first) + len(text) <= fold)
+        lines.append(first + text if fits else hang(first, cut(text, CLAIMS_WHOLE)))
+
     for n, a in enumerate(assessed):
         c, derived = a.claim, a.derived
         where = spans[n].ljust(across) if spans else ""
         state = painted.get(derived.state)
         if state is None:
             state = painted[derived.state] = paint(derived.state.ljust(width), derived.state)
-        lines.append(hang(f"  {where}{state}  {c.id}  ", cut(c.text, CLAIMS_WHOLE)))
+        put(f"  {where}{state}  {c.id}  ", c.text)
         if c.handle and c.handle != c.text:
-            lines.append(hang(pad, cut(abbreviate(c.handle), CLAIMS_WHOLE)))
-        lines.append(hang(pad, cut(derived.observed, CLAIMS_WHOLE)))
+            put(pad, abbreviate(c.handle))
+        put(pad, derived.observed)
         if a.observation is None:  # dereferenced now: no age to say
             age = _age(a)
             if age:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
+from operator import attrgetter
 
 from git_continuity import places, policy, quarantine, render, store, tracking, verify
 from git_continuity import repo as git
@@ -38,7 +39,7 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
     assert snap.commit is not None
     moment = now()
     packet = store.read_packet(snap)
-    claims = sorted(store.read_claims(snap).values(), key=lambda c: (c.added_at, c.id))
+    claims = sorted(store.read_claims(snap).values(), key=attrgetter("added_at", "id"))
     assessed = verify.assess(snap, claims, at=moment, policy=policy.load(repo.work_dir))
     threads = sorted(store.read_threads(snap).values(), key=lambda t: (t.added_at, t.id))
     checks: dict[str, list[verify.Assessed]] = {t.id: [] for t in threads}
