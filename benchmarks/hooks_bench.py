@@ -8,9 +8,15 @@ Side by side in one run, alternating, on commits whose message names no thread:
     post-commit stages: the framework's own cost, the floor of its row;
   - a no-op hook of `language: python` at the same stages: for every such hook, on every run,
     pre-commit checks its environment's health by starting the environment's Python, a cost
-    any Python hook pays before its own entry runs;
+    any Python hook pays before its own entry runs (which is why the continuity hooks are not
+    Python hooks);
+  - a no-op `language: script` hook from a hook repository (not `repo: local`) at the same
+    stages: what the framework spends on a hook repository itself (reading and checking its
+    manifest, finding its clone in the store) beside a local hook;
   - the continuity hooks through the framework at the same stages (place guard, closure
-    guard, provenance note).
+    guard, provenance note), on the same state as the plain hooks' row: `language: script`
+    entries running the plain hooks' shell scripts, with no hook environment, and the
+    git-continuity on PATH when they need it.
 
     python benchmarks/hooks_bench.py [--runs 41] [--no-framework]
 
@@ -69,6 +75,31 @@ def snapshot_of_project(dest: Path, env: dict[str, str]) -> str:
     return sh(dest, env, "git", "rev-parse", "HEAD").strip()
 
 
+def as_an_agent_has_it(path: Path, env: dict[str, str]) -> None:
+    """An active stream with an objective, a thread and an open session."""
+    sh(path, env, "git", "continuity", "init")
+    sh(path, env, "git", "continuity", "objective", "set", "bench", "--why", "measure")
+    sh(path, env, "git", "continuity", "thread", "add", "a thread", "--check", "commit:HEAD")
+    sh(path, env, "git", "continuity", "orient")  # an open session
+
+
+def noop_hook_repo(dest: Path, env: dict[str, str]) -> str:
+    """A hook repository whose one hook, a `language: script` that does nothing, runs at the
+    three commit-time stages, as the continuity hooks do: what a hook repository costs the
+    framework (its manifest read and checked, its clone looked up) beside a local hook."""
+    dest.mkdir()
+    (dest / "noop").write_text("#!/bin/sh\n")
+    (dest / "noop").chmod(0o755)
+    (dest / ".pre-commit-hooks.yaml").write_text(
+        "- id: noop\n  name: noop\n  entry: noop\n  language: script\n"
+        "  stages: [pre-commit, commit-msg, post-commit]\n  always_run: true\n  pass_filenames: false\n"
+    )
+    sh(dest, env, "git", "init", "-q")
+    sh(dest, env, "git", "add", "-A")
+    sh(dest, env, "git", "commit", "-q", "-m", "noop")
+    return sh(dest, env, "git", "rev-parse", "HEAD").strip()
+
+
 def make_repo(path: Path, env: dict[str, str]) -> None:
     sh(path.parent, env, "git", "init", "-q", str(path))
     sh(path, env, "git", "commit", "-q", "--allow-empty", "-m", "first")
@@ -77,9 +108,15 @@ def make_repo(path: Path, env: dict[str, str]) -> None:
 FLOORS = {
     "plain hooks": "no hooks",
     "pre-commit: no-op python hook": "pre-commit: no-op hook",
+    "pre-commit: no-op hook repo": "pre-commit: no-op hook",
     "pre-commit: continuity hooks": "pre-commit: no-op hook",
 }
-TARGETS = {"plain hooks": 25.0, "pre-commit: no-op python hook": 0.0, "pre-commit: continuity hooks": 40.0}
+TARGETS = {
+    "plain hooks": 25.0,
+    "pre-commit: no-op python hook": 0.0,
+    "pre-commit: no-op hook repo": 0.0,
+    "pre-commit: continuity hooks": 40.0,
+}
 
 
 def _children_cpu() -> float:
@@ -114,15 +151,14 @@ def main() -> int:
         make_repo(repos["no hooks"], env)
         repos["plain hooks"] = base / "plain"
         make_repo(repos["plain hooks"], env)
-        sh(repos["plain hooks"], env, "git", "continuity", "init")
-        sh(repos["plain hooks"], env, "git", "continuity", "objective", "set", "bench", "--why", "measure")
-        sh(repos["plain hooks"], env, "git", "continuity", "thread", "add", "a thread", "--check", "commit:HEAD")
-        sh(repos["plain hooks"], env, "git", "continuity", "orient")  # an open session
+        as_an_agent_has_it(repos["plain hooks"], env)
         sh(repos["plain hooks"], env, "git", "continuity", "hooks", "install")
         if not args.no_framework:
             hook_repo = base / "hook-repo"
             hook_repo.mkdir()
             rev = snapshot_of_project(hook_repo, env)
+            noop_repo = base / "noop-hook-repo"
+            noop_rev = noop_hook_repo(noop_repo, env)
             stages = "[pre-commit, commit-msg, post-commit]"
             configs = {
                 "pre-commit: no-op hook": f"""repos:
@@ -147,6 +183,12 @@ def main() -> int:
     always_run: true
     pass_filenames: false
 """,
+                "pre-commit: no-op hook repo": f"""repos:
+- repo: {noop_repo}
+  rev: {noop_rev}
+  hooks:
+  - id: noop
+""",
                 "pre-commit: continuity hooks": f"""repos:
 - repo: {hook_repo}
   rev: {rev}
@@ -159,7 +201,10 @@ def main() -> int:
             for name, config in configs.items():
                 path = base / name.replace(" ", "-").replace(":", "")
                 make_repo(path, env)
-                sh(path, env, "git", "continuity", "init")
+                if name == "pre-commit: continuity hooks":
+                    as_an_agent_has_it(path, env)  # the same state as the plain hooks' row
+                else:
+                    sh(path, env, "git", "continuity", "init")
                 (path / ".pre-commit-config.yaml").write_text(config)
                 types = ("pre-commit", "commit-msg", "post-commit")
                 sh(path, env, "pre-commit", "install", *[a for t in types for a in ("--hook-type", t)])
