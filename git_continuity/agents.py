@@ -255,28 +255,35 @@ class HookCheck:
     program: str | None  # the git-continuity-hook it would run; None: neither found
     runs: bool
     why: str  # one line saying so
+    recorded: str | None = None  # the git-continuity-hook recorded at install (None: PATH alone)
     trust: str | None = None  # Codex: trusted, untrusted (never), modified (since), unknown (no tomllib); else None
 
 
-_PROGRAM = re.compile(r"^h=(\S+); \[ -x \"\$h\" \]")
+# The hook command's first assignment: the git-continuity-hook recorded at install, quoted
+# for the shell when its path holds a space.
+_PROGRAM = re.compile(r"^h=('(?:[^']|'\\'')*'|\S+);")
 
 
-def _would_run(command_text: str) -> tuple[str | None, str]:
+def _would_run(command_text: str) -> tuple[str | None, str | None, str]:
     """The program an installed command would exec, found as the command finds it (the path
-    recorded at install, else git-continuity-hook on this PATH), and a line saying so."""
+    recorded at install, else git-continuity-hook on this PATH), the path recorded, and a
+    line saying so."""
     import os
     import shutil
 
     found = _PROGRAM.match(command_text)
-    recorded = shlex.split(found.group(1))[0] if found else None
+    recorded = shlex.split(found.group(1))[0] if found and not found.group(1).startswith("$(") else None
     if recorded and os.access(recorded, os.X_OK):
-        return recorded, f"runs {recorded}"
+        return recorded, recorded, f"runs {recorded}"
     on_path = shutil.which("git-continuity-hook")
     if on_path:
         gone = f"{recorded} is gone; " if recorded else ""
-        return on_path, f"{gone}runs {on_path} from PATH"
-    where = f"neither at {recorded} nor on PATH" if recorded else "not on PATH"
-    return None, f"git-continuity-hook is {where}: the hook cannot run"
+        return on_path, recorded, f"{gone}runs {on_path} from PATH"
+    return None, recorded, f"git-continuity-hook is {unreachable(recorded)}: the hook cannot run"
+
+
+def unreachable(recorded: str | None) -> str:
+    return f"neither at {recorded} nor on PATH" if recorded else "not on PATH"
 
 
 def installed_hooks(top: Path, targets: Sequence[Target] | None = None) -> list[HookCheck]:
@@ -299,7 +306,7 @@ def installed_hooks(top: Path, targets: Sequence[Target] | None = None) -> list[
                     if not is_ours(target, handler):
                         continue
                     action = str(handler["command"]).rsplit(" ", 1)[-1]
-                    program, why = _would_run(str(handler["command"]))
+                    program, recorded, why = _would_run(str(handler["command"]))
                     state = "unknown" if unknown else None
                     if trust is not None:
                         key = f"{top / target.settings}:{agent_trust.snake(event)}:{g}:{e}"
@@ -315,6 +322,7 @@ def installed_hooks(top: Path, targets: Sequence[Target] | None = None) -> list[
                             program,
                             program is not None,
                             why,
+                            recorded,
                             state,
                         )
                     )

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -20,7 +19,6 @@ from git_continuity.repo import Repo
 
 HOOK_MARK = "# git-continuity hook:"  # what hooks/* begin with (commands/hooks.py installs them)
 _PYTHON = re.compile(r"^python='([^']*)'$", re.MULTILINE)
-_PROGRAM = re.compile(r"^h=('(?:[^']|'\\'')*'|\S+);")
 
 
 def _imports(python: str) -> bool:
@@ -68,51 +66,32 @@ def hooks(repo: Repo) -> list[Finding]:
     return found
 
 
-def _program(command: str) -> tuple[str | None, bool]:
-    """The program an installed agent hook command runs (None: from PATH alone), and
-    whether the command can start it now."""
-    match = _PROGRAM.match(command)
-    if match and not match.group(1).startswith("$("):
-        program = shlex.split(match.group(1))[0]
-        if os.access(program, os.X_OK):
-            return program, True
-        return program, shutil.which("git-continuity-hook") is not None
-    return None, shutil.which("git-continuity-hook") is not None
-
-
 def agent_hooks(repo: Repo) -> list[Finding]:
-    """The agents' hooks that git continuity agent install wrote: can their command start?"""
+    """The agents' hooks that git continuity agent install wrote (agents.installed_hooks, as
+    agent status shows them): can their command start?"""
     found: list[Finding] = []
     if repo.work_dir is None:
         return found
+    checks = agents.installed_hooks(repo.work_dir)
     for name, target in agents.TARGETS.items():
         path = repo.work_dir / target.settings
         try:
-            data = json.loads(path.read_text())
+            json.loads(path.read_text())
         except FileNotFoundError:
             continue
         except (OSError, ValueError) as error:
             found.append(Finding("agent", str(path), f"cannot be read: {error}", "fix the file, or remove it"))
             continue
-        commands = []
-        groups = data.get("hooks", {}) if isinstance(data, dict) else {}
-        for entries in groups.values() if isinstance(groups, dict) else []:
-            for entry in entries if isinstance(entries, list) else []:
-                for handler in entry.get("hooks", []) if isinstance(entry, dict) else []:
-                    if agents.is_ours(target, handler):
-                        commands.append(str(handler.get("command", "")))
-        for command in dict.fromkeys(commands):
-            program, runs = _program(command)
-            fix = f"install git-continuity where the agent finds it, then: git continuity agent install {name}"
-            if not runs:
-                where = f"neither at {program} nor on PATH" if program else "not on PATH"
-                said = f"the {name} hooks cannot start: git-continuity-hook is {where}"
-                found.append(Finding("agent", str(path), said, fix))
-                break
-            if program is not None and not os.access(program, os.X_OK):
-                said = f"the {name} hooks' recorded {program} is gone; they fall back to git-continuity-hook on PATH"
-                found.append(Finding("agent", str(path), said, f"git continuity agent install {name}", serious=False))
-                break
+        mine = [check for check in checks if check.agent == target.agent]
+        fix = f"install git-continuity where the agent finds it, then: git continuity agent install {name}"
+        broken = next((check for check in mine if not check.runs), None)
+        gone = next((check for check in mine if check.recorded and check.program != check.recorded), None)
+        if broken is not None:
+            said = f"the {name} hooks cannot start: git-continuity-hook is {agents.unreachable(broken.recorded)}"
+            found.append(Finding("agent", str(path), said, fix))
+        elif gone is not None:
+            said = f"the {name} hooks' recorded {gone.recorded} is gone; they fall back to git-continuity-hook on PATH"
+            found.append(Finding("agent", str(path), said, f"git continuity agent install {name}", serious=False))
     return found
 
 

@@ -160,3 +160,24 @@ def test_installed_hooks_is_what_doctor_reads(repo: Path, codex_home: Path) -> N
             ("PostToolUseFailure", "post-tool-use"),
         )
     ]
+
+
+def test_a_hook_recorded_at_a_path_holding_a_space_is_read_as_recorded(
+    repo: Path, codex_home: Path, tmp_path: Path
+) -> None:
+    spaced = tmp_path / "my tools"
+    spaced.mkdir()
+    hook = spaced / "git-continuity-hook"
+    hook.write_bytes((BIN / "git-continuity-hook").read_bytes())
+    hook.chmod(0o755)
+    env = {**os.environ, "PATH": f"{spaced}{os.pathsep}{os.environ['PATH']}"}
+    ok(repo, "agent", "install", "claude", env=env)
+    events = ("SessionStart", "PreCompact", "Stop", "SessionEnd", "PostToolUseFailure")
+    assert [(c.event, c.program, c.why) for c in agents.installed_hooks(repo)] == [
+        (event, str(hook), f"runs {hook}") for event in events
+    ]
+    hook.unlink()  # gone: doctor says the hooks fall back to the one on PATH
+    doctor = cont(repo, "doctor")
+    assert (
+        f"the claude hooks' recorded {hook} is gone; they fall back to git-continuity-hook on PATH" in doctor.out
+    ), doctor.out
