@@ -115,7 +115,7 @@ class Handle:
 def parse_handle(text: str) -> Handle:
     """``scheme:body``, or ``@NAME:scheme:body`` for a handle scoped to sibling NAME (one
     sibling: a scope inside a scope is refused)."""
-    scope = None
+    scope, whole = None, text
     if text.startswith("@"):
         name, sep, rest = text[1:].partition(":")
         if not sep or not SIBLING_RE.match(name) or rest.startswith("@"):
@@ -130,6 +130,11 @@ def parse_handle(text: str) -> Handle:
         hint = "(git continuity plugins lists the schemes this machine knows)"
         if sep and SCHEME_RE.match(scheme.lower()):
             hint = f"(schemes are lower case: did you mean {scheme.lower()}:{body}?)"
+        if scope is not None:
+            raise UserError(
+                f"handle {whole!r} names sibling {scope!r} but no handle of the form scheme:address after it, "
+                f"e.g. @{scope}:pushed:HEAD@origin/main\n{hint}"
+            )
         raise UserError(f"handle {text!r} is not of the form scheme:address, e.g. commit:HEAD or tag:v1.2\n{hint}")
     return Handle(scheme, body, scope)
 

@@ -219,6 +219,16 @@ def test_parse_handle_refuses_what_is_not_scheme_colon_address(text: str) -> Non
     )
 
 
+@pytest.mark.parametrize("text", ["@api:", "@api:HEAD", "@api:Commit HEAD"])
+def test_a_scoped_handle_with_nothing_valid_after_the_sibling_is_named_whole(text: str) -> None:
+    with pytest.raises(UserError) as raised:
+        parse_handle(text)
+    assert str(raised.value) == (
+        f"handle {text!r} names sibling 'api' but no handle of the form scheme:address after it, "
+        "e.g. @api:pushed:HEAD@origin/main\n(git continuity plugins lists the schemes this machine knows)"
+    )
+
+
 # -- times ----------------------------------------------------------------------------------
 
 
