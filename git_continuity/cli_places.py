@@ -27,7 +27,8 @@ point at it with repo set-path NAME PATH. A check scoped to it, @NAME:scheme:add
 a cmd: there runs only once approved there (git -C PATH continuity trust allow 'COMMAND'). A
 sibling not found here leaves its checks unknown. Names: lower-case letters, digits, - and _."""
 
-NAME = opt("name", metavar="NAME", help="the sibling's name, as scoped checks name it (@NAME:...): up to 32 lower-case letters, digits, '-' and '_', starting with a letter or digit")
+NAME_RULE = "up to 32 lower-case letters, digits, '-' and '_', starting with a letter or digit"
+NAME = opt("name", metavar="NAME", help=f"the sibling's name, as scoped checks name it (@NAME:...): {NAME_RULE}")
 WHERE = opt("where", metavar="WHERE", help="a worktree's name, or a branch (NAME or refs/heads/NAME)")
 
 PLACES: tuple[Command, ...] = (

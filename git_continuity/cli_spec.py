@@ -138,6 +138,11 @@ class Offered(tuple[str, ...]):
         return value == self.accepted or super().__contains__(value)
 
 
-JSON = opt("--json", dest="as_json", action="store_true", help="print JSON for programs (its JSON Schema is in the package: git_continuity/schema/)")
+JSON = opt(
+    "--json",
+    dest="as_json",
+    action="store_true",
+    help="print JSON for programs (its JSON Schema is in the package: git_continuity/schema/)",
+)
 ONLINE = opt("--online", action="store_true", help="ask remotes and services themselves")
 REMOTE = opt("remote", nargs="?", metavar="REMOTE", help="default: the current branch's upstream remote, else origin")

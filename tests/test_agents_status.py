@@ -178,6 +178,6 @@ def test_a_hook_recorded_at_a_path_holding_a_space_is_read_as_recorded(
     ]
     hook.unlink()  # gone: doctor says the hooks fall back to the one on PATH
     doctor = cont(repo, "doctor")
-    assert (
-        f"the claude hooks' recorded {hook} is gone; they fall back to git-continuity-hook on PATH" in doctor.out
-    ), doctor.out
+    assert f"the claude hooks' recorded {hook} is gone; they fall back to git-continuity-hook on PATH" in doctor.out, (
+        doctor.out
+    )

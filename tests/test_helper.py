@@ -19,8 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import Ran, commit, git
+from conftest import Ran, commit, git
 
 ON = {"GIT_CONTINUITY_HELPER": "1", "GIT_CONTINUITY_HELPER_IDLE": "60"}
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from git_continuity import packetfile
 from git_continuity import repo as git
 from git_continuity.store.read import _entry, _files, _shards, read_packet_doc
-from git_continuity.store.state import FORMAT, KINDS, ROOT, Snapshot
+from git_continuity.store.state import FORMAT, KINDS, ROOT, Snapshot, good
 
 
 def all_problems(snap: Snapshot) -> list[str]:
@@ -22,7 +22,7 @@ def all_problems(snap: Snapshot) -> list[str]:
     if snap.tree is None:
         return []
     cut = history_problems(snap)
-    if snap.tree in snap.cache:
+    if good("tree", snap.tree) in snap.cache:
         return cut
     if snap.walked is None:
         snap.keep_walked(_walk(snap))
@@ -65,12 +65,12 @@ def _walk(snap: Snapshot) -> list[str]:
         # it): a merged tree made of two checked sides is walked without reading 20,000 blobs.
         elif top.name in FLAT:
             for e in _files(snap, top.name):
-                if e.oid not in snap.cache:
+                if good(KINDS[top.name], e.oid, e.name) not in snap.cache:
                     _entry(snap, f"{ROOT}/{top.name}/{e.name}", e.oid, KINDS[top.name])
         elif top.name in SHARDED:
             for shard in _shards(snap, top.name):
                 for e in git.tree_entries(snap.repo, shard.oid) or []:
-                    if e.is_tree or e.oid not in snap.cache:
+                    if e.is_tree or good(KINDS[top.name], e.oid, e.name) not in snap.cache:
                         _entry(snap, f"{ROOT}/{top.name}/{shard.name}/{e.name}", e.oid, KINDS[top.name])
         elif top.name != QUARANTINE or not top.is_tree:
             found.append(f"{ROOT}/{top.name}: not part of the state format {FORMAT}")
@@ -78,6 +78,6 @@ def _walk(snap: Snapshot) -> list[str]:
         read_packet_doc(snap)
     found = [*snap.problems, *found]
     if not found:
-        snap.cache.add([snap.tree])
+        snap.cache.add([good("tree", snap.tree)])
     snap.cache.save()
     return found

@@ -16,7 +16,7 @@ from git_continuity import atomic, packetfile, schema
 from git_continuity import repo as git
 from git_continuity.model import Claim, Evidence, JournalEntry, ObjectiveChange, Packet, Thread
 from git_continuity.repo import Oid
-from git_continuity.store.state import KINDS, ROOT, Snapshot
+from git_continuity.store.state import KINDS, ROOT, Snapshot, good
 
 if TYPE_CHECKING:  # imported where they are read: a write command needs neither (~8 ms)
     from git_continuity.attempts import Attempt
@@ -53,7 +53,8 @@ def _entry(snap: Snapshot, path: str, oid: Oid, kind: str) -> dict[str, Any] | N
     except RecursionError:  # json's decoder recurses once per level
         snap.found_bad(path, [f"{path}: nested deeper than {MAX_NESTING} levels: it was not read"])
         return None
-    if oid in snap.cache:
+    known = good(kind, oid, path.rsplit("/", 1)[-1])
+    if known in snap.cache:
         return data  # type: ignore[no-any-return]
     if _too_deep(data):
         snap.found_bad(path, [f"{path}: nested deeper than {MAX_NESTING} levels: it was not read"])
@@ -68,7 +69,7 @@ def _entry(snap: Snapshot, path: str, oid: Oid, kind: str) -> dict[str, Any] | N
             path, [f"{path}{_json_line(text, p[-1] if p else None)}: {schema.key_path(p)}: {m}" for p, m in found]
         )
         return None
-    snap.cache.add([oid])
+    snap.cache.add([known])
     return data  # type: ignore[no-any-return]
 
 
@@ -139,7 +140,7 @@ def read_packet_doc(snap: Snapshot) -> tuple[Any, Packet] | None:
     if oid is None:
         snap.found_bad(packetfile.PATH, [f"{packetfile.PATH}: missing (run git continuity edit to recreate it)"])
         return None
-    known = oid in snap.cache
+    known = good("packet", oid) in snap.cache
     try:
         raw = git.blob(snap.repo, oid)
         parsed = packetfile.parse(raw.decode(), validate=not known)
@@ -156,7 +157,7 @@ def read_packet_doc(snap: Snapshot) -> tuple[Any, Packet] | None:
     if not any(key in parsed[0] for key in ("objective", "next_action", "blockers")):
         snap.found_bad(packetfile.PATH, [f"{packetfile.PATH}: {EMPTY_PACKET}"])
         return None
-    snap.cache.add([oid])
+    snap.cache.add([good("packet", oid)])
     return parsed
 
 
@@ -182,7 +183,7 @@ def read_packet(snap: Snapshot) -> Packet | None:
 def _kept(snap: Snapshot, kind: str, oid: Oid | None) -> Any:
     """What was kept under the cache folder for an object read once without problems (None:
     nothing kept, or unreadable). Keyed by the object's id, so never stale."""
-    if oid is None or oid not in snap.cache:
+    if oid is None or good(kind, oid) not in snap.cache:
         return None
     try:
         return json.loads((snap.repo.local_dir / "cache" / kind / f"{oid}.json").read_bytes())
@@ -193,7 +194,7 @@ def _kept(snap: Snapshot, kind: str, oid: Oid | None) -> Any:
 def _keep(snap: Snapshot, kind: str, oid: Oid, value: Any) -> None:
     with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
         atomic.write(snap.repo.local_dir / "cache" / kind / f"{oid}.json", json.dumps(value))
-        snap.cache.add([oid])
+        snap.cache.add([good(kind, oid)])
 
 
 def _folder_oid(snap: Snapshot, folder: str) -> Oid | None:
@@ -221,12 +222,12 @@ def _by_id(snap: Snapshot, folder: str) -> dict[str, dict[str, Any]]:
     folder, named by the folder's tree id (content-addressed, so it never goes stale): a
     status then reads one file instead of a thousand objects."""
     folder_oid = _folder_oid(snap, folder)
-    kept = _kept(snap, "folders", folder_oid)
+    kept = _kept(snap, f"folders/{folder}", folder_oid)
     if isinstance(kept, dict):
         return kept
     found, whole = _read_folder(snap, folder)
     if folder_oid is not None and whole:
-        _keep(snap, "folders", folder_oid, found)
+        _keep(snap, f"folders/{folder}", folder_oid, found)
     return found
 
 
@@ -382,7 +383,7 @@ def read_attempts(snap: Snapshot, thread_id: str) -> list[Attempt]:
     folder_oid = _folder_oid(snap, f"attempts/{thread_id}")
     if folder_oid is None:
         return []
-    kept = _kept(snap, "folders", folder_oid)
+    kept = _kept(snap, "folders/attempts", folder_oid)
     if kept is not None:
         with contextlib.suppress(TypeError, KeyError):
             return [Attempt.from_json(data) for data in kept]
@@ -395,6 +396,6 @@ def read_attempts(snap: Snapshot, thread_id: str) -> list[Attempt]:
         else:
             found.append(data)
     if whole:
-        _keep(snap, "folders", folder_oid, found)
+        _keep(snap, "folders/attempts", folder_oid, found)
         snap.cache.save()
     return [Attempt.from_json(data) for data in found]

@@ -46,7 +46,15 @@ def ref_name(stream: str) -> str:
 
 # Bumped when reading finds more wrong than before (an empty packet, a file where a folder
 # belongs): what an older version judged good must be judged again.
-RULES = 2
+# 3: an object is known good for what it was checked as (good()), not as anything at all.
+RULES = 3
+
+
+def good(kind: str, oid: str, name: str = "") -> str:
+    """What the validity cache knows of an object: that it is a good ``kind`` (an entry's
+    kind under its file ``name``, whose id the entry must match; ``tree`` for a whole state;
+    ``packet``; a folder kept whole), never that it is good as anything else."""
+    return f"{kind}:{name}:{oid}"
 
 
 class ValidityCache:

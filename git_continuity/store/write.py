@@ -19,7 +19,7 @@ from git_continuity.repo import Oid, Repo
 from git_continuity.store import queue
 from git_continuity.store.problems import all_problems
 from git_continuity.store.read import read_packet, read_places
-from git_continuity.store.state import KINDS, ROOT, Snapshot, ref_name, require_state, snapshot_at
+from git_continuity.store.state import KINDS, ROOT, Snapshot, good, ref_name, require_state, snapshot_at
 
 if TYPE_CHECKING:
     from git_continuity.attempts import Attempt
@@ -100,7 +100,10 @@ def _validate_change(snap: Snapshot, change: Change) -> None:
                 raise UserError(f"refusing to write {path}: {too_big}")
             if checking:
                 schema.require_valid(KINDS[path.split("/")[1]], json.loads(data), path)
-        snap.cache.add([git.write_blob(snap.repo, data)])
+        oid = git.write_blob(snap.repo, data)
+        kind = "packet" if path == packetfile.PATH else KINDS.get(path.split("/")[1])
+        if kind is not None:
+            snap.cache.add([good(kind, oid, "" if kind == "packet" else path.rsplit("/", 1)[-1])])
 
 
 def require_well_formed(snap: Snapshot, *, replacing: str | None = None) -> None:
@@ -173,7 +176,7 @@ def update(
         commit = git.write_commit(repo, tree, [snap.commit] if snap.commit else [], message)
         summary = change.message.splitlines()[0]
         git.compare_and_swap(repo, ref, commit, snap.commit, f"continuity: {summary}")
-        snap.cache.add([tree])
+        snap.cache.add([good("tree", tree)])
         return Snapshot(repo, stream, commit, tree, validity=snap.cache), True
 
     # Writers take turns instead of racing (queue.py). Without a ref there is nothing to

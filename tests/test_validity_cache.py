@@ -1,0 +1,54 @@
+"""The validity cache (store/state.py) knows an object as good for what it was checked as: a
+claim's blob that passed once is not thereby a good thread, nor a good claim under another
+claim's file name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import cont, git
+from test_sweep import plumb
+
+
+def started(repo: Path) -> tuple[str, str]:
+    """A state with one claim, read once by status (so its blob is known good); the claim's
+    id and its blob's."""
+    assert cont(repo, "init", "--no-fetch-refspecs").code == 0
+    made = cont(repo, "claim", "add", "the tip exists", "--check", "commit:HEAD")
+    claim = made.out.split()[2].rstrip(":")
+    assert cont(repo, "status").code == 0
+    return claim, git(repo, "rev-parse", f"refs/continuity/main:.continuity/claims/{claim}.json")
+
+
+def also_at(repo: Path, path: str, oid: str) -> None:
+    """A state commit on top whose tree holds that same blob at ``path`` too."""
+    old = git(repo, "rev-parse", "refs/continuity/main")
+    Path(repo.parent / "sweep-index").unlink(missing_ok=True)
+    plumb(repo, "read-tree", old)
+    plumb(repo, "update-index", "--add", "--cacheinfo", f"100644,{oid},{path}")
+    new = plumb(repo, "commit-tree", plumb(repo, "write-tree"), "-p", old, "-m", "hand edit")
+    plumb(repo, "update-ref", "refs/continuity/main", new, old)
+
+
+def test_a_good_claims_blob_under_threads_is_still_checked_as_a_thread(repo: Path) -> None:
+    _, oid = started(repo)
+    also_at(repo, ".continuity/threads/t-zzzzzz.json", oid)
+    done = cont(repo, "thread", "list")
+    assert (done.code, done.err) == (2, "")
+    assert done.out == (
+        'No threads: git continuity thread add "…" --check HANDLE\n'
+        "problem: .continuity/threads/t-zzzzzz.json: (top level): 'title' is missing\n"
+        "problem: .continuity/threads/t-zzzzzz.json: (top level): 'status' is missing\n"
+        "problem: .continuity/threads/t-zzzzzz.json line 4: handle: unknown key 'handle'\n"
+        "problem: .continuity/threads/t-zzzzzz.json line 7: text: unknown key 'text'\n"
+        "problem: .continuity/threads/t-zzzzzz.json line 8: written: unknown key 'written'\n"
+    )
+
+
+def test_a_good_claims_blob_under_another_claims_name_is_refused_for_its_id(repo: Path) -> None:
+    claim, oid = started(repo)
+    also_at(repo, ".continuity/claims/c-zzzzzz.json", oid)
+    done = cont(repo, "status")
+    assert (done.code, done.err) == (2, "")
+    problems = done.out.split("\nProblems (", 1)[1].split("\n", 1)[1]
+    assert problems == f"  .continuity/claims/c-zzzzzz.json line 6: id: '{claim}' does not match the file name\n"
