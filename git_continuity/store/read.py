@@ -32,8 +32,7 @@ def _json_line(text: str, key: str | int | None) -> str:
 
 
 def _entry(snap: Snapshot, path: str, oid: Oid, kind: str) -> dict[str, Any] | None:
-    """One JSON entry, validated unless its blob is known good; None (and a problem, the
-    first time) if bad."""
+    """One JSON entry, validated unless known good; None (and a problem, the first time) if bad."""
     if snap.known_bad(path):
         return None
     try:
@@ -53,15 +52,15 @@ def _entry(snap: Snapshot, path: str, oid: Oid, kind: str) -> dict[str, Any] | N
     except RecursionError:  # json's decoder recurses once per level
         snap.found_bad(path, [f"{path}: nested deeper than {MAX_NESTING} levels: it was not read"])
         return None
-    known = good(kind, oid, path.rsplit("/", 1)[-1])
+    name = path.rsplit("/", 1)[-1]
+    known = good(kind, oid, name)
     if known in snap.cache:
         return data  # type: ignore[no-any-return]
     if _too_deep(data):
         snap.found_bad(path, [f"{path}: nested deeper than {MAX_NESTING} levels: it was not read"])
         return None
     found = schema.problems(kind, data)
-    stem = path.rsplit("/", 1)[-1].removesuffix(".json")
-    if not found and isinstance(data, dict) and not stem.endswith(str(data.get("id"))):
+    if not found and isinstance(data, dict) and not name.removesuffix(".json").endswith(str(data.get("id"))):
         found = [(("id",), f"{data.get('id')!r} does not match the file name")]
     if found:
         text = raw.decode(errors="replace")
@@ -181,8 +180,8 @@ def read_packet(snap: Snapshot) -> Packet | None:
 
 
 def _kept(snap: Snapshot, kind: str, oid: Oid | None) -> Any:
-    """What was kept under the cache folder for an object read once without problems (None:
-    nothing kept, or unreadable). Keyed by the object's id, so never stale."""
+    """What was kept under the cache folder for an object read once as ``kind`` without
+    problems (None: nothing kept, or unreadable). Keyed by the object's id: never stale."""
     if oid is None or good(kind, oid) not in snap.cache:
         return None
     try:
