@@ -151,3 +151,17 @@ def test_write_commands_import_only_what_a_write_needs(
     monkeypatch.setenv("GIT_EDITOR", str(editor))
     assert "jsonschema" in imported(repo, "edit")  # what a person wrote is checked
     assert run(repo, "next") == "edited by hand\n"
+
+
+def test_a_new_id_is_never_one_the_state_holds(repo: Path) -> None:
+    # claim add and thread add ask the tree for each candidate id instead of listing the
+    # folder: an id with a file there, or made earlier in the same change, is taken.
+    run(repo, "init")
+    claim = an_id("c", run(repo, "claim", "add", "the commit exists", "--check", "commit:HEAD"))
+    thread = an_id("t", run(repo, "thread", "add", "a thread"))
+    snap = store.snapshot(gitrepo.open_repo(repo), "main")
+    claims, threads = store.Taken(snap, store.claim_path), store.Taken(snap, store.thread_path)
+    assert (claim in claims, thread in threads, thread in claims, claim in threads) == (True, True, False, False)
+    assert "c-222222" not in claims
+    claims.add("c-222222")
+    assert ("c-222222" in claims, "c-222222" in threads) == (True, False)

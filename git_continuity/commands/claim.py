@@ -27,9 +27,8 @@ def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | 
     reopened: list[str] = []
 
     def make(snap: store.Snapshot) -> store.Change:
-        taken = store.claim_ids(snap)
         claim = Claim(
-            id=new_id("claim", taken),
+            id=new_id("claim", store.Taken(snap, store.claim_path)),
             text=text,
             handle=handle,
             added_at=stamp(moment),

@@ -30,7 +30,7 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str], budget: str |
 
     def make(snap: store.Snapshot) -> store.Change:
         thread = Thread(
-            new_id("thread", set(store.read_threads(snap))),
+            new_id("thread", store.Taken(snap, store.thread_path)),
             title,
             "open",
             stamp(moment),
@@ -39,7 +39,7 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str], budget: str |
             **who.stamp(),
             budget=spend,
         )
-        taken = store.claim_ids(snap)
+        taken = store.Taken(snap, store.claim_path)
         files: dict[str, bytes | None] = {store.thread_path(thread.id): store.entry_bytes(thread)}
         made_checks: list[Claim] = []
         for written, handle in handles:

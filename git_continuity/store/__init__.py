@@ -65,6 +65,7 @@ from git_continuity.store.state import (
 )
 from git_continuity.store.write import (
     Change,
+    Taken,
     attempt_bytes,
     attempt_path,
     claim_path,
@@ -87,6 +88,7 @@ __all__ = [
     "ROOT",
     "Change",
     "Snapshot",
+    "Taken",
     "ValidityCache",
     "all_problems",
     "at_commit",
