@@ -9,19 +9,21 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-SECRET_NAMES = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_KEY|CREDENTIAL)", re.IGNORECASE)
+# Pattern texts, compiled on first use by re's own cache: most processes that import this
+# module (every write loads the verifiers) never mask anything.
+SECRET_NAMES = r"(?i)(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_KEY|CREDENTIAL)"
 # What a token looks like wherever it stands.
 SHAPES = (
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}\b"),  # GitHub tokens
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}\b"),
-    re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}\b"),  # GitLab personal access tokens
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access key ids
+    r"\bgh[pousr]_[A-Za-z0-9]{20,}\b",  # GitHub tokens
+    r"\bgithub_pat_[A-Za-z0-9_]{20,}\b",
+    r"\bglpat-[A-Za-z0-9_-]{20,}\b",  # GitLab personal access tokens
+    r"\bAKIA[0-9A-Z]{16}\b",  # AWS access key ids
 )
 PATTERNS = (
     *SHAPES,
-    re.compile(r"(?i)(authorization:\s*(?:bearer|token|basic)\s+)\S+"),
-    re.compile(r"(?i)(https?://[^/\s:@]+:)[^@\s]+(@)"),  # passwords in URLs
-    re.compile(r"(?i)(\b(?:password|passwd|pwd|secret|token|api[_-]?key)\s*[=:]\s*)[^\s'\"]+"),  # key=value
+    r"(?i)(authorization:\s*(?:bearer|token|basic)\s+)\S+",
+    r"(?i)(https?://[^/\s:@]+:)[^@\s]+(@)",  # passwords in URLs
+    r"(?i)(\b(?:password|passwd|pwd|secret|token|api[_-]?key)\s*[=:]\s*)[^\s'\"]+",  # key=value
 )
 MASK = "[redacted]"
 
@@ -38,13 +40,15 @@ def tokens(text: str, env: dict[str, str] | None = None) -> str:
     return _masked(text, env, SHAPES)
 
 
-def _masked(text: str, env: dict[str, str] | None, patterns: Sequence[re.Pattern[str]]) -> str:
+def _masked(text: str, env: dict[str, str] | None, patterns: Sequence[str]) -> str:
     for name, value in (env if env is not None else os.environ).items():
-        if len(value) >= 6 and SECRET_NAMES.search(name):
+        if len(value) >= 6 and re.search(SECRET_NAMES, name):
             text = text.replace(value, MASK)
     for pattern in patterns:
-        text = pattern.sub(
-            lambda m: (m.group(1) + MASK + (m.group(2) if m.lastindex == 2 else "")) if m.lastindex else MASK, text
+        text = re.sub(
+            pattern,
+            lambda m: (m.group(1) + MASK + (m.group(2) if m.lastindex == 2 else "")) if m.lastindex else MASK,
+            text,
         )
     return text
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-import textwrap
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -138,6 +137,8 @@ def _when(stamp_text: str, at: datetime) -> str:
 def _indent(text: str, prefix: str) -> str:
     if "\n" not in text:  # most text is one line: textwrap's split and join cost a claim 2 µs
         return prefix + text if text else ""
+    import textwrap  # here: a write that prints one line does not pay for it
+
     return textwrap.indent(text, prefix, lambda _: True)
 
 
