@@ -103,22 +103,7 @@ def load(work_dir: Path | None) -> Policy:
 
 
 def parse(text: str, where: str) -> Policy:
-    from git_continuity import packetfile
-
-    try:
-        doc = packetfile.load_mapping(
-            text,
-            where,
-            "closing_keywords, closing_checks, evidence_max_age, cmd_timeout, stalled, budget, lifespans",
-            limit=schema.MAX_BYTES["policy"],
-        )
-    except packetfile.YamlError as error:
-        raise UserError(str(error)) from None
-    data: dict[str, Any] = packetfile.plain(doc)
-    found = schema.problems("policy", data)
-    if found:
-        said = [(p, _lifespan_hint(m) if p[:1] == ("lifespans",) and len(p) == 2 else m) for p, m in found]
-        raise UserError("\n".join(f"{where}{packetfile.line_of(doc, p)}: {schema.key_path(p)}: {m}" for p, m in said))
+    data = _validated(text, where)
     if not data:
         return Policy(source=where)
     ages = {"default": timedelta(hours=24)}
@@ -139,3 +124,44 @@ def parse(text: str, where: str) -> Policy:
         },
         source=where,
     )
+
+
+def _validated(text: str, where: str) -> dict[str, Any]:
+    """The policy's values, parsed (ruamel.yaml) and checked against its schema (jsonschema)
+    once per content: ~40 ms of imports that every write reading the policy would pay. What
+    passed is kept as JSON under the user's cache folder, keyed by the text, the schemas and
+    this version, so an edited policy is judged again; what fails is never kept."""
+    import contextlib
+    import hashlib
+    import json
+    import os
+
+    from git_continuity import __version__, atomic
+
+    key = hashlib.sha256(f"{__version__}\0{schema.digest()}\0{text}".encode(errors="surrogateescape")).hexdigest()
+    home = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    kept = Path(home) / "git-continuity" / "policy" / f"{key[:32]}.json"
+    with contextlib.suppress(OSError, ValueError):
+        found = json.loads(kept.read_text())
+        if isinstance(found, dict):
+            return found
+    from git_continuity import packetfile
+
+    try:
+        doc = packetfile.load_mapping(
+            text,
+            where,
+            "closing_keywords, closing_checks, evidence_max_age, cmd_timeout, stalled, budget, lifespans",
+            limit=schema.MAX_BYTES["policy"],
+        )
+    except packetfile.YamlError as error:
+        raise UserError(str(error)) from None
+    data: dict[str, Any] = packetfile.plain(doc)
+    found_problems = schema.problems("policy", data)
+    if found_problems:
+        said = [(p, _lifespan_hint(m) if p[:1] == ("lifespans",) and len(p) == 2 else m) for p, m in found_problems]
+        raise UserError("\n".join(f"{where}{packetfile.line_of(doc, p)}: {schema.key_path(p)}: {m}" for p, m in said))
+    # A cache that cannot be written (or a value JSON cannot hold) only costs speed.
+    with contextlib.suppress(OSError, TypeError, ValueError):
+        atomic.write(kept, json.dumps(data))
+    return data

@@ -121,9 +121,9 @@ WATCHED = (
 )
 
 
-def imported(repo: Path, *args: str) -> list[str]:
+def imported(repo: Path, *args: str, watched: tuple[str, ...] = WATCHED) -> list[str]:
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(WATCHED), *args], cwd=repo, capture_output=True, text=True
+        [sys.executable, "-c", PROBE, json.dumps(watched), *args], cwd=repo, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(done.stderr.splitlines()[-1])  # type: ignore[no-any-return]
@@ -165,3 +165,30 @@ def test_a_new_id_is_never_one_the_state_holds(repo: Path) -> None:
     assert "c-222222" not in claims
     claims.add("c-222222")
     assert ("c-222222" in claims, "c-222222" in threads) == (True, False)
+
+
+def test_a_policy_is_parsed_and_checked_once_for_each_content(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # .continuity.yaml is a person's text: checked against its schema, but once per content
+    # (kept under the user's cache folder), not by every write that reads it.
+    monkeypatch.delenv(ENV_CHECK_JSON)
+    run(repo, "init")
+    policy = repo / ".continuity.yaml"
+    policy.write_text("lifespans: {finding: 3d}\n")
+    parsers = ("jsonschema", "ruamel.yaml")
+    add = ("journal", "add", "a finding", "--kind", "finding")
+    assert imported(repo, *add, watched=parsers) == ["jsonschema", "ruamel.yaml"]
+    assert imported(repo, *add, watched=parsers) == []
+    assert imported(repo, "claim", "add", "the commit exists", "--check", "commit:HEAD", watched=parsers) == []
+    assert run(repo, *add).endswith(" recorded as a finding (it fades after 3d).\n")
+    policy.write_text("lifespans: {finding: 5d}\n")  # an edited policy is read again
+    assert run(repo, *add).endswith(" recorded as a finding (it fades after 5d).\n")
+    policy.write_text("lifespans: {finding: soon}\n")
+    done = subprocess.run(["git", "continuity", *add], cwd=repo, capture_output=True, text=True)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        f"git-continuity: error: {policy} line 1: lifespans.finding: 'soon' is not in the expected form"
+        " (give a duration such as 12h, 7d or 30d, or never)\n",
+    )
+    policy.write_text("lifespans: {finding: 3d}\n")
+    assert imported(repo, *add, watched=parsers) == []
