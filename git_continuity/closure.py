@@ -53,10 +53,10 @@ class Verdict:
         ]
         if reported and not failing:
             return (
-                f"{len(reported)} of {total} checks are verified only by another clone's report, not re-derived here "
-                "(git continuity verify --online derives them here)"
+                f"{len(reported)} of {total} checks {_is(reported)} verified only by another clone's report, not "
+                "re-derived here (git continuity verify --online derives them here)"
             )
-        return f"{len(failing)} of {total} checks are not verified now"
+        return f"{len(failing)} of {total} checks {_is(failing)} not verified now"
 
     def lines(self) -> list[str]:
         out = render.claim_lines(self.checks)
@@ -140,6 +140,10 @@ def evidence_of(verdicts: Sequence[Verdict], at: datetime, who: session.Who) -> 
     taken: set[str] = set()
     found = [verify.evidence_for(a, at, taken, who) for v in verdicts for a in v.checks]
     return [e for e in found if e is not None]
+
+
+def _is(counted: Sequence[object]) -> str:
+    return "is" if len(counted) == 1 else "are"
 
 
 def elsewhere(verdict: Verdict) -> tuple[list[str], bool]:

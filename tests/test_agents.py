@@ -361,7 +361,7 @@ def test_claude_code_runs_the_installed_hooks(project: Path) -> None:
         "git-continuity: you may not stop yet: an open thread is finished only when its checks verify now.\n"
         f"Not done: 1 open thread ({thread}) not verified now.\n"
         "\n"
-        f'{thread} "Release v1.2": 1 of 1 checks are not verified now\n'
+        f'{thread} "Release v1.2": 1 of 1 checks is not verified now\n'
         f"  contradicted  {check}  tag:v1.2=HEAD\n"
         f"                tag:v1.2={fix[:12]}…\n"
         "                tag v1.2 does not exist here\n"

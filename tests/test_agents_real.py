@@ -72,7 +72,7 @@ def gate_reason(thread: str, check: str) -> str:
         "git-continuity: you may not stop yet: an open thread is finished only when its checks verify now.\n"
         f"Not done: 1 open thread ({thread}) not verified now.\n"
         "\n"
-        f'{thread} "Release v1.2": 1 of 1 checks are not verified now\n'
+        f'{thread} "Release v1.2": 1 of 1 checks is not verified now\n'
         f"  contradicted  {check}  tag:v1.2\n"
         "                tag v1.2 does not exist here\n"
         "\n"

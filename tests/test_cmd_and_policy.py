@@ -309,7 +309,7 @@ def test_closing_keywords_from_the_policy(gc: Cli, started: Path) -> None:
     tid = gc.thread(started, "Tag it", "tag:v1")
     cid = gc.claims(started)["tag:v1"]["id"]
     said = (
-        f'git-continuity: this commit closes {tid} ("Tag it"), but 1 of 1 checks are not verified now:\n'
+        f'git-continuity: this commit closes {tid} ("Tag it"), but 1 of 1 checks is not verified now:\n'
         f"  contradicted  {cid}  tag:v1\n"
         "                tag v1 does not exist here\n"
         f"Make the checks pass first, or leave the closing claim ({tid}) out of the commit message.\n"
@@ -342,7 +342,7 @@ def test_closing_checks_from_the_policy_must_pass_too(gc: Cli, started: Path) ->
     closed = cont(started, "thread", "close", tid)
     assert (closed.code, closed.out) == (
         1,
-        f'Thread {tid} "Tag it" cannot close: 1 of 2 checks are not verified now.\n'
+        f'Thread {tid} "Tag it" cannot close: 1 of 2 checks is not verified now.\n'
         f"  verified  {cid}  tag:v1\n"
         f"            tag v1 points at {tagged}\n"
         "  policy (.continuity.yaml closing_checks):\n"
@@ -354,7 +354,7 @@ def test_closing_checks_from_the_policy_must_pass_too(gc: Cli, started: Path) ->
     assert gate["threads"][0]["policy_checks"] == [
         {"handle": "clean:", "state": "contradicted", "observed": "1 uncommitted change: scratch.txt"}
     ]
-    assert gate["threads"][0]["reason"] == "1 of 2 checks are not verified now"
+    assert gate["threads"][0]["reason"] == "1 of 2 checks is not verified now"
 
     (started / "scratch.txt").unlink()
     closed = cont(started, "thread", "close", tid)

@@ -116,7 +116,7 @@ def test_a_false_close_is_refused_at_the_commit_being_made(story: Ran) -> None:
     assert refused.startswith(
         '  work$ git commit -q -am "Tidy login(); closes t-ID"\n'
         '    git-continuity: this commit closes t-ID ("The login loop is fixed"), '
-        "but 1 of 1 checks are not verified now:\n"
+        "but 1 of 1 checks is not verified now:\n"
         "      contradicted  c-ID  file:test_login.py\n"
         "                    test_login.py is not in the commit being made (tree <short>)\n"
     )

@@ -62,7 +62,7 @@ def notes_of(cwd: Path, rev: str) -> list[dict[str, Any]]:
 
 def refusal(label: str, tid: str, title: str, cid: str, tag: str) -> str:
     return (
-        f'git-continuity: {label} closes {tid} ("{title}"), but 1 of 1 checks are not verified now:\n'
+        f'git-continuity: {label} closes {tid} ("{title}"), but 1 of 1 checks is not verified now:\n'
         f"  contradicted  {cid}  tag:{tag}\n"
         f"                tag {tag} does not exist here\n"
         + (
@@ -301,7 +301,7 @@ def test_the_state_check(gc: Cli, framework: tuple[Path, Path]) -> None:
         "Failed",
         "continuity-state",
         "1 done thread no longer holds.\n\n"
-        f'{tid} "Tag the release": 1 of 1 checks are not verified now\n'
+        f'{tid} "Tag the release": 1 of 1 checks is not verified now\n'
         f"  contradicted  {cid}  tag:v1.0\n"
         "                tag v1.0 does not exist here\n",
     )

@@ -77,8 +77,9 @@ def notes_of(cwd: Path, rev: str) -> list[dict[str, Any]]:
 
 
 def refusal(label: str, tid: str, title: str, lines: str, total: int = 1) -> str:
+    verb = "is" if total == 1 else "are"
     return (
-        f'git-continuity: {label} closes {tid} ("{title}"), but {total} of {total} checks are not verified now:\n'
+        f'git-continuity: {label} closes {tid} ("{title}"), but {total} of {total} checks {verb} not verified now:\n'
         + lines
         + (
             f"Make the checks pass first, or reword the commit so it does not claim to close {tid} "
@@ -894,7 +895,7 @@ def test_a_check_that_holds_only_once_pushed_is_refused_with_the_order_that_work
     refused = run(work, "git", "commit", "--allow-empty", "-m", f"Ship the fix; closes {tid}")
     assert (refused.code, refused.out) == (1, "")
     assert refused.err == (
-        f'git-continuity: this commit closes {tid} ("Ship the fix"), but 1 of 1 checks are not verified now:\n'
+        f'git-continuity: this commit closes {tid} ("Ship the fix"), but 1 of 1 checks is not verified now:\n'
         f"  contradicted  {cid}  pushed:HEAD@origin/main\n"
         f"                pushed:{fix[:12]}…@origin/main\n"
         f"                origin/main is at {base[:7]} (as cloned just now, not fetched since), "
@@ -923,7 +924,7 @@ def test_a_command_check_runs_only_on_what_is_being_committed(gc: Cli, started: 
     worktree = refused.err.split("the work tree (")[1][:7] if "the work tree (" in refused.err else "?"
     assert (refused.code, refused.err) == (
         1,
-        f'git-continuity: this commit closes {tid} ("The readme is there"), but 1 of 1 checks are not verified now:\n'
+        f'git-continuity: this commit closes {tid} ("The readme is there"), but 1 of 1 checks is not verified now:\n'
         f"  unknown  {cid}  cmd:{command}\n"
         f"           the work tree ({worktree}) is not what is being committed (tree {index[:7]}), so running it "
         "here would not test the commit: commit or stash the rest first (git stash push --keep-index "
