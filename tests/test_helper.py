@@ -229,13 +229,15 @@ def test_two_repositories_have_a_helper_each_and_their_own_state(work: Path, tmp
     assert {helper_of(work), helper_of(other)} == pids
 
 
-def test_a_command_killed_in_the_helper_is_said_so_and_not_run_again(work: Path) -> None:
+def slow_verify(work: Path) -> tuple[subprocess.Popen[str], int]:
+    """`verify` of a check that runs for 30 s, started in the helper and running now: the
+    client, and the process the helper runs the command in."""
     (work / "slow.sh").write_text("echo started >> ran.txt\nsleep 30\n")
     run(work, "trust", "allow", "sh slow.sh", helper=False)
     run(work, "claim", "add", "slow", "--check", "cmd:sh slow.sh")
     helper = listening(work)
-    client = subprocess.Popen(
-        ["git", "continuity", "verify"],
+    client = subprocess.Popen(  # the client itself, not git: a signal sent to it reaches it
+        ["git-continuity", "verify"],
         cwd=work,
         env={**os.environ, **ON},
         stdout=subprocess.PIPE,
@@ -244,8 +246,13 @@ def test_a_command_killed_in_the_helper_is_said_so_and_not_run_again(work: Path)
         start_new_session=True,
     )
     command = wait_for_child_of(helper)
-    while not (work / "ran.txt").exists():  # the check is running
+    while not (work / "ran.txt").exists():
         time.sleep(0.05)
+    return client, command
+
+
+def test_a_command_killed_in_the_helper_is_said_so_and_not_run_again(work: Path) -> None:
+    client, command = slow_verify(work)
     os.kill(command, signal.SIGKILL)
     out, err = client.communicate(timeout=30)
     assert (client.returncode, out, err) == (
@@ -258,22 +265,7 @@ def test_a_command_killed_in_the_helper_is_said_so_and_not_run_again(work: Path)
 
 
 def test_an_interrupt_reaches_the_command_in_the_helper(work: Path) -> None:
-    (work / "slow.sh").write_text("echo started >> ran.txt\nsleep 30\n")
-    run(work, "trust", "allow", "sh slow.sh", helper=False)
-    run(work, "claim", "add", "slow", "--check", "cmd:sh slow.sh")
-    helper = listening(work)
-    client = subprocess.Popen(
-        ["git-continuity", "verify"],
-        cwd=work,
-        env={**os.environ, **ON},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    wait_for_child_of(helper)
-    while not (work / "ran.txt").exists():  # the check is running
-        time.sleep(0.05)
+    client, _ = slow_verify(work)
     client.send_signal(signal.SIGINT)
     assert client.communicate(timeout=30) == ("", "git-continuity: interrupted\n")
     assert client.returncode == 130
