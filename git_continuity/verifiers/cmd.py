@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -67,6 +68,14 @@ def _clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in HOOK_GIT_VARIABLES}
 
 
+def _end(group: int, signal: int) -> None:
+    """Signal the command's process group, which may be gone already: the command ended at
+    the moment its time ran out, or a Ctrl-C reached it too and subprocess reaped it while
+    waiting a moment for it. Nothing is left to end then; the interrupt or the timeout stands."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal)
+
+
 def run(ctx: VerifyContext, command: str) -> Observation:
     if not ctx.repo.command_approved(command):
         return SEEN.unknown(f"not approved on this machine; to run it: {approve_hint(command)}")
@@ -101,14 +110,14 @@ def run(ctx: VerifyContext, command: str) -> Observation:
     try:
         out, _ = proc.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        _end(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()
         shown = tail(redact(out.decode(errors="replace")))
         return SEEN.unknown(f"timed out after {limit:g}s {where}" + (f"; output:\n{shown}" if shown else ""), on)
     except BaseException:
         # Ctrl-C, or any other way out: in a session of its own the command gets no signal from
         # the terminal, so end it and all it started before going.
-        os.killpg(proc.pid, signal.SIGKILL)
+        _end(proc.pid, signal.SIGKILL)
         proc.wait()
         raise
     took = time.monotonic() - start

@@ -1,0 +1,65 @@
+"""What the command line does when the machine, not the input, is at fault: the current
+folder removed, a read-only repository, an output encoding that cannot hold the state's
+text, a Ctrl-C that reaches the command being checked too. One line naming what and where
+(or the text shown with what cannot be encoded escaped), an exit code, and the state as it
+was."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import BIN, git, untouched
+
+
+def gc(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "git-continuity"), *args],
+        cwd=cwd,
+        capture_output=True,
+        encoding=env.get("PYTHONIOENCODING", "utf-8"),
+        env={**os.environ, **env},
+    )
+
+
+@pytest.fixture
+def started(repo: Path) -> Path:
+    assert gc(repo, "init").returncode == 0
+    assert gc(repo, "claim", "add", "café ☕", "--check", "commit:HEAD").returncode == 0
+    return repo
+
+
+def everything(repo: Path) -> tuple[object, ...]:
+    refs = git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/continuity/", "refs/notes/")
+    return untouched(repo), refs
+
+
+def test_a_ctrl_c_that_reaches_the_command_too_records_nothing(started: Path) -> None:
+    command = "echo $$ > pid; exec sleep 30"
+    assert gc(started, "trust", "allow", command).returncode == 0
+    assert gc(started, "claim", "add", "slow", "--check", f"cmd:{command}").returncode == 0
+    before = everything(started)
+    verify = subprocess.Popen(
+        [str(BIN / "git-continuity"), "verify"],
+        cwd=started,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    pid = started / "pid"
+    for _ in range(400):  # until the check runs
+        if pid.exists() and pid.read_text().strip():
+            break
+        time.sleep(0.05)
+    # Ctrl-C as it reaches both: the command's group (its own session) and the verifier's.
+    os.killpg(int(pid.read_text()), signal.SIGINT)
+    os.killpg(verify.pid, signal.SIGINT)
+    out, err = verify.communicate(timeout=30)
+    assert (verify.returncode, out, err) == (130, "", "git-continuity: interrupted\n")
+    pid.unlink()
+    assert everything(started) == before
