@@ -203,8 +203,29 @@ def _run(args: argparse.Namespace) -> int:
         return done
     from git_continuity import repo as git
 
+    _here()
     done = function(git.open_repo(), **options)
     return done
+
+
+def _here() -> None:
+    """Refuse to look for the repository from a folder that was removed under this process
+    (a shell left in it): every path would be relative to nothing."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise UserError(
+            "the current folder no longer exists (removed or moved away); change to a folder that does and run it again"
+        ) from None
+
+
+def failed_os(error: OSError) -> str:
+    """What the system refused, for the one-line message: the file (or files) and the OS's
+    reason; libgit2's errors name their file in their text already."""
+    if error.strerror and error.filename is not None:
+        files = f"{error.filename!s} -> {error.filename2!s}" if error.filename2 is not None else str(error.filename)
+        return f"{files}: {error.strerror}"
+    return error.strerror or str(error) or type(error).__name__
 
 
 def explained(error: UserError) -> str:
@@ -271,6 +292,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `git continuity log | head`: the reader left; not an error worth a traceback.
         sys.stderr.close()
         return 0
+    except OSError as error:
+        # The machine refused (a read-only file system, a full disk, a file's permissions):
+        # said in one line naming the file; the state was written whole or not at all.
+        with contextlib.suppress(OSError, display.OutputError):
+            print(f"git-continuity: error: {failed_os(error)}", file=sys.stderr)
+        return 2
 
 
 def hook_main() -> int:

@@ -38,6 +38,26 @@ def everything(repo: Path) -> tuple[object, ...]:
     return untouched(repo), refs
 
 
+@pytest.mark.parametrize("args", [("status",), ("journal", "add", "x")])
+def test_a_removed_current_folder_is_named_not_a_traceback(started: Path, args: tuple[str, ...]) -> None:
+    before = everything(started)
+    gone = started / "gone"
+    gone.mkdir()
+    # The process starts in the folder, which is then removed under it (a shell left in it).
+    done = subprocess.run(
+        ["sh", "-c", f'cd "{gone}" && rmdir "{gone}" && exec "$0" "$@"', str(BIN / "git-continuity"), *args],
+        capture_output=True,
+        text=True,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        "git-continuity: error: the current folder no longer exists (removed or moved away); "
+        "change to a folder that does and run it again\n",
+    )
+    assert everything(started) == before
+
+
 def test_a_ctrl_c_that_reaches_the_command_too_records_nothing(started: Path) -> None:
     command = "echo $$ > pid; exec sleep 30"
     assert gc(started, "trust", "allow", command).returncode == 0
