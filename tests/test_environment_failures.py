@@ -7,6 +7,8 @@ was."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import signal
 import subprocess
 import time
@@ -55,6 +57,31 @@ def test_a_removed_current_folder_is_named_not_a_traceback(started: Path, args: 
         "git-continuity: error: the current folder no longer exists (removed or moved away); "
         "change to a folder that does and run it again\n",
     )
+    assert everything(started) == before
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="mounts read-only as root")
+@pytest.mark.parametrize(
+    ("where", "refused"),
+    [
+        (".", "failed to create temporary file '{repo}/.git/objects/tmp_object_git2_XXXXXX'"),
+        (".git/refs", "failed to create locked file '{repo}/.git/refs/continuity/main.lock'"),
+    ],
+)
+def test_a_read_only_repository_names_the_file_and_the_reason(started: Path, where: str, refused: str) -> None:
+    before = everything(started)
+    read_only = 'mount --bind -o ro "$0" "$0" && cd "$1" && shift && exec "$@"'
+    command = ["unshare", "-m", "sh", "-c", read_only, str(started / where), str(started), str(BIN / "git-continuity")]
+    done = subprocess.run(
+        [*command, "journal", "add", "x"],
+        capture_output=True,
+        text=True,
+    )
+    if "mount" in done.stderr:
+        pytest.skip(f"cannot mount here: {done.stderr}")
+    err = re.sub(r"tmp_object_git2_\w+", "tmp_object_git2_XXXXXX", done.stderr)
+    expected = "git-continuity: error: " + refused.format(repo=started) + ": Read-only file system\n"
+    assert (done.returncode, done.stdout, err) == (2, "", expected)
     assert everything(started) == before
 
 
