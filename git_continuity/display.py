@@ -195,6 +195,22 @@ def _output_failures() -> Iterator[None]:
         raise OutputError(error.strerror or str(error)) from error
 
 
+def encodable(text: str, encoding: str) -> str:
+    """``text`` with each character ``encoding`` cannot hold (``LC_ALL=C``, ``PYTHONIOENCODING=latin-1``)
+    written as ``\\uXXXX``, a pair of them beyond U+FFFF: readable, and JSON's own escape, so
+    a --json document stays valid and decodes to the same values."""
+
+    def escape(char: str) -> str:
+        try:
+            char.encode(encoding)
+        except UnicodeEncodeError:
+            units = char.encode("utf-16-be", "surrogatepass")
+            return "".join(f"\\u{int.from_bytes(units[i : i + 2], 'big'):04x}" for i in range(0, len(units), 2))
+        return char
+
+    return "".join(map(escape, text))
+
+
 class CleanStream:
     """A text stream whose writes are cleaned; everything else is the wrapped stream's."""
 
@@ -202,8 +218,12 @@ class CleanStream:
         self.raw = raw
 
     def write(self, text: str) -> int:
+        shown = _coloured(text) if _MARK in text else clean(text)
         with _output_failures():
-            self.raw.write(_coloured(text) if _MARK in text else clean(text))
+            try:
+                self.raw.write(shown)
+            except UnicodeEncodeError:
+                self.raw.write(encodable(shown, self.raw.encoding))
         return len(text)
 
     def flush(self) -> None:

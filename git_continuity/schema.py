@@ -38,7 +38,7 @@ def _schema_dir() -> Path:
 @functools.cache
 def load(name: str) -> dict[str, Any]:
     """The schema ``schema/<name>.schema.json``."""
-    data: dict[str, Any] = json.loads((_schema_dir() / f"{name}.schema.json").read_text())
+    data: dict[str, Any] = json.loads((_schema_dir() / f"{name}.schema.json").read_text(encoding="utf-8"))
     return data
 
 

@@ -6,6 +6,7 @@ was."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -82,6 +83,37 @@ def test_a_read_only_repository_names_the_file_and_the_reason(started: Path, whe
     err = re.sub(r"tmp_object_git2_\w+", "tmp_object_git2_XXXXXX", done.stderr)
     expected = "git-continuity: error: " + refused.format(repo=started) + ": Read-only file system\n"
     assert (done.returncode, done.stdout, err) == (2, "", expected)
+    assert everything(started) == before
+
+
+def test_a_claim_echoed_where_the_encoding_cannot_hold_it_is_escaped(repo: Path) -> None:
+    assert gc(repo, "init").returncode == 0
+    added = gc(repo, "claim", "add", "café ☕", "--check", "commit:HEAD", PYTHONIOENCODING="latin-1")
+    head = git(repo, "rev-parse", "HEAD")
+    assert (added.returncode, re.sub(r"c-\w{6}", "c-XXXXXX", added.stdout), added.stderr) == (
+        0,
+        f"Recorded claim c-XXXXXX: café \\u2615\n  handle  commit:{head[:12]}\\u2026  (as written: commit:HEAD)\n"
+        f"  now     verified: commit {head[:7]} exists here\n",
+        "",
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "cafe"),
+    [
+        ({"PYTHONIOENCODING": "latin-1"}, "café \\u2615"),
+        ({"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}, "caf\\u00e9 \\u2615"),
+    ],
+)
+def test_state_the_output_encoding_cannot_hold_is_shown_escaped(started: Path, env: dict[str, str], cafe: str) -> None:
+    before = everything(started)
+    shown = gc(started, "status", **env)
+    assert (shown.returncode, shown.stderr) == (0, "")
+    assert re.findall(r"  verified  c-\w{6}  (.*)\n", shown.stdout) == [cafe]
+    as_json = gc(started, "status", "--json", **env)
+    assert (as_json.returncode, as_json.stderr) == (0, "")
+    assert as_json.stdout.isascii() or env.get("PYTHONIOENCODING") == "latin-1"
+    assert [c["text"] for c in json.loads(as_json.stdout)["claims"]] == ["café ☕"]
     assert everything(started) == before
 
 
