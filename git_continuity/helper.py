@@ -145,11 +145,14 @@ def continuity_folder() -> str | None:
 
 
 def fingerprint(paths: Sequence[str]) -> str:
-    """What the helper and its client must share to run the same code: the Python, this
-    package's files (name, size, time), and the folders modules are found in, with their
-    times (installing or upgrading a package there changes its folder's)."""
+    """What the helper and its client must share for a command to run in the helper as it
+    would in the client: the same code (the Python, its settings, this package's files with
+    their sizes and times, the folders modules are found in with their times: installing or
+    upgrading a package changes its folder's), and the same confinement (_confinement)."""
     package = os.path.dirname(os.path.abspath(__file__))
-    parts = [sys.executable, sys.version, package]
+    parts = [sys.executable, sys.version, package, repr(sys.flags), repr(sorted(sys._xoptions.items()))]
+    parts += [sys.getfilesystemencoding(), sys.getfilesystemencodeerrors(), *_confinement()]
+    parts += sorted(f"{key}={value}" for key, value in os.environ.items() if key.startswith("PYTHON"))
     for path in paths:
         try:
             parts.append(f"{path}:{os.stat(path or '.').st_mtime_ns}")
@@ -168,9 +171,42 @@ def fingerprint(paths: Sequence[str]) -> str:
     return "\n".join(parts + sorted(files))
 
 
+def _confinement() -> list[str]:
+    """What confines this process: its namespaces (a mount made read-only, a container), its
+    root, the no-new-privileges bit, seccomp filters and capabilities (a sandbox such as
+    Landlock sets them), its security label, cgroup, resource limits, niceness and CPUs. A
+    command must not run in a helper less confined than its client."""
+    import resource
+
+    found = []
+    for space in ("mnt", "pid", "net", "user", "uts", "ipc", "cgroup"):
+        try:
+            found.append(os.readlink(f"/proc/self/ns/{space}"))
+        except OSError:
+            found.append(f"{space}:?")
+    root = os.stat("/")
+    found.append(f"root {root.st_dev}:{root.st_ino}")
+    for name, keep in (("status", ("NoNewPrivs", "Seccomp", "Cap")), ("cgroup", ("",)), ("attr/current", ("",))):
+        try:
+            with open(f"/proc/self/{name}", encoding="utf-8", errors="replace") as file:
+                found += [line.rstrip("\n") for line in file if line.startswith(keep)]
+        except OSError:
+            found.append(f"{name}:?")
+    limits = sorted(name for name in dir(resource) if name.startswith("RLIMIT_"))
+    found += [f"{name}={resource.getrlimit(getattr(resource, name))}" for name in limits]
+    found.append(f"nice={os.getpriority(os.PRIO_PROCESS, 0)} cpus={sorted(os.sched_getaffinity(0))}")
+    return found
+
+
+HANDSHAKE = 3.0  # seconds for a helper to take a command; a helper stopped or swamped is passed by
+# The signals passed on to the command: those a terminal, a kill or a timeout sends.
+FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
+
+
 def _ask(folder: str, argv: list[str]) -> int | None:
     import array
     import marshal
+    import signal
     import socket
     import struct
 
@@ -179,18 +215,19 @@ def _ask(folder: str, argv: list[str]) -> int | None:
         try:
             if not _connect(connection, folder):
                 return None
+            connection.settimeout(HANDSHAKE)
             mask = os.umask(0o22)
             os.umask(mask)
             streams = [(s.encoding, s.errors or "strict") for s in (sys.stdin, sys.stdout, sys.stderr)]
+            # Signals this process ignores (nohup, a shell's background job): so does the command.
+            ignored = [int(s) for s in signal.valid_signals() if signal.getsignal(s) == signal.SIG_IGN]
             # The fingerprint first and plain, so that a helper of any version can read it.
             # sys.path[0] is the console script's folder; the helper removes its own first.
             own = fingerprint(sys.path[1:]).encode("utf-8", "surrogateescape")
-            request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": mask, "streams": streams}
-            body = marshal.dumps(request)
+            request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": mask}
+            body = marshal.dumps({**request, "streams": streams, "ignored": ignored})
             data = struct.pack("!II", len(own), len(body)) + own + body
-            sent = connection.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
-            if sent < len(data):  # (an empty send to a helper that answered already fails)
-                connection.sendall(data[sent:])
+            connection.sendall(data)
             answers = connection.makefile("rb")
             word, _, value = answers.readline().decode().partition(" ")
             if word != "started":
@@ -198,6 +235,13 @@ def _ask(folder: str, argv: list[str]) -> int | None:
                     _start(folder)
                 return None
             pid = int(value)
+            # The command runs once this is sent with this process's standard streams, and
+            # only then: a client that gave up waiting (and runs it itself) sends nothing, and
+            # no stream of its is left with a helper that does not answer.
+            streams_fds = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))]
+            if connection.sendmsg([b"go\n"], streams_fds) != 3:
+                return None
+            connection.settimeout(None)
         except (OSError, ValueError, AttributeError, UnicodeError):
             return None  # nothing ran: the command runs here
         # From here on the command is running: whatever happens, it is not run again here.
@@ -233,18 +277,29 @@ def _connect(connection: socket.socket, folder: str) -> bool:
 
 
 def _start(folder: str) -> None:
-    """Start a helper for this repository, in a session of its own, for the next command."""
-    null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
-    code = "import sys; del sys.path[0]; from git_continuity import helper_server; helper_server.serve(sys.argv[1])"
+    """Start a helper for this repository, in a session of its own, for the next command;
+    it keeps none of this process's open files (a lock, a pipe someone waits on)."""
+    import subprocess
+
+    code = (
+        "import sys; del sys.path[0]; from git_continuity import helper_server; "
+        "taken = helper_server.serve(sys.argv[1]); taken is None or helper_server.run(taken)"
+    )
     try:  # noqa: SIM105
-        os.posix_spawn(sys.executable, [sys.executable, "-c", code, folder], os.environ, file_actions=null, setsid=True)
+        subprocess.Popen(
+            [sys.executable, "-c", code, folder],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     except OSError:
         pass
 
 
 def _wait(answers: BinaryIO, pid: int) -> int:
-    """Pass on the signals this process gets to the one running the command, and answer with
-    its exit code."""
+    """Pass on the signals this process gets to the one running the command, and end as it
+    ended: with its exit code, or killed by the same signal."""
     import signal
 
     received: list[int] = []
@@ -256,20 +311,26 @@ def _wait(answers: BinaryIO, pid: int) -> int:
         except OSError:
             pass
 
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
-        signal.signal(signum, forward)
+    for name in FORWARDED:
+        signum = getattr(signal, name)
+        if signal.getsignal(signum) != signal.SIG_IGN:
+            signal.signal(signum, forward)
     try:
         word, _, value = answers.readline().decode().partition(" ")
-        if word == "exit":
-            return int(value)
+        code = int(value) if word == "exit" else None
     except (OSError, ValueError, UnicodeError):
-        pass
-    if received:  # it died of the signal passed on: so does this process
-        signal.signal(received[-1], signal.SIG_DFL)
-        os.kill(os.getpid(), received[-1])
+        code = None
+    died = -code if code is not None and code < 0 else (received[-1] if code is None and received else None)
+    if died is not None:  # as the command died, so does this process
+        if died not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(died, signal.SIG_DFL)
+        os.kill(os.getpid(), died)
+        return 128 + died
+    if code is not None:
+        return code
     print(
         "git-continuity: error: the helper's process running this command ended without an exit code "
-        f"(killed?); {HELPER_ENV}=0 runs commands in their own process",
+        f"(the helper was killed?); {HELPER_ENV}=0 runs commands in their own process",
         file=sys.stderr,
     )
     return 1

@@ -3,13 +3,17 @@ forks a copy of itself to run each command it is handed (helper.py says which, a
 
 It listens on ``helper.sock`` in the repository's ``continuity`` folder, answers only its own
 user (the socket's peer credentials), and steps down when a client's fingerprint is not its
-own (an upgrade, another installation), when idle for GIT_CONTINUITY_HELPER_IDLE seconds, or
-when its socket is no longer the one it made (removed, replaced, the repository deleted).
+own (an upgrade, another installation, other Python settings, another confinement), when
+idle for GIT_CONTINUITY_HELPER_IDLE seconds, or when its socket is no longer the one it made
+(removed, replaced, the repository deleted).
 
 A command's copy takes the client's standard input, output and error, folder, environment,
-umask and arguments, says its pid, runs ``cli.main`` exactly as the client would have, and
-answers with the exit code. The helper itself never reads the repository, and imports but
-calls nothing, so no cache of one command is seen by the next.
+umask and ignored signals, says its pid, waits for the client's go, and returns to the top
+of the program (``serve`` returns the command there, ``run`` runs it), so that it ends as a
+command in its own process ends: the interpreter's own exit, flush and traceback. The helper
+waits for it and tells the client its exit status. A copy whose client is gone (killed) is
+killed too. The helper itself never reads the repository, and imports but calls nothing, so
+no cache of one command is seen by the next.
 """
 
 from __future__ import annotations
@@ -18,14 +22,15 @@ import array
 import importlib
 import io
 import marshal
+import math
 import os
 import select
 import signal
 import socket
 import struct
 import sys
+import threading
 import time
-import traceback
 from typing import Any
 
 from git_continuity import helper
@@ -34,9 +39,11 @@ IDLE_ENV = "GIT_CONTINUITY_HELPER_IDLE"
 IDLE_SECONDS = 300.0
 TICK = 2.0  # how often an idle helper checks that its socket is still its own
 MOST = 64 << 20  # the longest request taken (arguments and environment)
+Taken = list[str]  # in a command's copy: the arguments it is to run
 
 
-def serve(folder: str) -> None:
+def serve(folder: str) -> Taken | None:
+    """Answer commands until it is time to leave (None); in a command's copy, the command."""
     os.chdir(folder)
     _warm()
     own = helper.fingerprint(sys.path).encode("utf-8", "surrogateescape")
@@ -44,34 +51,33 @@ def serve(folder: str) -> None:
         idle = float(os.environ.get(IDLE_ENV, IDLE_SECONDS))
     except ValueError:
         idle = IDLE_SECONDS
+    if not math.isfinite(idle) or idle <= 0:
+        idle = IDLE_SECONDS
     listener = _listen()
     if listener is None:
-        return
-    mine = _identity()
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the copies are reaped by the kernel
+        return None
+    me, mine = os.getpid(), _identity()
+    wake, woken = os.pipe()
+    os.set_blocking(woken, False)
+    signal.set_wakeup_fd(woken)
+    signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)  # wakes select through the pipe
+    running: dict[int, socket.socket] = {}
     try:
-        if _answer(listener, own, idle, mine) != "fingerprint" and _still(mine):
-            os.unlink(helper.SOCKET)  # (stepping down for another version, it was removed already)
+        return _answer(listener, own, idle, mine, wake, running)
     finally:
-        listener.close()
+        if os.getpid() == me:
+            if _still(mine):
+                os.unlink(helper.SOCKET)
+            listener.close()
+            while running:  # tell the clients still waiting how their commands end
+                _reap(running, block=True)
 
 
-def _answer(listener: socket.socket, own: bytes, idle: float, mine: tuple[int, int, int] | None) -> str:
-    """Take requests until idle, or no longer the helper; why it stopped."""
-    last = time.monotonic()
-    while True:
-        ready, _, _ = select.select([listener], [], [], TICK)
-        if not ready:
-            if time.monotonic() - last > idle:
-                return "idle"
-            if not _still(mine):
-                return "replaced"
-            continue
-        connection, _ = listener.accept()
-        last = time.monotonic()
-        with connection:
-            if _take(listener, connection, own) == "fingerprint":
-                return "fingerprint"
+def run(argv: Taken) -> None:
+    """Run the command in this copy, at the top of the program: it ends as in its own process."""
+    from git_continuity.cli import main
+
+    raise SystemExit(main(argv))
 
 
 def _warm() -> None:
@@ -119,93 +125,165 @@ def _still(mine: tuple[int, int, int] | None) -> bool:
     return mine is not None and _identity() == mine
 
 
-def _take(listener: socket.socket, connection: socket.socket, own: bytes) -> str | None:
-    """Read one request and fork its command; the reason it was refused, if it was."""
+def _answer(
+    listener: socket.socket,
+    own: bytes,
+    idle: float,
+    mine: tuple[int, int, int] | None,
+    wake: int,
+    running: dict[int, socket.socket],
+) -> Taken | None:
+    last = time.monotonic()
+    while True:
+        ready = select.select([listener.fileno(), wake], [], [], TICK)[0]
+        if wake in ready:
+            os.read(wake, 512)
+            _reap(running, block=False)
+        if listener.fileno() in ready:
+            connection, _ = listener.accept()
+            last = time.monotonic()
+            taken = _take(listener, connection, own, wake, running)
+            if isinstance(taken, list):
+                return taken  # in the command's copy
+            if taken == "fingerprint":
+                return None
+        elif not ready and not running and (time.monotonic() - last > idle or not _still(mine)):
+            return None
+
+
+def _reap(running: dict[int, socket.socket], *, block: bool) -> None:
+    """Tell each client whose command ended how it ended (a negative code: killed by that signal)."""
+    while running:
+        try:
+            pid, status = os.waitpid(-1, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            running.clear()
+            return
+        if pid == 0:
+            return
+        connection = running.pop(pid, None)
+        if connection is not None:
+            with connection:
+                try:  # noqa: SIM105
+                    connection.sendall(f"exit {os.waitstatus_to_exitcode(status)}\n".encode())
+                except OSError:
+                    pass
+        if block:
+            return
+
+
+def _take(
+    listener: socket.socket, connection: socket.socket, own: bytes, wake: int, running: dict[int, socket.socket]
+) -> Taken | str | None:
+    """Read one request and fork its command: in the copy, the command to run; in the
+    helper, the reason it was refused, if it was."""
     connection.settimeout(5)
-    fds: list[int] = []
     try:
         peer = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
         if struct.unpack("3i", peer)[1] != os.getuid():
+            connection.close()
             return "user"
-        theirs, data, fds = _receive(connection)
+        theirs, data = _receive(connection)
         if theirs != own:
             os.unlink(helper.SOCKET)  # the client starts the helper of its own installation
             connection.sendall(b"refused fingerprint\n")
+            connection.close()
             return "fingerprint"
         request = marshal.loads(data)
-        if len(fds) != 3 or not isinstance(request, dict):
-            connection.sendall(b"refused request\n")
+        if not isinstance(request, dict):
+            connection.close()
             return "request"
-        if os.fork() == 0:
-            listener.close()  # else a client could reach a helper that was killed meanwhile
-            _child(connection, fds, request)
+        pid = os.fork()
+        if pid == 0:
+            signal.set_wakeup_fd(-1)
+            for other in (listener, *running.values()):  # a client reaching a killed helper is refused
+                other.close()
+            os.close(wake)
+            return _child(connection, request)
+        running[pid] = connection
     except (OSError, ValueError, EOFError, TypeError, struct.error):
+        connection.close()
         return "request"
-    finally:
-        for fd in fds:
-            os.close(fd)
     return None
 
 
-def _receive(connection: socket.socket) -> tuple[bytes, bytes, list[int]]:
-    """The fingerprint, the request and the descriptors passed with them."""
-    data, ancillary, _, _ = connection.recvmsg(1 << 16, socket.CMSG_SPACE(3 * array.array("i").itemsize))
+def _receive(connection: socket.socket) -> tuple[bytes, bytes]:
+    """The fingerprint and the request."""
+    data = b""
+    while len(data) < 8:
+        more = connection.recv(8 - len(data))
+        if not more:
+            raise ValueError("short request")
+        data += more
+    sizes = struct.unpack("!II", data)
+    if sum(sizes) > MOST:
+        raise ValueError("request too long")
+    body = bytearray()
+    while len(body) < sum(sizes):
+        more = connection.recv(min(1 << 20, sum(sizes) - len(body)))
+        if not more:
+            raise ValueError("short request")
+        body += more
+    return bytes(body[: sizes[0]]), bytes(body[sizes[0] :])
+
+
+def _streams_of(connection: socket.socket) -> list[int]:
+    """The client's go, and the standard streams it passes with it (none: no go)."""
+    data, ancillary, _, _ = connection.recvmsg(3, socket.CMSG_SPACE(3 * array.array("i").itemsize))
     fds: list[int] = []
     for level, kind, payload in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             received = array.array("i")
             received.frombytes(payload[: len(payload) - len(payload) % received.itemsize])
             fds.extend(received)
-    if len(data) < 8:
-        raise ValueError("short request")
-    sizes = struct.unpack("!II", data[:8])
-    if sum(sizes) > MOST:
-        raise ValueError("request too long")
-    body = bytearray(data[8:])
-    while len(body) < sum(sizes):
-        more = connection.recv(min(1 << 20, sum(sizes) - len(body)))
-        if not more:
-            raise ValueError("short request")
-        body += more
-    return bytes(body[: sizes[0]]), bytes(body[sizes[0] :]), fds
+    if data != b"go\n" or len(fds) != 3:
+        return []
+    return fds
 
 
-def _child(connection: socket.socket, fds: list[int], request: dict[str, Any]) -> None:
-    """The copy that runs one command as the client's process would have; it never returns."""
-    code = 1
+def _child(connection: socket.socket, request: dict[str, Any]) -> Taken:
+    """Become the client's process for one command; the command, once the client said go.
+    Anything wrong before that, and the copy leaves having run nothing (the client runs the
+    command itself)."""
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        connection.settimeout(None)
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-            os.close(fd)
-        fds.clear()
+        for name in helper.FORWARDED:  # as the client has them
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for signum in request["ignored"]:
+            signal.signal(signum, signal.SIG_IGN)
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
         os.umask(int(request["umask"]))
-        _streams(request["streams"])
+        from git_continuity import repo as git
+
+        git.reread_environment()
         argv = [str(arg) for arg in request["argv"]]
         sys.argv = ["git-continuity", *argv]
         connection.sendall(f"started {os.getpid()}\n".encode())
-    except BaseException:  # nothing ran yet: the client runs the command itself
+        fds = _streams_of(connection)
+        if not fds:
+            os._exit(0)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        _streams(request["streams"])
+    except BaseException:  # nothing ran: the client runs the command itself
         os._exit(1)
-    try:
-        from git_continuity.cli import main
+    connection.settimeout(None)
+    threading.Thread(target=_die_with_client, args=(connection,), daemon=True).start()
+    return argv
 
-        code = main(argv)
-    except SystemExit as leaving:
-        code = leaving.code if isinstance(leaving.code, int) else (0 if leaving.code is None else 1)
-        if not isinstance(leaving.code, int) and leaving.code is not None:
-            print(leaving.code, file=sys.stderr)
-    except BaseException:  # as the interpreter would show it
-        traceback.print_exc()
-        code = 1
-    code = _finish(code)
+
+def _die_with_client(connection: socket.socket) -> None:
+    """The client sends nothing more: its end closes when it dies, and so does the command."""
     try:
-        connection.sendall(f"exit {code}\n".encode())
-    finally:
-        os._exit(code)
+        while connection.recv(4096):
+            pass
+    except OSError:
+        pass
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _streams(kinds: list[list[str]]) -> None:
@@ -220,17 +298,3 @@ def _streams(kinds: list[list[str]]) -> None:
     sys.stderr = sys.__stderr__ = io.TextIOWrapper(  # type: ignore[misc]
         raw_err, err_encoding, err_errors, newline="\n", line_buffering=True
     )
-
-
-def _finish(code: int) -> int:
-    """Flush as the interpreter does on leaving: output that cannot be written makes 120."""
-    import atexit
-
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            if code == 0:
-                code = 120
-    return code

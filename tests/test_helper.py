@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import pty
+import resource
 import signal
 import socket
 import subprocess
@@ -229,7 +230,7 @@ def test_two_repositories_have_a_helper_each_and_their_own_state(work: Path, tmp
     assert {helper_of(work), helper_of(other)} == pids
 
 
-def slow_verify(work: Path) -> tuple[subprocess.Popen[str], int]:
+def slow_verify(work: Path, ignore: int | None = None) -> tuple[subprocess.Popen[str], int]:
     """`verify` of a check that runs for 30 s, started in the helper and running now: the
     client, and the process the helper runs the command in."""
     (work / "slow.sh").write_text("echo started >> ran.txt\nsleep 30\n")
@@ -244,6 +245,7 @@ def slow_verify(work: Path) -> tuple[subprocess.Popen[str], int]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=None if ignore is None else lambda: signal.signal(ignore, signal.SIG_IGN),
     )
     command = wait_for_child_of(helper)
     while not (work / "ran.txt").exists():
@@ -251,17 +253,129 @@ def slow_verify(work: Path) -> tuple[subprocess.Popen[str], int]:
     return client, command
 
 
-def test_a_command_killed_in_the_helper_is_said_so_and_not_run_again(work: Path) -> None:
+def test_a_command_killed_in_the_helper_kills_its_client_alike_and_is_not_run_again(work: Path) -> None:
     client, command = slow_verify(work)
     os.kill(command, signal.SIGKILL)
-    out, err = client.communicate(timeout=30)
-    assert (client.returncode, out, err) == (
-        1,
-        "",
-        "git-continuity: error: the helper's process running this command ended without an exit code "
-        "(killed?); GIT_CONTINUITY_HELPER=0 runs commands in their own process\n",
-    )
+    assert client.communicate(timeout=30) == ("", "")
+    assert client.returncode == -signal.SIGKILL  # as a command killed in its own process
     assert (work / "ran.txt").read_text() == "started\n"
+
+
+def test_a_killed_client_takes_its_command_with_it(work: Path) -> None:
+    client, command = slow_verify(work)
+    before = git(work, "rev-parse", "refs/continuity/main")
+    client.kill()
+    client.wait(timeout=30)
+    assert gone(command)
+    time.sleep(1)
+    assert git(work, "rev-parse", "refs/continuity/main") == before  # verify recorded nothing
+
+
+def test_a_helper_that_does_not_answer_is_passed_by_and_never_runs_the_command(work: Path) -> None:
+    run(work, "status")
+    pid = listening(work)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        done = run(work, "journal", "add", "once")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert (done.code, done.err) == (0, "")
+    time.sleep(1)  # the helper takes the request it was sent, and is told nothing ran
+    assert run(work, "journal", helper=False).out.count("once") == 1
+
+
+def test_a_client_less_confined_or_otherwise_set_is_not_served_by_the_helper(work: Path) -> None:
+    (work / "limits.sh").write_text("ulimit -n > limit.txt\n")
+    run(work, "trust", "allow", "sh limits.sh", helper=False)
+    run(work, "claim", "add", "limits", "--check", "cmd:sh limits.sh")
+    run(work, "status")
+    first = listening(work)
+
+    def fewer_files() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (200, 200))
+
+    done = subprocess.run(
+        ["git", "continuity", "verify"],
+        cwd=work,
+        env={**os.environ, **ON},
+        capture_output=True,
+        text=True,
+        start_new_session=True,
+        preexec_fn=fewer_files,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (work / "limit.txt").read_text() == "200\n"  # the client's own limit, not the helper's
+    assert gone(first)  # it stepped down for the client it could not serve alike
+    profiled = run(work, "status", PYTHONPROFILEIMPORTTIME="1")  # Python's own settings alike
+    assert "import time:" in profiled.err
+
+
+def test_the_identity_comes_from_the_clients_home(work: Path, tmp_path: Path) -> None:
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_AUTHOR", "GIT_COMMITTER"))}
+    empty = tmp_path / "empty-home"
+    empty.mkdir()
+    mine = tmp_path / "my-home"
+    mine.mkdir()
+    (mine / ".gitconfig").write_text("[user]\n\tname = Grace Hopper\n\temail = grace@example.com\n")
+    start = {**keep, **ON, "HOME": str(empty), "XDG_CONFIG_HOME": str(empty / ".config")}
+    subprocess.run(["git", "continuity", "status"], cwd=work, env=start, capture_output=True, start_new_session=True)
+    pid = listening(work)
+    own = {**keep, **ON, "HOME": str(mine), "XDG_CONFIG_HOME": str(mine / ".config")}
+    done = subprocess.run(
+        ["git", "continuity", "journal", "add", "who"],
+        cwd=work,
+        env=own,
+        capture_output=True,
+        text=True,
+        start_new_session=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert helper_of(work) == pid  # served by the helper started under the other HOME
+    assert git(work, "log", "-1", "--format=%an <%ae>", "refs/continuity/main") == "Grace Hopper <grace@example.com>"
+
+
+def test_the_helper_keeps_none_of_the_files_its_first_client_had_open(work: Path) -> None:
+    reader, writer = os.pipe()
+    subprocess.run(
+        ["git", "continuity", "status"],
+        cwd=work,
+        env={**os.environ, **ON},
+        capture_output=True,
+        start_new_session=True,
+        pass_fds=(writer,),
+    )
+    os.close(writer)
+    listening(work)
+    assert os.read(reader, 1) == b""  # no process holds the pipe's other end any more
+    os.close(reader)
+
+
+def test_ignored_signals_stay_ignored_and_a_broken_pipe_ends_alike(work: Path) -> None:
+    client, command = slow_verify(work, ignore=signal.SIGHUP)
+    client.send_signal(signal.SIGHUP)
+    time.sleep(0.5)
+    assert not gone_now(command)
+    os.kill(command, signal.SIGTERM)
+    client.communicate(timeout=30)
+    for i in range(300):
+        run(work, "journal", "add", f"a long enough line to fill the pipe, number {i}", helper=False)
+    script = "git continuity journal -n 300 --json | head -c 100 >/dev/null; echo ${PIPESTATUS[0]}"
+    ends = [
+        subprocess.run(
+            ["bash", "-c", script],
+            cwd=work,
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            start_new_session=True,
+        ).stdout
+        for env in (ON, {"GIT_CONTINUITY_HELPER": "0"})
+    ]
+    assert ends[0] == ends[1]
+
+
+def gone_now(pid: int) -> bool:
+    return not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
 
 
 def test_an_interrupt_reaches_the_command_in_the_helper(work: Path) -> None:

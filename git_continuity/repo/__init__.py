@@ -24,6 +24,7 @@ from git_continuity.repo.base import (
     open_repo,
     remote_names,
     remote_url,
+    reread_environment,
     worktree_git_dir,
 )
 from git_continuity.repo.history import (
@@ -153,6 +154,7 @@ __all__ = [
     "remote_names",
     "remote_url",
     "require_unlocked",
+    "reread_environment",
     "resolve_commit",
     "set_ref",
     "stashes",

@@ -46,6 +46,17 @@ def worktree_git_dir(repo: Repo) -> Path:
     return Path(repo.git.path)
 
 
+def reread_environment() -> None:
+    """Have libgit2 find the global, XDG and system config again from the environment as it
+    is now (it reads HOME and XDG_CONFIG_HOME once, when loaded): for a process whose
+    environment changed since, as the helper's copy of itself for a command."""
+    from pygit2.enums import ConfigLevel, Option
+    from pygit2.options import option
+
+    for level in (ConfigLevel.GLOBAL, ConfigLevel.XDG, ConfigLevel.SYSTEM, ConfigLevel.PROGRAMDATA):
+        option(Option.SET_SEARCH_PATH, level, None)
+
+
 def open_repo(start: str | Path | None = None) -> Repo:
     """Open the repository git would use here (honours GIT_DIR as hooks set it)."""
     where = Path(start) if start is not None else Path.cwd()
