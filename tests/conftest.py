@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -15,6 +16,12 @@ import pytest
 from git_continuity.cli import main
 
 BIN = Path(sys.executable).parent
+
+# A run started in the background by a script (`cmd &` with no job control) inherits SIGINT
+# ignored, and so would every command the tests start; the tests that press Ctrl-C need it
+# delivered, as at a terminal (a command started from here then gets the default again).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 FIXED_ENV = {
     "GIT_AUTHOR_NAME": "Ada Agent",
     "GIT_AUTHOR_EMAIL": "ada@example.com",
