@@ -26,7 +26,6 @@ Target (issue 13): orient and each agent hook at most 200 ms median at 1,000 cla
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -37,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from status_bench import ENV, build_state, make_history, sh
+from status_bench import ENV, build_state, make_history, one_size_parser, sh
 
 # An installed package carries its compiled bytecode (pip compiles it); a checkout run with
 # PYTHONDONTWRITEBYTECODE would compile every module on every start and measure that instead.
@@ -80,12 +79,7 @@ def prepare(work: Path, revs: list[str]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--commits", type=int, default=10_000)
-    parser.add_argument("--journal", type=int, default=10_000)
-    parser.add_argument("--claims", type=int, default=1_000)
-    args = parser.parse_args()
+    args = one_size_parser(__doc__).parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "history"
         t0 = time.perf_counter()

@@ -143,6 +143,16 @@ def _code(i: int) -> str:
 ALONE = {**ENV, "GIT_CONTINUITY_HELPER": "0"}  # each command in a process of its own
 
 
+def one_size_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The options of a benchmark on this repository at one size of state (writes, orient)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--commits", type=int, default=10_000)
+    parser.add_argument("--journal", type=int, default=10_000)
+    parser.add_argument("--claims", type=int, default=1_000)
+    return parser
+
+
 def median_ms(cwd: Path, argv: list[str], runs: int, env: dict[str, str] = ENV) -> float:
     times = []
     for _ in range(runs):

@@ -19,7 +19,6 @@ Budget: each write at most 120 ms median at 1,000 claims.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import subprocess
 import sys
@@ -27,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from status_bench import ENV, build_state, make_history, median_ms, sh
+from status_bench import ENV, build_state, make_history, median_ms, one_size_parser, sh
 
 WRITES = {
     "claim add": ["claim", "add", "the tip exists", "--check", "commit:HEAD"],
@@ -53,12 +52,7 @@ def median_write(work: Path, args: list[str], base: str, runs: int, *, helper: b
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--commits", type=int, default=10_000)
-    parser.add_argument("--journal", type=int, default=10_000)
-    parser.add_argument("--claims", type=int, default=1_000)
-    args = parser.parse_args()
+    args = one_size_parser(__doc__).parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "work"
         revs = make_history(work, args.commits)

@@ -265,3 +265,19 @@ def gemini(work: Path, env: dict[str, str], prompt: str) -> Run:
     """``gemini -p PROMPT`` in the project, every tool call approved (the scripted ones run git)."""
     program = binary("gemini")
     return bounded([str(program), "-p", prompt, "--yolo", "-m", GEMINI_MODEL], cwd=work, env=env)
+
+
+def gate_reason(thread: str, check: str) -> str:
+    """What the Stop gate says of one open thread whose one check, tag:v1.2, is contradicted."""
+    return (
+        "git-continuity: you may not stop yet: an open thread is finished only when its checks verify now.\n"
+        f"Not done: 1 open thread ({thread}) not verified now.\n"
+        "\n"
+        f'{thread} "Release v1.2": 1 of 1 checks is not verified now\n'
+        f"  contradicted  {check}  tag:v1.2\n"
+        "                tag v1.2 does not exist here\n"
+        "\n"
+        "Make these checks pass, or park a thread that is not finished with: "
+        "git continuity thread set ID waiting|watching|blocked\n"
+        "If it is honestly not finished, record why (git continuity journal add TEXT) and park it."
+    )

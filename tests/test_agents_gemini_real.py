@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_harness import gemini, gemini_env
+from agent_harness import gate_reason, gemini, gemini_env
 from conftest import cont, git
 from model_imitation import Imitation, Reply, Tool, Turns
 
@@ -75,18 +75,7 @@ def test_gemini_cli_gets_the_brief_is_held_after_its_turn_and_hands_off(
     assert f"- {thread} [open] Release v1.2: 0 of 1 checks verified now\n" in prompt
 
     # AfterAgent: the gate's reason is the next prompt.
-    assert user_texts(blocked)[-1] == (
-        "git-continuity: you may not stop yet: an open thread is finished only when its checks verify now.\n"
-        f"Not done: 1 open thread ({thread}) not verified now.\n"
-        "\n"
-        f'{thread} "Release v1.2": 1 of 1 checks is not verified now\n'
-        f"  contradicted  {check}  tag:v1.2\n"
-        "                tag v1.2 does not exist here\n"
-        "\n"
-        "Make these checks pass, or park a thread that is not finished with: "
-        "git continuity thread set ID waiting|watching|blocked\n"
-        "If it is honestly not finished, record why (git continuity journal add TEXT) and park it."
-    )
+    assert user_texts(blocked)[-1] == gate_reason(thread, check)
     # The scripted tool call tagged v1.2; the gate let go and closed the thread.
     assert any("functionResponse" in part for part in tagged["contents"][-1]["parts"])
     status = json.loads(ok(work, "status", "--json"))

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_harness import claude, claude_env, codex, codex_hooks, setup_codex, trust_codex_hooks
+from agent_harness import claude, claude_env, codex, codex_hooks, gate_reason, setup_codex, trust_codex_hooks
 from conftest import BIN, cont, git
 from model_imitation import Imitation, Reply, Tool, Turns, texts
 
@@ -65,21 +65,6 @@ def said_last(body: dict[str, Any]) -> str:
     content = body["messages"][-1]["content"]
     blocks = [content] if isinstance(content, str) else [b["text"] for b in content if b.get("type") == "text"]
     return "\n".join(blocks)
-
-
-def gate_reason(thread: str, check: str) -> str:
-    return (
-        "git-continuity: you may not stop yet: an open thread is finished only when its checks verify now.\n"
-        f"Not done: 1 open thread ({thread}) not verified now.\n"
-        "\n"
-        f'{thread} "Release v1.2": 1 of 1 checks is not verified now\n'
-        f"  contradicted  {check}  tag:v1.2\n"
-        "                tag v1.2 does not exist here\n"
-        "\n"
-        "Make these checks pass, or park a thread that is not finished with: "
-        "git continuity thread set ID waiting|watching|blocked\n"
-        "If it is honestly not finished, record why (git continuity journal add TEXT) and park it."
-    )
 
 
 def check_id(work: Path) -> str:
