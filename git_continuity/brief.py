@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from git_continuity import render, session, store
+from git_continuity import render, session, store, view
 from git_continuity import repo as git
-from git_continuity.attempts import Waiting
 from git_continuity.budget import Item, Section
 from git_continuity.display import cut
 from git_continuity.model import Claim, JournalEntry, Objective, ObjectiveChange, Thread, shown
@@ -21,6 +20,7 @@ from git_continuity.records import ClaimAdded, Handoff, MovedRef, RefCommit, Sta
 from git_continuity.repo import Oid, Repo
 from git_continuity.store.lifespans import Journal
 from git_continuity.verify import Assessed
+from git_continuity.view import ThreadView
 
 REF_PREFIXES = ("refs/heads/", "refs/remotes/", "refs/tags/")
 MAX_REFS = 1000  # refs kept in a handoff; branches first, then remote-tracking refs, then tags
@@ -172,14 +172,10 @@ def claims_changed(was: Mapping[str, str], assessed: Sequence[Assessed]) -> list
     ]
 
 
-def loose(assessed: Sequence[Assessed], threads: Mapping[str, Thread]) -> list[Assessed]:
-    """Claims that stand on their own: not a check of a thread still being worked on (those
-    are shown with their thread). A done thread's checks count: it must still hold."""
-    return [
-        a
-        for a in assessed
-        if a.claim.thread is None or a.claim.thread not in threads or threads[a.claim.thread].status == "done"
-    ]
+def unconfirmed(a: Assessed) -> bool:
+    """Not confirmed here: unknown, never checked, prose, or verified only by another
+    clone's report (view.trusted_verified)."""
+    return a.derived.state in UNCONFIRMED or (a.derived.state == "verified" and a.derived.elsewhere is not None)
 
 
 # -- Markdown items -------------------------------------------------------------------------
@@ -193,16 +189,16 @@ def claim_item(a: Assessed, *, state: bool, bold: bool = False) -> Item:
     return Item([f'- {name} "{c.text}"{handle}{said}: {first_line(a.derived.observed)}'], render.claim_json(a))
 
 
-def thread_item(thread: Thread, checks: Sequence[Assessed], waiting: Waiting | None = None) -> Item:
-    good = sum(1 for a in checks if a.derived.state == "verified")
-    lines = [f"- {thread.id} [{thread.status}] {thread.title}: {good} of {len(checks)} checks verified now"]
+def thread_item(tv: ThreadView) -> Item:
+    thread, checks = tv.thread, tv.checks
+    lines = [f"- {thread.id} [{view.standing_text(tv)}] {thread.title}: {tv.tally()} now"]
     table = render.repository_table(checks)  # checks in sibling repositories: every one, as one table
     lines += table
     for a in checks:
         if a.derived.state != "verified" and not table:
             handle = render.abbreviate(a.claim.handle or "no handle")
             lines.append(f"  - {a.derived.state} {a.claim.id} {handle}: {first_line(a.derived.observed)}")
-    return Item(lines, render.thread_json(thread, checks, waiting))
+    return Item(lines, render.thread_json(tv))
 
 
 def objective_items(o: Objective | None, change: ObjectiveChange | None) -> list[Item]:

@@ -214,9 +214,29 @@ STATE: tuple[Command, ...] = (
             Command(
                 "close",
                 "close a thread if every check verifies now; exit 1 listing what does not",
-                "  git continuity thread close t-k7m2qx",
+                "  git continuity thread close t-k7m2qx\n"
+                '  git continuity thread close t-k7m2qx --accept-withdrawn "the tag moved to the next release"',
                 "git_continuity.commands.thread:close",
-                (opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"), ONLINE),
+                (
+                    opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"),
+                    ONLINE,
+                    opt(
+                        "--accept-withdrawn",
+                        dest="accept_withdrawn",
+                        metavar="WHY",
+                        help="close although checks were withdrawn while it was open, saying why (recorded, "
+                        "shown as done with N withdrawn checks)",
+                    ),
+                ),
+                epilog="A check withdrawn while the thread was open (claim retract) stays on it with its reason;"
+                "\nthe thread then closes only with --accept-withdrawn, and never with no check verified.",
+            ),
+            Command(
+                "reopen",
+                "reopen a done thread (one that no longer holds, or was closed too early)",
+                "  git continuity thread reopen t-k7m2qx",
+                "git_continuity.commands.thread:reopen",
+                (opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"),),
             ),
             Command(
                 "list",

@@ -26,9 +26,14 @@ class Verdict:
     thread: Thread
     checks: list[Assessed]  # the thread's own claims
     policy_checks: list[Assessed]  # closing_checks from .continuity.yaml, judged the same way
+    undone: str | None = None  # a done thread that no longer holds: why (view.ThreadView.undone)
+    withdrawn: list[Claim] = field(default_factory=list)  # checks retracted while it was open
+    accepted: str | None = None  # thread close --accept-withdrawn: why that is acceptable
 
     @property
     def ok(self) -> bool:
+        if self.undone or (self.withdrawn and not self.accepted):
+            return False
         checked = self.checks + self.policy_checks
         # Only what this clone derived closes: another clone's evidence is its report (model.reported_elsewhere).
         held = all(a.derived.state == "verified" and a.derived.elsewhere is None for a in checked)
@@ -42,10 +47,23 @@ class Verdict:
         return any(a.claim.handle for a in self.checks) and bool(attempts.waiting_on([a.derived for a in checked]))
 
     def why_not(self) -> str:
+        if self.undone:
+            return f"it is done, but no longer holds: {self.undone}"
+        if self.withdrawn and not self.accepted and (not self.checks or self._held()):
+            n = len(self.withdrawn)
+            named = "; ".join(
+                f"{c.id} {c.handle or 'prose'}: {(c.withdrawn or {}).get('why', '')}" for c in self.withdrawn
+            )
+            return (
+                f"{n} of its checks {'was' if n == 1 else 'were'} withdrawn while it was open ({named}); it closes "
+                f'only with: git continuity thread close {self.thread.id} --accept-withdrawn "why that is acceptable"'
+            )
         if not self.checks:
             return "it has no acceptance checks (add one: git continuity claim add TEXT --check HANDLE --thread ID)"
         if not any(a.claim.handle for a in self.checks):
             return "its only checks are prose, which never verify (add a check with a handle)"
+        if self.withdrawn and not self.accepted and self._held():
+            return self.why_not()
         failing = [a for a in self.checks + self.policy_checks if a.derived.state != "verified"]
         total = len(self.checks) + len(self.policy_checks)
         reported = [
@@ -57,6 +75,10 @@ class Verdict:
                 "re-derived here (git continuity verify --online derives them here)"
             )
         return f"{len(failing)} of {total} checks {_is(failing)} not verified now"
+
+    def _held(self) -> bool:
+        checked = self.checks + self.policy_checks
+        return all(a.derived.state == "verified" and a.derived.elsewhere is None for a in checked)
 
     def lines(self) -> list[str]:
         out = render.claim_lines(self.checks)
@@ -105,11 +127,16 @@ def judge(
     policy: Policy,
     online: bool = False,
     tree: str | None = None,
+    accept: str | None = None,
 ) -> list[Verdict]:
     """Dereference every check of these threads now (reusing fresh verified evidence of
     costly checks, e.g. a test command already run on this very tree). ``tree``: the tree of
-    the commit being made (commit-msg), which checks of the tree judge instead of HEAD's."""
-    own = {t.id: [c for c in claims if c.thread == t.id] for t in threads}
+    the commit being made (commit-msg), which checks of the tree judge instead of HEAD's.
+    Withdrawn checks are not judged; a thread that has any closes only with ``accept``
+    (thread close --accept-withdrawn)."""
+    claims = list(claims)
+    own = {t.id: [c for c in claims if c.thread == t.id and c.withdrawn is None] for t in threads}
+    withdrawn = {t.id: [c for c in claims if c.thread == t.id and c.withdrawn is not None] for t in threads}
     extra = _policy_claims(snap, policy, at) if threads else []
     every = [c for cs in own.values() for c in cs] + extra
     assessed = {
@@ -130,6 +157,8 @@ def judge(
             t,
             [assessed[c.id] for c in sorted(own[t.id], key=lambda c: (c.added_at, c.id))],
             [assessed[c.id] for c in extra],
+            withdrawn=sorted(withdrawn[t.id], key=lambda c: (c.added_at, c.id)),
+            accepted=accept,
         )
         for t in threads
     ]
@@ -195,6 +224,14 @@ def record(
                     proven[a.claim.id] = evidence.id
         if close and v.ok and v.thread.status != "done":
             done = replace(v.thread, status="done", closed_at=stamp(at), closed_by=closed_by)
+            if v.withdrawn and v.accepted:
+                done.accepted_withdrawn = {
+                    "why": v.accepted,
+                    "at": stamp(at),
+                    "by": who.by,
+                    **({"session": who.session} if who.session else {}),
+                    "checks": [c.id for c in v.withdrawn],
+                }
             files[store.thread_path(done.id)] = store.entry_bytes(done)
             closed.append(done)
     recorded = stoploss.Recorded({}, [], [])
@@ -223,7 +260,6 @@ class Gate:
 
     closing: bool  # every open thread must verify now (else: every done thread still holds)
     verdicts: list[Verdict]
-    closed: list[str]  # threads closed now
     failing: list[Verdict]
     problems: list[str]  # the state is malformed
     stopped: list[stoploss.Stopped] = field(default_factory=list)  # blocked by the stop-loss now
@@ -248,14 +284,33 @@ class Gate:
         if not self.verdicts:
             return "No open threads: none waits to be closed."
         if self.failing:
-            ids = ", ".join(v.thread.id for v in self.failing)
-            return f"Not done: {n} open thread{'s' if n != 1 else ''} ({ids}) not verified now."
+            unproved = [v.thread.id for v in self.failing if not v.undone]
+            undone = [v.thread.id for v in self.failing if v.undone]
+            said = []
+            if unproved:
+                u = len(unproved)
+                said.append(f"{u} open thread{'s' if u != 1 else ''} ({', '.join(unproved)}) not verified now")
+            if undone:
+                u = len(undone)
+                held = "s no longer hold" if u != 1 else " no longer holds"
+                said.append(f"{u} done thread{held} ({', '.join(undone)})")
+            return f"Not done: {'; '.join(said)}."
         if self.waiting:
             w = len(self.waiting)
             ids = ", ".join(v.thread.id for v, _ in self.waiting)
-            closed = f"; closed now: {', '.join(self.closed)}" if self.closed else ""
-            return f"Nothing to retry: {w} open thread{'s' if w != 1 else ''} ({ids}) waiting on someone else{closed}."
-        return f"Done: every open thread verified now and closed ({', '.join(v.thread.id for v in self.verdicts)})."
+            return f"Nothing to retry: {w} open thread{'s' if w != 1 else ''} ({ids}) waiting on someone else."
+        return f"Done: every open thread verifies now ({', '.join(self.closable)}); {self.close_hint()}"
+
+    @property
+    def closable(self) -> list[str]:
+        """Open threads whose every check verifies now: a check closes none of them."""
+        return [v.thread.id for v in self.verdicts if v.ok and v.thread.status != "done"]
+
+    def close_hint(self) -> str:
+        ids = self.closable
+        if len(ids) == 1:
+            return f"close it with: git continuity thread close {ids[0]}"
+        return "close each with: git continuity thread close ID"
 
     def waiting_line(self) -> str:
         """One line for an agent let stop while threads wait on someone else."""
@@ -277,45 +332,47 @@ class Gate:
         return lines + stoploss.stopped_lines(self.stopped)
 
 
-def gate(snap: store.Snapshot, *, closing: bool, online: bool, via: str = "check") -> Gate:
+def gate(snap: store.Snapshot, *, closing: bool, online: bool, via: str | None = None) -> Gate:
     """The gate on a stream that has state: it is well-formed; with ``closing``, every open
-    thread verifies now (those that do are closed, one commit), else every done thread still
-    holds (its live checks re-derived now). Threads parked as waiting, watching or blocked do
-    not hold it, nor do open ones whose checks wait on someone else (``waiting``). A thread
-    that does not verify makes an attempt (``via``: check, or stop for an agent's Stop
-    hook); one whose attempt spends its budget is blocked by the stop-loss and no longer
-    holds the gate (``stopped``)."""
+    thread verifies now, and with or without it every done thread still holds (view: its
+    closing commit is on a branch, its cheap checks are not contradicted). It closes nothing:
+    closing is ``thread close``, a commit message through the hooks, or the MCP tool. Threads
+    parked as waiting, watching or blocked do not hold it, nor do open ones whose checks wait
+    on someone else (``waiting``). With ``via`` (stop, for an agent's Stop hook) a thread
+    that does not verify makes an attempt, and one whose attempt spends its budget is blocked
+    by the stop-loss and no longer holds the gate (``stopped``); ``check`` passes none and
+    writes nothing."""
+    from git_continuity import view
+
     problems = store.all_problems(snap)
-    threads = store.read_threads(snap)
-    claims = store.read_claims(snap)
     moment = now()
     rules = policies.load(snap.repo.work_dir)
     verdicts: list[Verdict] = []
-    closed: list[str] = []
     stopped: list[stoploss.Stopped] = []
-    if not problems and closing:
-        chosen = sorted((t for t in threads.values() if t.status == "open"), key=lambda t: (t.added_at, t.id))
-        verdicts = judge(snap, chosen, claims.values(), at=moment, policy=rules, online=online)
-        stopped = record(snap, verdicts, at=moment, close=True, via=via, rules=rules).stopped
-        closed = [v.thread.id for v in verdicts if v.ok]
+    # Only the threads and their checks: a claim of no thread says nothing about done.
+    ids = list(store.read_threads(snap)) if not problems else []
+    seen = view.assess(snap, at=moment, policy=rules, thread_ids=ids, with_waiting=False) if not problems else None
+    if seen is not None and closing:
+        chosen = [tv.thread for tv in seen.open]
+        claims = store.read_claims(snap).values()
+        verdicts = judge(snap, chosen, claims, at=moment, policy=rules, online=online)
+        if via is not None:  # an agent's Stop: its attempts count for the stop-loss; `check` writes nothing
+            stopped = record(snap, verdicts, at=moment, close=False, via=via, rules=rules).stopped
         gone = {s.thread.id for s in stopped}
         verdicts = [v for v in verdicts if v.thread.id not in gone]  # blocked now: told apart
-    elif not problems:
-        done = [t for t in threads.values() if t.status == "done"]
-        for t in sorted(done, key=lambda t: (t.added_at, t.id)):
-            own = [c for c in claims.values() if c.thread == t.id]
-            verdicts.append(Verdict(t, verify.assess(snap, own, at=moment, policy=rules), []))
+    if seen is not None:  # a done thread that no longer holds holds the gate like an open one
+        done = [tv for tv in seen.threads if tv.thread.status == "done"]
+        verdicts += [Verdict(tv.thread, list(tv.checks), [], tv.undone) for tv in done if not closing or tv.undone]
     waiting = []
     if closing:  # waiting on someone else: nothing to retry, so it does not hold the gate
         for v in verdicts:
-            if not v.ok and v.waiting and (w := stoploss.waiting_of(snap, v.checks + v.policy_checks)) is not None:
+            if (
+                not v.ok
+                and not v.undone
+                and v.waiting
+                and (w := stoploss.waiting_of(snap, v.checks + v.policy_checks)) is not None
+            ):
                 waiting.append((v, w))
     parked = {v.thread.id for v, _ in waiting}
-    failing = [
-        v
-        for v in verdicts
-        if not v.ok
-        and v.thread.id not in parked
-        and (closing or any(a.derived.state == "contradicted" for a in v.checks))
-    ]
-    return Gate(closing, verdicts, closed, failing, problems, stopped, waiting, moment)
+    failing = [v for v in verdicts if not v.ok and v.thread.id not in parked and (closing or v.undone)]
+    return Gate(closing, verdicts, failing, problems, stopped, waiting, moment)

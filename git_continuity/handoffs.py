@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from git_continuity import brief, budget, policy, render, session, store, verify
+from git_continuity import brief, budget, policy, render, session, store, view
 from git_continuity import repo as git
 from git_continuity.budget import Item, Section
 from git_continuity.errors import UserError
@@ -55,8 +55,8 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
 
     claims = store.read_claims(snap)
     threads = store.read_threads(snap)
-    ordered = sorted(claims.values(), key=lambda c: (c.added_at, c.id))
-    assessed = verify.assess(snap, ordered, at=moment, policy=policy.load(repo.work_dir))
+    seen = view.assess(snap, at=moment, policy=policy.load(repo.work_dir), with_waiting=False)
+    assessed = seen.claims
     refs = brief.ref_snapshot(repo)
     moved = brief.moved_refs(repo, since_refs, refs) if since_refs is not None else []
     then = brief.read_at(snap, baseline.state)
@@ -68,7 +68,8 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
         threads_moved = []
     known = then is not None or baseline.kind != "none"
     did = Did([m for m in moved if m.ref.startswith("refs/heads/")], added, threads_moved)
-    open_threads = sorted((t for t in threads.values() if t.status != "done"), key=lambda t: (t.added_at, t.id))
+    # What the next session takes up: every thread not done, and done ones that no longer hold.
+    open_threads = [tv for tv in seen.threads if tv.thread.status != "done" or tv.undone]
     changes = store.read_objective_log(snap)
     who = session.who(repo, agent_session=agent_session)._replace(session=session_id, agent=found.agent)
     journal_id = new_id("journal")
@@ -84,7 +85,7 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
         objective=packet.objective,
         next_action=packet.next_action,
         blockers=packet.open_blockers(),
-        threads=[_thread(t, [a for a in assessed if a.claim.thread == t.id]) for t in open_threads],
+        threads=[_thread(tv.thread, tv.checks) for tv in open_threads],
         work_tree=brief.work_tree(repo),
         did=did,
         claims=brief.claim_states(assessed),

@@ -253,10 +253,14 @@ def call(repo: Repo, stream: str, tool: Tool, arguments: dict[str, Any]) -> Answ
         options["stream"] = stream
     module, _, name = (command.target or "").partition(":")
     function = getattr(importlib.import_module(module), name)
-    code, printed = _captured(lambda: int(function(repo, **options)))
     if tool.schema is None:
+        code, printed = _captured(lambda: int(function(repo, **options)))
         return Answer(printed.strip(), None, code)
-    document: dict[str, Any] = json.loads(printed)
+    from git_continuity import render
+
+    with render.taken() as documents:  # the command's own document, not its printed text
+        code = int(function(repo, **options))
+    (document,) = documents
     return Answer(summary(tool, document, code), document, code)
 
 

@@ -196,6 +196,9 @@ class Claim:
     thread: str | None = None
     session: str | None = None  # the session that wrote it (session.py), and its agent
     agent: str | None = None
+    # A thread's check retracted while the thread is open: it stays on the thread, shown with
+    # its reason (why, at, by, session), and the thread closes only with --accept-withdrawn.
+    withdrawn: dict[str, Any] | None = None
 
 
 @dataclass
@@ -215,6 +218,9 @@ class Thread:
     budget: dict[str, Any] | None = None  # attempts, sessions, time (attempts.Budget)
     budget_from: str | None = None  # attempts from then on count against it (set on reopening)
     blocked: dict[str, Any] | None = None  # set by the stop-loss: reason, at, spent, attempts, evidence
+    # Closed although checks were withdrawn (thread close --accept-withdrawn): why, at, by,
+    # session and the withdrawn checks' ids; shown as "done with N withdrawn checks".
+    accepted_withdrawn: dict[str, Any] | None = None
 
 
 @dataclass

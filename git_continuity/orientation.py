@@ -8,16 +8,17 @@ only print one of them.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from git_continuity import brief, budget, places, policy, render, session, stoploss, store, tracking, verify
+from git_continuity import brief, budget, places, policy, render, session, stoploss, store, tracking, verify, view
 from git_continuity import repo as git
 from git_continuity.budget import Item, Section
 from git_continuity.errors import UserError
-from git_continuity.model import STATES, Blocker, Packet, ago, new_id, now, parse_stamp, shown, stamp
+from git_continuity.model import STATES, Blocker, JournalEntry, Packet, ago, new_id, now, parse_stamp, shown, stamp
 from git_continuity.records import Handoff, SessionShown
 from git_continuity.repo import Repo
 from git_continuity.store.lifespans import read_live_journal
@@ -55,30 +56,20 @@ def build(
     rules = policy.load(repo.work_dir)
     problems = store.all_problems(snap)
     started, warnings = start_session(repo, snap, at=moment, agent_session=agent_session)
-    claims = sorted(store.read_claims(snap).values(), key=lambda c: (c.added_at, c.id))
-    threads = {t.id: t for t in store.read_threads(snap).values()}
-    open_threads = sorted((t for t in threads.values() if t.status != "done"), key=lambda t: (t.added_at, t.id))
-    # Load-bearing: every claim with a handle that something rests on (all but the checks of
-    # threads already done, whose live checks are re-derived anyway). Re-dereferenced now;
-    # a costly check whose last evidence is verified and still applies is not run again.
-    # cmd: checks are not run here: a test suite may take longer than an agent's session start
-    # waits; they show their last evidence (stale once the files moved) until verify or the gate.
-    bearing = [
-        c
-        for c in claims
-        if c.handle
-        and verify.scheme_of(c) != "cmd"  # in this repository or a sibling
-        and (c.thread is None or threads.get(c.thread) is None or threads[c.thread].status != "done")
-    ]
-    assessed = verify.assess(
-        snap, bearing, at=moment, policy=rules, dereference_all=True, online=online, reuse_fresh=True
-    )
-    chosen = {c.id for c in bearing}
-    others = [c for c in claims if c.id not in chosen]
-    assessed += verify.assess(snap, others, at=moment, policy=rules)
-    assessed.sort(key=lambda a: (a.claim.added_at, a.claim.id))
+    # Load-bearing claims are re-dereferenced now (view "bearing"): every claim with a handle
+    # that something rests on, but cmd: checks (a test suite may take longer than an agent's
+    # session start waits: they show their last evidence until verify or the gate) and the
+    # checks of done threads (their cheap checks are re-derived anyway). A costly check whose
+    # last evidence is verified and still applies is not run again.
+    seen = view.assess(snap, at=moment, policy=rules, dereference="bearing", online=online)
+    assessed = list(seen.claims)
+    threads = {tv.thread.id: tv.thread for tv in seen.threads}
+    open_views = [tv for tv in seen.threads if tv.thread.status != "done"]
+    open_threads = [tv.thread for tv in open_views]
     if not problems:
-        _record_costly(snap, assessed, moment)
+        written = _record_costly(snap, assessed, moment)
+        if written is not None:  # the brief's own evidence is no change the session made
+            _rebase_session(repo, snap.commit, written)
     packet = store.read_packet(snap)
     if packet is not None and packet.objective is None:
         warnings.append(
@@ -91,10 +82,9 @@ def build(
     snap.cache.save()  # folders read whole are known good: the next brief reads one file each (as status)
     updated = git.commit_info(repo, snap.commit).time
 
-    checks = {t.id: [a for a in assessed if a.claim.thread == t.id] for t in open_threads}
-    waiting = {t.id: w for t in open_threads if (w := stoploss.waiting_of(snap, checks[t.id]))}
+    waiting = {tv.thread.id: tv.waiting for tv in open_views if tv.waiting is not None}
     stalled = stoploss.stalled_leads(snap, [t for t in open_threads if t.id not in waiting], rules, moment)
-    standing = brief.loose(assessed, threads)
+    standing = seen.loose()
     # Where this checkout stands comes first: a session in a donor must not start working there.
     lead, place = places.situation(repo, snap)
     header = [
@@ -111,6 +101,18 @@ def build(
     header += [f"Problem: {p}" for p in problems]
     sections = [
         Section("header", "", budget.TRUTH, [Item(header, None)]),
+        Section(
+            "let_go",
+            "The last session stopped on unverified work",
+            budget.TRUTH,
+            [Item([f"- {e.text}"], render.journal_json(e)) for e in _let_go(journal.entries, seen)],
+        ),
+        Section(
+            "undone",
+            "Done, but no longer holds: reopen it or restore the work",
+            budget.TRUTH,
+            [brief.thread_item(tv) for tv in seen.undone],
+        ),
         Section(
             "stalled",
             "Stalled: stop retrying these",
@@ -133,7 +135,7 @@ def build(
             "verified",
             "Verified now",
             5,
-            [brief.claim_item(a, state=False) for a in standing if a.derived.state == "verified"],
+            [brief.claim_item(a, state=False) for a in standing if view.trusted_verified(a)],
             see="git continuity claim list --state verified",
             what="verified claims",
         ),
@@ -141,7 +143,7 @@ def build(
             "unconfirmed",
             "Not confirmed: check before relying on these",
             7,
-            [brief.claim_item(a, state=True) for a in standing if a.derived.state in brief.UNCONFIRMED],
+            [brief.claim_item(a, state=True) for a in standing if brief.unconfirmed(a)],
             see="git continuity claim list",
             what="unconfirmed claims",
         ),
@@ -174,8 +176,7 @@ def build(
             "threads",
             "Open threads",
             3,
-            [brief.thread_item(t, checks[t.id], waiting.get(t.id)) for t in open_threads]
-            or [Item(["- none"], None, placeholder=True)],
+            [brief.thread_item(tv) for tv in open_views] or [Item(["- none"], None, placeholder=True)],
             see="git continuity status",
             what="threads",
         ),
@@ -195,6 +196,8 @@ def build(
         "warnings": warnings,
         "problems": problems,
         "counts": render.counts(assessed),
+        "let_go": kept["let_go"],
+        "undone": kept["undone"],
         "stalled": kept["stalled"],
         "waiting": kept["waiting"],
         "do_not_act": kept["do_not_act"],
@@ -213,6 +216,18 @@ def build(
         "budget": _budget_json(fitted),
     }
     return Oriented(fitted.text, document, 2 if problems else 0)
+
+
+def _let_go(entries: Sequence[JournalEntry], seen: view.View) -> list[JournalEntry]:
+    """The latest journal entry saying the Stop gate let a session end on unverified threads,
+    while one of them still holds a stop (agent_hooks._let_go writes it)."""
+    from git_continuity.agent_hooks import LET_GO
+
+    gating = {tv.thread.id for tv in seen.threads if tv.gates}
+    for e in reversed(entries):
+        if e.text.startswith(LET_GO) and any(t in e.text for t in gating):
+            return [e]
+    return []
 
 
 def _tally(assessed: Sequence[Assessed]) -> str:
@@ -267,6 +282,7 @@ def start_session(
             agent_session=agent_session,
             state=snap.commit,
             refs=brief.ref_snapshot(repo),
+            worktree=git.worktree_tree(repo),
         )
     try:
         session.save(git_dir, current)
@@ -278,7 +294,15 @@ def start_session(
     return shown_as, warnings
 
 
-def _record_costly(snap: store.Snapshot, assessed: Sequence[Assessed], at: datetime) -> None:
+def _rebase_session(repo: Repo, was: str | None, now_at: str | None) -> None:
+    git_dir = git.worktree_git_dir(repo)
+    stored = session.open_session(git_dir)
+    if stored is not None and stored.state == was:
+        with contextlib.suppress(OSError):
+            session.save(git_dir, stored._replace(state=now_at))
+
+
+def _record_costly(snap: store.Snapshot, assessed: Sequence[Assessed], at: datetime) -> str | None:
     """Evidence of the costly checks dereferenced now (a network answer, a test run), so the
     next status and gate can reuse it; live local checks are re-derived on every read."""
     taken: set[str] = set()
@@ -291,9 +315,10 @@ def _record_costly(snap: store.Snapshot, assessed: Sequence[Assessed], at: datet
         evidence = verify.evidence_for(a, at, taken, who)
         if evidence is not None:
             files[store.evidence_path(evidence, at)] = store.entry_bytes(evidence)
-    if files:
-        message = f"orient: evidence of {len(files)} costly check{'s' if len(files) != 1 else ''}"
-        store.update(snap.repo, snap.stream, lambda s: store.Change(message, files))
+    if not files:
+        return None
+    message = f"orient: evidence of {len(files)} costly check{'s' if len(files) != 1 else ''}"
+    return store.update(snap.repo, snap.stream, lambda s: store.Change(message, files)).commit
 
 
 def _since_json(last: Handoff | None, kept: dict[str, list[Any]]) -> dict[str, Any] | None:
@@ -347,6 +372,8 @@ def _not_here(repo: Repo, stream: str, max_tokens: int | None) -> Oriented:
         "warnings": [],
         "problems": [],
         "counts": dict.fromkeys(STATES, 0),
+        "let_go": [],
+        "undone": [],
         "stalled": [],
         "waiting": [],
         "do_not_act": [],

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from git_continuity import display
+from git_continuity import display, view
 from git_continuity.constants import ENV_CHECK_JSON
 from git_continuity.display import cut, hang, paint
 from git_continuity.model import (
@@ -27,10 +29,24 @@ from git_continuity.model import (
 
 if TYPE_CHECKING:  # only named in signatures: a write command that prints one line of text
     # does not pay for the plugin manager (verify) or the remote-tracking refs (tracking)
-    from git_continuity.attempts import Waiting
     from git_continuity.records import ConflictRecord
     from git_continuity.tracking import Standing
     from git_continuity.verify import Assessed
+
+
+_taking = threading.local()  # per thread: the MCP server runs each tool call in a thread of its own
+
+
+@contextmanager
+def taken() -> Iterator[list[dict[str, Any]]]:
+    """The --json documents a command emits in this thread, handed over as they are built
+    instead of printed: how an MCP tool answers with the very document of its command."""
+    found: list[dict[str, Any]] = []
+    _taking.documents = found
+    try:
+        yield found
+    finally:
+        _taking.documents = None
 
 
 def emit_json(schema_name: str, document: dict[str, Any]) -> None:
@@ -42,6 +58,10 @@ def emit_json(schema_name: str, document: dict[str, Any]) -> None:
         from git_continuity import schema
 
         schema.check_output(schema_name, document)
+    documents: list[dict[str, Any]] | None = getattr(_taking, "documents", None)
+    if documents is not None:
+        documents.append(document)
+        return
     sys.stdout.write(display.json_text(document, indent=2) + "\n")
 
 
@@ -56,22 +76,35 @@ def claim_json(a: Assessed) -> dict[str, Any]:
         "state": a.derived.state,
         "observed": a.derived.observed,
         "checked_at": a.derived.checked_at,
+        "origin": view.origin_of(a),
         "added_at": c.added_at,
         "added_by": c.added_by,
     }
 
 
-def thread_json(thread: Thread, checks: Sequence[Assessed], waiting: Waiting | None = None) -> dict[str, Any]:
+def thread_json(tv: view.ThreadView) -> dict[str, Any]:
+    thread, waiting = tv.thread, tv.waiting
     found: dict[str, Any] = {
         "id": thread.id,
         "title": thread.title,
         "status": thread.status,
+        "standing": tv.standing,
+        "undone": tv.undone,
         "added_at": thread.added_at,
         "closed_at": thread.closed_at,
-        "checks": [claim_json(a) for a in checks],
+        "checks": [claim_json(a) for a in tv.checks],
     }
+    if tv.withdrawn:
+        found["withdrawn"] = [
+            {"id": c.id, "text": c.text, "handle": c.handle, **(c.withdrawn or {})} for c in tv.withdrawn
+        ]
     # Only when set: the commit that closed it, a budget, and why the tool blocked it (the stop-loss).
-    kept = (("closed_by", thread.closed_by), ("budget", thread.budget), ("blocked", thread.blocked))
+    kept = (
+        ("closed_by", thread.closed_by),
+        ("budget", thread.budget),
+        ("blocked", thread.blocked),
+        ("accepted_withdrawn", thread.accepted_withdrawn),
+    )
     found.update({k: v for k, v in kept if v})
     if waiting is not None:  # derived now: every check that does not verify waits on someone else
         found["waiting"] = waiting.to_json(now())
@@ -224,7 +257,7 @@ def status_text(
     packet: Packet | None,
     objective_changes: int,
     assessed: Sequence[Assessed],
-    threads: Sequence[tuple[Thread, Sequence[Assessed]]],
+    threads: Sequence[view.ThreadView],
     journal: Sequence[JournalEntry],
     journal_total: int,
     warnings: Sequence[str],
@@ -232,7 +265,6 @@ def status_text(
     at: datetime,
     standings: Sequence[Standing] = (),
     conflicts: Sequence[ConflictRecord] = (),
-    waiting: Mapping[str, Waiting] | None = None,
 ) -> str:
     out = [f"stream {stream}  ({ref_line})"]
     for index, s in enumerate(standings):
@@ -257,19 +289,22 @@ def status_text(
     if conflicts:
         out += ["", f"Conflicts ({len(conflicts)} to look at; git continuity conflict dismiss ID once looked at)"]
         out += conflict_lines(conflicts)
-    active = [(t, c) for t, c in threads if t.status != "done"]
+    active = [tv for tv in threads if tv.thread.status != "done"]
     if threads:
         out += ["", f"Threads ({len(active)} not done, {len(threads) - len(active)} done)"]
-        for thread, checks in threads:
-            good = sum(1 for a in checks if a.derived.state == "verified")
+        for tv in threads:
+            thread, checks = tv.thread, tv.checks
             closed = f"; closed by {thread.closed_by[:7]}" if thread.closed_by else ""
-            title = f"{cut(thread.title, STATUS_WHOLE)}  ({good} of {len(checks)} checks verified{closed})"
+            title = f"{cut(thread.title, STATUS_WHOLE)}  ({tv.tally()}{closed})"
             out.append(hang(f"  {thread.status.ljust(8)}  {thread.id}  ", title))
+            if tv.undone:
+                out.append(hang("    ", f"no longer holds: {tv.undone}"))
+            out += [hang("    ", line) for line in view.withdrawn_lines(tv)]
             if thread.blocked:
                 out.append(f"    {stop_loss_line(thread)}")
-            if waiting and thread.id in waiting:
-                out.append(f"    {waiting[thread.id].text(at)}")
-            if thread.status != "done" or good < len(checks):
+            if tv.waiting is not None:
+                out.append(f"    {tv.waiting.text(at)}")
+            if thread.status != "done" or tv.verified < len(checks):
                 out += ["    " + line for line in claim_lines(checks)]
     loose = [a for a in assessed if a.claim.thread is None]
     tally = counts(loose)

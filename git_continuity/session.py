@@ -67,6 +67,7 @@ class Session(NamedTuple):
     ended_at: str | None = None
     handoff: str | None = None  # the handoff that ended it
     stop_blocks: int = 0  # consecutive Stop-hook blocks (agents.py caps them)
+    worktree: str | None = None  # the work tree's tree when it started: the Stop gate holds a session that changed it
 
 
 def path(git_dir: Path) -> Path:

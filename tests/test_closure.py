@@ -175,6 +175,7 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
             "state": "unknown",
             "observed": f"not approved on this machine; to run it: {APPROVE}",
             "checked_at": "TIME",
+            "origin": "now",
             "added_at": "TIME",
             "added_by": "Ada Agent <ada@example.com>",
         },
@@ -188,6 +189,7 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
             "observed": f"origin/main is at {base[:7]} (as cloned just now, not fetched since), "
             f"which does not contain {fix[:7]}",
             "checked_at": "TIME",
+            "origin": "now",
             "added_at": "TIME",
             "added_by": "Ada Agent <ada@example.com>",
         },
@@ -196,7 +198,6 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
         "stream": "main",
         "closing": True,
         "ok": False,
-        "closed": [],
         "threads": [
             {
                 "id": tid,
@@ -211,10 +212,10 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
         "problems": [],
         "message": f"Not done: 1 open thread ({tid}) not verified now.",
     }
-    # Refusing wrote no evidence (nothing costly ran) and closed nothing: the refused close and
-    # the two gates only appended an attempt each (issue 14); the refused commits wrote nothing.
+    # Refusing wrote no evidence (nothing costly ran) and closed nothing: the refused close
+    # appended an attempt (issue 14); the two gates (check) and the refused commits wrote nothing.
     written = git(work, "diff", "--name-only", state_before, "refs/continuity/main").split()
-    assert [p.rsplit("/", 2)[1] for p in written] == [tid] * 3
+    assert [p.rsplit("/", 2)[1] for p in written] == [tid]
     assert all(p.startswith(".continuity/attempts/") for p in written)
     assert json.loads(cont(work, "status", "--json").out)["threads"][0]["status"] == "open"
 
@@ -267,20 +268,20 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
     assert cont(work, "hooks", "install").code == 0
     back_to_ready()
 
-    # (c) the gate passes and closes what verified.
+    # (c) the gate passes, and closes nothing: closing is a deliberate act (issue 22).
+    before_gate = git(work, "rev-parse", "refs/continuity/main")
     gate = cont(work, "check", "--closing", "--json")
     assert (gate.code, gate.err) == (0, "")
     document = json.loads(steady(gate.out))
-    assert (document["ok"], document["closed"], document["message"]) == (
+    assert (document["ok"], document["message"]) == (
         True,
-        [tid],
-        f"Done: every open thread verified now and closed ({tid}).",
+        f"Done: every open thread verifies now ({tid}); close it with: git continuity thread close {tid}",
     )
     assert [(c["id"], c["state"]) for c in document["threads"][0]["checks"]] == sorted(
         [(cmd_id, "verified"), (pushed_id, "verified")]
     )
-    assert thread_status() == "done"
-    back_to_ready()
+    assert thread_status() == "open"
+    assert git(work, "rev-parse", "refs/continuity/main") == before_gate  # check writes nothing
 
     # (a) thread close closes it, recording the evidence that closed it.
     closed = cont(work, "thread", "close", tid)
@@ -388,7 +389,7 @@ def test_a_thread_without_a_check_that_can_verify_never_closes(repo: Path) -> No
     gate = cont(repo, "check", "--closing", "--json")
     assert gate.code == 1
     document = json.loads(gate.out)
-    assert (document["ok"], document["closed"], document["threads"][0]["reason"]) == (False, [], why)
+    assert (document["ok"], document["threads"][0]["reason"]) == (False, why)
     assert [(c["id"], c["state"]) for c in document["threads"][0]["checks"]] == [(cid, "prose")]
     assert json.loads(cont(repo, "status", "--json").out)["threads"][0]["status"] == "open"
 
@@ -405,7 +406,7 @@ def test_parked_threads_do_not_hold_the_gate(repo: Path) -> None:
     gate = cont(repo, "check", "--closing")
     assert (gate.code, gate.out, gate.err) == (0, "No open threads: none waits to be closed.\n", "")
     document = json.loads(cont(repo, "check", "--closing", "--json").out)
-    assert (document["ok"], document["threads"], document["closed"]) == (True, [], [])
+    assert (document["ok"], document["threads"]) == (True, [])
     assert json.loads(cont(repo, "status", "--json").out)["threads"][0]["status"] == "waiting"
 
     assert cont(repo, "thread", "set", tid, "open").code == 0
@@ -437,8 +438,13 @@ def test_a_done_thread_that_stops_holding_is_called_out_and_a_new_check_reopens_
     status = json.loads(inproc(repo, "status", "--json").out)
     (check_id,) = [c["id"] for c in status["threads"][0]["checks"]]
     assert status["warnings"][1:] == [
-        f"{tid} is done, but 1 of its 1 checks do not verify now ({check_id}): git continuity check says which"
+        f"{tid} is done, but no longer holds: {check_id} tag:v1 is contradicted now: tag v1 does not exist here;"
+        f" it holds a stop like an open thread (git continuity thread set {tid} open, or restore the work)"
     ]
+    assert (status["threads"][0]["standing"], status["threads"][0]["undone"]) == (
+        "undone",
+        f"{check_id} tag:v1 is contradicted now: tag v1 does not exist here",
+    )
     assert inproc(repo, "check").code == 1
 
     git(repo, "tag", "v1")

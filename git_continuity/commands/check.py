@@ -26,10 +26,12 @@ def _verdict_json(v: closure.Verdict, gate: closure.Gate) -> dict[str, Any]:
 
 
 def check(repo: Repo, *, stream: str, closing: bool, online: bool, as_json: bool) -> int:
-    """The state is well-formed; with --closing, every open thread's checks verify now.
+    """The state is well-formed, every done thread still holds; with --closing, every open
+    thread's checks verify now. It writes nothing: not even a thread whose checks verify is
+    closed (that is `thread close`).
 
-    The gate an agent's stop hook calls: exit 1 says why it may not stop yet. Threads parked
-    as waiting, watching or blocked do not hold it; open ones whose checks verify are closed.
+    The gate an agent's stop hook asks: exit 1 says why it may not stop yet. Threads parked
+    as waiting, watching or blocked do not hold it.
     """
     snap = store.snapshot(repo, stream)
     if snap.commit is None:
@@ -40,7 +42,6 @@ def check(repo: Repo, *, stream: str, closing: bool, online: bool, as_json: bool
                     "stream": stream,
                     "closing": closing,
                     "ok": True,
-                    "closed": [],
                     "threads": [],
                     "problems": [],
                     "message": f"no continuity state for stream '{stream}'",
@@ -57,7 +58,6 @@ def check(repo: Repo, *, stream: str, closing: bool, online: bool, as_json: bool
                 "stream": stream,
                 "closing": closing,
                 "ok": result.exit_code == 0,
-                "closed": result.closed,
                 "threads": [_verdict_json(v, result) for v in result.verdicts],
                 "problems": result.problems,
                 "message": result.summary(),

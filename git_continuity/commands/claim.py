@@ -3,7 +3,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from git_continuity import notes, policy, render, session, store, verify
+from git_continuity import notes, policy, render, session, store, verify, view
 from git_continuity.errors import UserError
 from git_continuity.model import STATES, Claim, JournalEntry, ago, new_id, now, parse_stamp, shown, stamp, to_json
 from git_continuity.repo import Repo
@@ -69,26 +69,54 @@ def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | 
 
 def retract(repo: Repo, *, stream: str, claim_id: str, why: str) -> int:
     """Remove a claim from the state (a deletion, which syncs as one), with a journal entry
-    saying what it claimed, its state when withdrawn, and why."""
+    saying what it claimed, its state when withdrawn, and why. A check of an open thread is
+    its contract: it is withdrawn, not removed, and stays on the thread with its reason (the
+    thread then closes only with --accept-withdrawn); a done thread's checks are refused."""
     why = why.strip()
     if not why:
         raise UserError("claim retract needs a non-empty --why: the journal keeps it")
     moment = now()
     who = session.who(repo)
+    kept: list[str] = []
 
     def make(snap: store.Snapshot) -> store.Change:
         claim = _claim(snap, claim_id)
+        owner = store.read_threads(snap).get(claim.thread or "")
+        if claim.withdrawn is not None:
+            raise UserError(
+                f"claim {claim.id} was withdrawn already ({claim.withdrawn['at']}): {claim.withdrawn['why']}"
+            )
+        if owner is not None and owner.status == "done":
+            raise UserError(
+                f"claim {claim.id} is an acceptance check of {owner.id}, which is done: the checks it closed on "
+                f"cannot be withdrawn; reopen it first (git continuity thread reopen {owner.id}); nothing was written"
+            )
         (assessed,) = verify.assess(snap, [claim], at=moment, policy=policy.load(repo.work_dir))
         said = f" ({claim.handle})" if claim.handle else " (prose)"
         text = f'retracted claim {claim.id} "{claim.text}"{said}, {assessed.derived.state} when withdrawn: {why}'
         entry = JournalEntry(new_id("journal"), text, stamp(moment), who.by, who.host, **who.stamp())
-        return store.Change(
-            f"claim retract {claim.id}: {claim.text}\n\nwhy: {why}",
-            {store.claim_path(claim.id): None, store.journal_path(entry, moment): store.entry_bytes(entry)},
-        )
+        files: dict[str, bytes | None] = {store.journal_path(entry, moment): store.entry_bytes(entry)}
+        if owner is not None:  # the thread's contract: kept on it, marked withdrawn
+            marked = {
+                "why": why,
+                "at": stamp(moment),
+                "by": who.by,
+                **({"session": who.session} if who.session else {}),
+            }
+            files[store.claim_path(claim.id)] = store.entry_bytes(replace(claim, withdrawn=marked))
+            kept[:] = [owner.id]
+        else:
+            files[store.claim_path(claim.id)] = None
+        return store.Change(f"claim retract {claim.id}: {claim.text}\n\nwhy: {why}", files)
 
     store.update(repo, stream, make)
-    print(f"Claim {claim_id} retracted; the journal keeps what it said and why.")
+    if kept:
+        print(
+            f"Check {claim_id} withdrawn from thread {kept[0]}; it stays on the thread with its reason, and the "
+            f'thread now closes only with: git continuity thread close {kept[0]} --accept-withdrawn "why"'
+        )
+    else:
+        print(f"Claim {claim_id} retracted; the journal keeps what it said and why.")
     return 0
 
 
@@ -127,7 +155,7 @@ def show(repo: Repo, *, stream: str, claim_id: str, as_json: bool) -> int:
     store.require_state(snap)
     claim = _claim(snap, claim_id)
     at = now()
-    (assessed,) = verify.assess(snap, [claim], at=at, policy=policy.load(repo.work_dir))
+    (assessed,) = view.assess(snap, at=at, claim_ids=[claim.id], with_waiting=False).claims
     history = store.evidence_history(snap, claim.id)
     if as_json:
         found = {**render.claim_json(assessed), "host": claim.host}
@@ -165,8 +193,7 @@ def show(repo: Repo, *, stream: str, claim_id: str, as_json: bool) -> int:
 def list_claims(repo: Repo, *, stream: str, as_json: bool, states: list[str] | None) -> int:
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
-    claims = sorted(store.read_claims(snap).values(), key=lambda c: (c.added_at, c.id))
-    assessed = verify.assess(snap, claims, at=now(), policy=policy.load(repo.work_dir))
+    assessed = list(view.assess(snap, with_waiting=False).claims)
     if states:
         assessed = [a for a in assessed if a.derived.state in states]
     if as_json:

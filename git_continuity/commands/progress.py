@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from git_continuity import attempts, policy, render, stoploss, store, verify
+from git_continuity import attempts, policy, render, stoploss, store, view
 from git_continuity.attempts import Attempt, Course, Waiting
 from git_continuity.display import cut
 from git_continuity.errors import UserError
@@ -25,24 +25,16 @@ def progress(repo: Repo, *, stream: str, thread_id: str | None, as_json: bool, h
         known = ", ".join(sorted(threads)) or "none"
         raise UserError(f"no thread {thread_id!r} in stream '{stream}' (threads: {known})")
     rules = policy.load(repo.work_dir)
-    chosen = (
-        [threads[thread_id]]
-        if thread_id
-        else sorted((t for t in threads.values() if t.status != "done"), key=lambda t: (t.added_at, t.id))
-    )
-    claims = store.read_claims(snap).values()
-    checked = {t.id: sum(1 for c in claims if c.thread == t.id and c.handle) for t in chosen}
-    courses = {t.id: stoploss.course_of(snap, t, rules) for t in chosen}
     at = now()
     # Waiting on someone else is derived from the checks now (their last evidence for network
-    # ones), not from the attempts: waiting makes none.
-    own = sorted((c for c in claims if any(c.thread == t.id for t in chosen)), key=lambda c: (c.added_at, c.id))
-    assessed = verify.assess(snap, own, at=at, policy=rules)
-    waiting = {
-        t.id: w
-        for t in chosen
-        if t.status != "done" and (w := stoploss.waiting_of(snap, [a for a in assessed if a.claim.thread == t.id]))
-    }
+    # ones), not from the attempts: waiting makes none. A done thread that no longer holds is
+    # being worked on again: it is shown with the others.
+    seen = view.assess(snap, at=at, policy=rules, thread_ids=[thread_id] if thread_id else None)
+    views = {tv.thread.id: tv for tv in seen.threads if thread_id or tv.thread.status != "done" or tv.undone}
+    chosen = [tv.thread for tv in views.values()]
+    checked = {t.id: sum(1 for a in views[t.id].checks if a.claim.handle) for t in chosen}
+    courses = {t.id: stoploss.course_of(snap, t, rules) for t in chosen}
+    waiting = {i: tv.waiting for i, tv in views.items() if tv.waiting is not None}
     if html is not None:
         from pathlib import Path
 
@@ -66,14 +58,17 @@ def progress(repo: Repo, *, stream: str, thread_id: str | None, as_json: bool, h
             {
                 "stream": stream,
                 "stalled_after": {"attempts": rules.stall_attempts, "sessions": rules.stall_sessions},
-                "threads": [_thread_json(t, courses[t.id], checked[t.id], waiting.get(t.id), at) for t in chosen],
+                "threads": [_thread_json(views[t.id], courses[t.id], checked[t.id], at) for t in chosen],
                 "problems": snap.problems,
             },
         )
     else:
         lines: list[str] = []
         for t in chosen:
-            lines += [*_thread_lines(t, courses[t.id], checked[t.id], rules, at, waiting.get(t.id)), ""]
+            lines += [
+                *_thread_lines(t, courses[t.id], checked[t.id], rules, at, waiting.get(t.id), views[t.id].undone),
+                "",
+            ]
         if not chosen:
             lines = ["No threads that are not done: nothing is being tried.", ""]
         lines += [f"problem: {p}" for p in snap.problems]
@@ -116,12 +111,15 @@ def _attempt_json(a: Attempt, changed: bool) -> dict[str, Any]:
     return data
 
 
-def _thread_json(t: Thread, course: Course, checks: int, waiting: Waiting | None, at: datetime) -> dict[str, Any]:
+def _thread_json(tv: view.ThreadView, course: Course, checks: int, at: datetime) -> dict[str, Any]:
+    t, waiting = tv.thread, tv.waiting
     changes = {a.id for a in course.changes}
     return {
         "id": t.id,
         "title": t.title,
         "status": t.status,
+        "standing": tv.standing,
+        "undone": tv.undone,
         "checks": checks,
         "note": _note(checks, course, waiting),
         "attempts": [_attempt_json(a, a.id in changes) for a in course.attempts],
@@ -142,9 +140,17 @@ def _thread_json(t: Thread, course: Course, checks: int, waiting: Waiting | None
 
 
 def _thread_lines(
-    t: Thread, course: Course, checks: int, rules: policy.Policy, at: datetime, waiting: Waiting | None
+    t: Thread,
+    course: Course,
+    checks: int,
+    rules: policy.Policy,
+    at: datetime,
+    waiting: Waiting | None,
+    undone: str | None = None,
 ) -> list[str]:
     lines = [f"{t.id}  {cut(t.title, WHOLE)}  ({t.status})"]
+    if undone:
+        lines.append(f"  no longer holds: {undone}")
     if waiting is not None:
         lines.append(f"  {waiting.text(at)}")
     note = _note(checks, course, waiting)

@@ -3,9 +3,8 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
-from operator import attrgetter
 
-from git_continuity import places, policy, quarantine, render, store, tracking, verify
+from git_continuity import places, policy, quarantine, render, store, tracking, view
 from git_continuity import repo as git
 from git_continuity.model import ago, now, stamp
 from git_continuity.repo import Repo
@@ -39,31 +38,15 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
     assert snap.commit is not None
     moment = now()
     packet = store.read_packet(snap)
-    claims = sorted(store.read_claims(snap).values(), key=attrgetter("added_at", "id"))
-    assessed = verify.assess(snap, claims, at=moment, policy=policy.load(repo.work_dir))
-    threads = sorted(store.read_threads(snap).values(), key=lambda t: (t.added_at, t.id))
-    checks: dict[str, list[verify.Assessed]] = {t.id: [] for t in threads}
-    for a in assessed:  # one pass: a thread's checks are the claims naming it
-        if a.claim.thread in checks:
-            checks[a.claim.thread].append(a)
-    waiting = {}
-    if threads:  # the stop-loss and its attempts are only imported for a state that has threads
-        from git_continuity import stoploss
-
-        waiting = {t.id: w for t in threads if t.status != "done" and (w := stoploss.waiting_of(snap, checks[t.id]))}
+    seen = view.assess(snap, at=moment, policy=policy.load(repo.work_dir))
+    assessed, threads = seen.claims, seen.threads
     journal, journal_total = store.read_journal(snap, latest=JOURNAL_SHOWN)
     changes = store.count_objective_changes(snap)
     updated = git.commit_info(repo, snap.commit).time
     warnings = []
     if packet is not None and packet.objective is None:
         warnings.append("no objective: a new session cannot tell what this work is for (git continuity objective set)")
-    for t in threads:
-        failing = [a for a in checks[t.id] if a.derived.state not in ("verified", "prose")]
-        if t.status == "done" and failing:
-            warnings.append(
-                f"{t.id} is done, but {len(failing)} of its {len(checks[t.id])} checks do not verify now "
-                f"({', '.join(a.claim.id for a in failing)}): git continuity check says which"
-            )
+    warnings += [view.undone_warning(tv) for tv in seen.undone]
     kept = quarantine.quarantined(snap)
     if kept:
         warnings.append(
@@ -92,7 +75,7 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
                     for b in (packet.open_blockers() if packet else [])
                 ],
                 "claims": [render.claim_json(a) for a in assessed],
-                "threads": [render.thread_json(t, checks[t.id], waiting.get(t.id)) for t in threads],
+                "threads": [render.thread_json(tv) for tv in threads],
                 "journal": [render.journal_json(e) for e in journal],
                 "journal_total": journal_total,
                 "counts": render.counts(assessed),
@@ -113,7 +96,7 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
                 packet=packet,
                 objective_changes=changes,
                 assessed=assessed,
-                threads=[(t, checks[t.id]) for t in threads],
+                threads=threads,
                 journal=journal,
                 journal_total=journal_total,
                 warnings=warnings,
@@ -121,7 +104,6 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
                 at=moment,
                 standings=standings,
                 conflicts=conflicts,
-                waiting=waiting,
             ),
             end="",
         )

@@ -1,15 +1,12 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from git_continuity import notes, policy, session, store, verify
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, Thread, ago, new_id, now, parse_stamp, shown, stamp
 from git_continuity.repo import Repo
-
-if TYPE_CHECKING:
-    from git_continuity.attempts import Waiting
 
 # The judging modules (closure, stoploss, attempts) and render are imported by the commands
 # that use them: `thread add` is a write, and imports are most of its time (issue 13).
@@ -153,10 +150,39 @@ def set_status(repo: Repo, *, stream: str, thread_id: str, status: str, budget: 
     return 0
 
 
-def close(repo: Repo, *, stream: str, thread_id: str, online: bool) -> int:
-    """Close a thread only when every check verifies now; exit 1 listing them otherwise."""
+def reopen(repo: Repo, *, stream: str, thread_id: str) -> int:
+    """A done thread is open again: its checks must verify anew before it closes."""
+    moment = now()
+    was: list[Thread] = []
+
+    def make(snap: store.Snapshot) -> store.Change:
+        thread = _thread(snap, thread_id)
+        if thread.status != "done":
+            raise UserError(
+                f"thread {thread_id} is {thread.status}, not done: only a done thread is reopened "
+                f"(git continuity thread set {thread_id} open parks or unparks one); nothing was written"
+            )
+        was[:] = [thread]
+        changed = replace(thread, status="open", closed_at=None, closed_by=None, accepted_withdrawn=None)
+        changed.blocked, changed.budget_from = None, stamp(moment)
+        closed = f" by {thread.closed_by[:7]}" if thread.closed_by else ""
+        return store.Change(
+            f"thread reopen {thread_id}: {thread.title}\n\nwas: done (closed {thread.closed_at}{closed})",
+            {store.thread_path(thread_id): store.entry_bytes(changed)},
+        )
+
+    store.update(repo, stream, make)
+    print(f'Thread {thread_id} "{was[0].title}" is open again: it closes once every check verifies now.')
+    return 0
+
+
+def close(repo: Repo, *, stream: str, thread_id: str, online: bool, accept_withdrawn: str | None = None) -> int:
+    """Close a thread only when every check verifies now; exit 1 listing them otherwise. A
+    thread whose checks were withdrawn while it was open closes only with ``accept_withdrawn``."""
     from git_continuity import closure
 
+    if accept_withdrawn is not None and not accept_withdrawn.strip():
+        raise UserError("--accept-withdrawn needs a reason: it is recorded on the thread; nothing was written")
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
     store.require_well_formed(snap)
@@ -164,12 +190,27 @@ def close(repo: Repo, *, stream: str, thread_id: str, online: bool) -> int:
     if thread.status == "done":
         print(f"Thread {thread_id} is already done (closed {thread.closed_at}).")
         return 0
+    claims = store.read_claims(snap).values()
+    if accept_withdrawn is not None and not any(c.thread == thread.id and c.withdrawn for c in claims):
+        raise UserError(f"--accept-withdrawn: thread {thread_id} has no withdrawn check; nothing was written")
     moment = now()
     (verdict,) = closure.judge(
-        snap, [thread], store.read_claims(snap).values(), at=moment, policy=policy.load(repo.work_dir), online=online
+        snap,
+        [thread],
+        claims,
+        at=moment,
+        policy=policy.load(repo.work_dir),
+        online=online,
+        accept=accept_withdrawn.strip() if accept_withdrawn else None,
     )
     closure.record(snap, [verdict], at=moment, close=True, via="close")
-    if verdict.ok:
+    if verdict.ok and verdict.withdrawn:
+        n = len(verdict.withdrawn)
+        print(
+            f'Thread {thread_id} "{thread.title}" is done with {n} withdrawn check{"s" if n != 1 else ""}: every '
+            f"other check verified now; the evidence and your reason are recorded."
+        )
+    elif verdict.ok:
         print(f'Thread {thread_id} "{thread.title}" is done: every check verified now; the evidence is recorded.')
     else:
         print(f'Thread {thread_id} "{thread.title}" cannot close: {verdict.why_not()}.')
@@ -179,49 +220,23 @@ def close(repo: Repo, *, stream: str, thread_id: str, online: bool) -> int:
     return 0 if verdict.ok else 1
 
 
-def _checks(repo: Repo, snap: store.Snapshot, threads: list[Thread]) -> dict[str, list[verify.Assessed]]:
-    """Each thread's checks with their state now, oldest first."""
-    wanted = {t.id for t in threads}
-    claims = sorted(
-        (c for c in store.read_claims(snap).values() if c.thread in wanted), key=lambda c: (c.added_at, c.id)
-    )
-    assessed = verify.assess(snap, claims, at=now(), policy=policy.load(repo.work_dir))
-    return {t.id: [a for a in assessed if a.claim.thread == t.id] for t in threads}
-
-
-def _tally(checks: list[verify.Assessed]) -> str:
-    good = sum(1 for a in checks if a.derived.state == "verified")
-    return f"{good} of {len(checks)} checks verified"
-
-
-def _waiting(snap: store.Snapshot, thread: Thread, checks: list[verify.Assessed]) -> Waiting | None:
-    from git_continuity import stoploss
-
-    return None if thread.status == "done" else stoploss.waiting_of(snap, checks)
-
-
 def list_threads(repo: Repo, *, stream: str, statuses: list[str] | None, as_json: bool) -> int:
     """Every thread (or those with the given statuses), oldest first, with its checks' tally."""
-    from git_continuity import render
+    from git_continuity import render, view
 
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
-    threads = sorted(store.read_threads(snap).values(), key=lambda t: (t.added_at, t.id))
-    if statuses:
-        threads = [t for t in threads if t.status in statuses]
-    checks = _checks(repo, snap, threads)
+    threads = [tv for tv in view.assess(snap).threads if not statuses or tv.thread.status in statuses]
     if as_json:
         render.emit_json(
             "thread-list",
-            {
-                "stream": stream,
-                "threads": [render.thread_json(t, checks[t.id], _waiting(snap, t, checks[t.id])) for t in threads],
-                "problems": snap.problems,
-            },
+            {"stream": stream, "threads": [render.thread_json(tv) for tv in threads], "problems": snap.problems},
         )
     else:
-        for t in threads:
-            print(f"  {t.status.ljust(8)}  {t.id}  {t.title}  ({_tally(checks[t.id])})")
+        for tv in threads:
+            t = tv.thread
+            undone = "; no longer holds" if tv.undone else ""
+            print(f"  {t.status.ljust(8)}  {t.id}  {t.title}  ({tv.tally()}{undone})")
         if not threads:
             which = " or ".join(dict.fromkeys(statuses or []))
             print(f"No {which} threads." if which else 'No threads: git continuity thread add "…" --check HANDLE')
@@ -232,30 +247,30 @@ def list_threads(repo: Repo, *, stream: str, statuses: list[str] | None, as_json
 
 def show(repo: Repo, *, stream: str, thread_id: str, as_json: bool) -> int:
     """One thread: who opened it and when, its status, and each check's state now."""
-    from git_continuity import render
+    from git_continuity import render, view
 
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
     thread = _thread(snap, thread_id)
-    checks = _checks(repo, snap, [thread])[thread.id]
+    tv = view.assess(snap, thread_ids=[thread.id]).thread(thread.id)
+    checks = tv.checks
     if as_json:
-        waiting = _waiting(snap, thread, checks)
-        found = {**render.thread_json(thread, checks, waiting), "added_by": thread.added_by, "host": thread.host}
+        found = {**render.thread_json(tv), "added_by": thread.added_by, "host": thread.host}
         found.update({k: v for k, v in (("session", thread.session), ("agent", thread.agent)) if v is not None})
         render.emit_json("thread-show", {"stream": stream, "thread": found, "problems": snap.problems})
         return 2 if snap.problems else 0
     at = now()
     opened = render.where(thread.added_by, thread.host, thread.agent, thread.session)
     print(f"Thread {thread.id}  {thread.title}")
-    print(f"  status  {thread.status}")
+    print(f"  status  {view.standing_text(tv)}")
     print(f"  opened  {shown(thread.added_at)} UTC ({ago(parse_stamp(thread.added_at), at)}) by {opened}")
     if thread.closed_at:
         by = f" by commit {thread.closed_by[:7]}" if thread.closed_by else ""
         print(f"  closed  {shown(thread.closed_at)} UTC ({ago(parse_stamp(thread.closed_at), at)}){by}")
-    if (waiting := _waiting(snap, thread, checks)) is not None:
-        print(f"  {waiting.text(at)}")
+    if tv.waiting is not None:
+        print(f"  {tv.waiting.text(at)}")
     if checks:
-        print(f"Checks ({_tally(checks)} now)")
+        print(f"Checks ({tv.tally()} now)")
         print("\n".join(render.claim_lines(checks)))
     else:
         hint = f"git continuity claim add TEXT --check HANDLE --thread {thread.id}"

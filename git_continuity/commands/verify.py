@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from git_continuity import policy, progress, render, session, stoploss, store, verify
+from git_continuity import policy, progress, render, session, stoploss, store, verify, view
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, Thread, now
 from git_continuity.repo import Repo
@@ -39,16 +39,19 @@ def verify_claims(
     chosen = [claims[i] for i in ids] if ids else sorted(claims.values(), key=lambda c: (c.added_at, c.id))
     moment = now()
     rules = policy.load(repo.work_dir)
-    assessed = verify.assess(
+    seen = view.assess(
         snap,
-        chosen,
         at=moment,
         policy=rules,
-        dereference_all=True,
+        dereference="all",
         online=online,
+        claim_ids=[c.id for c in chosen],
+        with_waiting=False,
         timeout=timeout,
         progress=progress.on_terminal(as_json) if online else None,
     )
+    by_id = {a.claim.id: a for a in seen.claims}
+    assessed = [by_id[c.id] for c in chosen]  # in the order asked
     taken: set[str] = set()
     who = session.who(repo)
     records = [(a, e) for a in assessed if (e := verify.evidence_for(a, moment, taken, who)) is not None]

@@ -1,0 +1,311 @@
+"""The one assessment of a stream at a moment: every reader renders a view, none re-derives.
+
+``assess`` turns a snapshot (plus the work tree, the time and the policy) into an immutable
+``View``: each claim's derived state with where its evidence came from (``origin``), each
+thread's standing with its checks. Status, orient, handoff, progress, thread list and show,
+check and the gates, and the MCP tools all read the same view, so two of them can never
+disagree about a claim or a thread; a label such as "Verified now" is chosen in one place
+(``origin_label``, ``standing_text``) from a field of the view.
+
+Cheap parts (live local handles, a done thread's closing commit) are computed eagerly; costly
+ones (``cmd:``, the network) only when ``dereference`` asks, and the view says which it did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal
+
+from git_continuity import repo as git
+from git_continuity import store
+from git_continuity.model import Claim, Derived, Thread, now
+
+if TYPE_CHECKING:  # render imports this module for the labels: a write pays for none of these
+    from git_continuity.attempts import Waiting
+    from git_continuity.plugin import Progress
+    from git_continuity.policy import Policy
+    from git_continuity.verify import Assessed
+
+Origin = Literal["now", "recorded", "reported", "none"]
+Standing = Literal["open", "holds", "undone", "parked", "cancelled"]
+# What a view dereferenced now: live local handles always; "all" also the costly ones (cmd:,
+# and the network with online); "bearing" what a brief rests on (every handle but cmd:, and
+# not the checks of done threads).
+Dereference = Literal["live", "bearing", "all"]
+
+# The checks that say a done thread still holds, re-derived on every read: cheap, local, and
+# about what the work produced. (clean: is about the work tree now, not about the work; cmd:
+# and the network are costly: a done thread shows their evidence "verified at <commit>".)
+HOLDING_SCHEMES = frozenset({"file", "commit", "reachable", "tag", "pushed"})
+PARKED = frozenset({"watching", "blocked", "waiting"})
+
+
+def origin_of(a: Assessed) -> Origin:
+    """Where a claim's state comes from: re-derived here now, evidence recorded on this
+    clone, evidence another clone or a CI run reported, or nothing (prose, never checked)."""
+    if a.claim.handle is None or a.derived.checked_at is None:
+        return "none"
+    if a.observation is not None:
+        return "now"
+    return "reported" if a.derived.elsewhere else "recorded"
+
+
+def origin_label(a: Assessed) -> str:
+    """The one wording of where a claim's state comes from, for every reader."""
+    origin = origin_of(a)
+    if origin == "now":
+        return "re-derived here now"
+    if origin == "reported":
+        return str(a.derived.elsewhere)
+    if origin == "recorded":
+        return "recorded on this clone"
+    return "never dereferenced" if a.claim.handle else "prose"
+
+
+def trusted_verified(a: Assessed) -> bool:
+    """Verified by this clone (now, or by evidence it recorded that still applies): what may
+    be listed as verified and what closes a thread. Another clone's report never is."""
+    return a.derived.state == "verified" and a.derived.elsewhere is None
+
+
+@dataclass(frozen=True)
+class ThreadView:
+    thread: Thread
+    checks: tuple[Assessed, ...]
+    standing: Standing
+    undone: str | None = None  # why a done thread no longer holds
+    waiting: Waiting | None = None  # an open thread whose checks wait on someone else
+    withdrawn: tuple[Claim, ...] = ()  # checks retracted while it was open, with their reasons
+
+    @property
+    def gates(self) -> bool:
+        """Whether it holds a stop or a closing: open, or done but no longer holding."""
+        return self.standing in ("open", "undone")
+
+    @property
+    def verified(self) -> int:
+        return sum(1 for a in self.checks if a.derived.state == "verified")
+
+    def tally(self) -> str:
+        return f"{self.verified} of {len(self.checks)} checks verified"
+
+
+def standing_text(tv: ThreadView) -> str:
+    """The one wording of a thread's standing, for every reader."""
+    if tv.standing == "undone":
+        return f"done, no longer holds: {tv.undone}"
+    accepted = tv.thread.accepted_withdrawn
+    if tv.thread.status == "done" and accepted:
+        n = len(accepted.get("checks") or [])
+        return f"done with {n} withdrawn check{'s' if n != 1 else ''}"
+    return tv.thread.status
+
+
+def withdrawn_lines(tv: ThreadView) -> list[str]:
+    """The one wording of a thread's withdrawn checks: "1 check withdrawn: <why>"."""
+    if not tv.withdrawn:
+        return []
+    n = len(tv.withdrawn)
+    lines = [f"{n} check{'s' if n != 1 else ''} withdrawn:"]
+    lines += [f"  {c.id} {c.handle or 'prose'}: {(c.withdrawn or {}).get('why', '')}" for c in tv.withdrawn]
+    if n == 1:
+        c = tv.withdrawn[0]
+        lines = [f"1 check withdrawn: {c.id} {c.handle or 'prose'}: {(c.withdrawn or {}).get('why', '')}"]
+    accepted = tv.thread.accepted_withdrawn
+    if accepted:
+        lines.append(f"closed with them withdrawn: {accepted.get('why', '')}")
+    return lines
+
+
+@dataclass(frozen=True)
+class View:
+    snap: store.Snapshot
+    at: datetime
+    policy: Policy
+    claims: tuple[Assessed, ...]  # oldest first
+    threads: tuple[ThreadView, ...]  # oldest first
+    dereferenced: Dereference
+    online: bool
+
+    def thread(self, thread_id: str) -> ThreadView:
+        return next(tv for tv in self.threads if tv.thread.id == thread_id)
+
+    @property
+    def undone(self) -> list[ThreadView]:
+        return [tv for tv in self.threads if tv.standing == "undone"]
+
+    @property
+    def open(self) -> list[ThreadView]:
+        return [tv for tv in self.threads if tv.standing == "open"]
+
+    def loose(self) -> list[Assessed]:
+        """Claims that stand on their own: not a check of a thread still being worked on
+        (those are shown with their thread). A done thread's checks count: it must hold."""
+        working = {tv.thread.id for tv in self.threads if tv.thread.status != "done"}
+        return [a for a in self.claims if a.claim.thread not in working]
+
+
+def _bearing(claim: Claim, threads: dict[str, Thread]) -> bool:
+    """What a brief rests on: every claim with a handle but cmd: ones (a test suite may take
+    longer than a session start waits) and the checks of threads already done."""
+    from git_continuity import verify
+
+    if not claim.handle or verify.scheme_of(claim) == "cmd":
+        return False
+    owner = threads.get(claim.thread or "")
+    return owner is None or owner.status != "done"
+
+
+def assess(
+    snap: store.Snapshot,
+    *,
+    at: datetime | None = None,
+    policy: Policy | None = None,
+    dereference: Dereference = "live",
+    online: bool = False,
+    thread_ids: Iterable[str] | None = None,
+    claim_ids: Iterable[str] | None = None,
+    with_waiting: bool = True,
+    timeout: float | None = None,
+    progress: Progress | None = None,
+) -> View:
+    """The view of ``snap`` now. ``thread_ids`` narrows it to those threads and their checks
+    (thread show, a commit's gate), ``claim_ids`` to those claims (claim show, verify IDS);
+    ``with_waiting`` derives whether open threads wait on someone else (reads evidence
+    history; status and the brief show it). ``timeout`` and ``progress`` are a dereference's
+    (verify)."""
+    from git_continuity import policy as policies
+    from git_continuity import verify
+
+    at = at or now()
+    rules = policy if policy is not None else policies.load(snap.repo.work_dir)
+    threads = store.read_threads(snap)
+    wanted = set(thread_ids) if thread_ids is not None else None
+    chosen = sorted((t for t in threads.values() if wanted is None or t.id in wanted), key=lambda t: (t.added_at, t.id))
+    every = store.read_claims(snap)
+    # Withdrawn checks are no claims any more: shown with their thread, never assessed.
+    withdrawn: dict[str, list[Claim]] = {}
+    for c in every.values():
+        if c.withdrawn is not None:
+            withdrawn.setdefault(c.thread or "", []).append(c)
+    if withdrawn:
+        every = {i: c for i, c in every.items() if c.withdrawn is None}
+    if claim_ids is not None:
+        named = [every[i] for i in dict.fromkeys(claim_ids) if i in every]
+        claims = sorted(named, key=lambda c: (c.added_at, c.id))
+        if wanted is None:
+            chosen = [t for t in chosen if any(c.thread == t.id for c in claims)]
+    else:
+        claims = sorted(
+            (c for c in every.values() if wanted is None or c.thread in wanted), key=lambda c: (c.added_at, c.id)
+        )
+    if dereference == "bearing":
+        heavy = [c for c in claims if _bearing(c, threads)]
+        light = [c for c in claims if not _bearing(c, threads)]
+        assessed = verify.assess(
+            snap, heavy, at=at, policy=rules, dereference_all=True, online=online, reuse_fresh=True
+        ) + verify.assess(snap, light, at=at, policy=rules)
+        assessed.sort(key=lambda a: (a.claim.added_at, a.claim.id))
+    else:
+        assessed = verify.assess(
+            snap,
+            claims,
+            at=at,
+            policy=rules,
+            dereference_all=dereference == "all",
+            online=online,
+            timeout=timeout,
+            progress=progress,
+        )
+    done = {t.id: t for t in chosen if t.status == "done"}
+    if done:
+        assessed = [_as_closed(snap, a, done[a.claim.thread]) if a.claim.thread in done else a for a in assessed]
+    checks: dict[str, list[Assessed]] = {t.id: [] for t in chosen}
+    for a in assessed:
+        if a.claim.thread in checks:
+            checks[a.claim.thread].append(a)
+    branches = _branch_tips(snap.repo) if done else ()
+    views = tuple(_thread_view(snap, t, checks[t.id], branches, with_waiting) for t in chosen)
+    if withdrawn:
+        by_age = {k: tuple(sorted(v, key=lambda c: (c.added_at, c.id))) for k, v in withdrawn.items()}
+        views = tuple(replace(tv, withdrawn=by_age.get(tv.thread.id, ())) for tv in views)
+    return View(snap, at, rules, tuple(assessed), views, dereference, online)
+
+
+def _as_closed(snap: store.Snapshot, a: Assessed, thread: Thread) -> Assessed:
+    """A done thread's costly check (cmd:, CI, a PR) shows the evidence it closed on,
+    "verified at <commit>": a commit made since changes the tree it ran on, not the work it
+    proved. It is re-run only by verify (a dereference now replaces it)."""
+    from git_continuity import verify
+
+    if a.observation is not None or a.derived.state != "stale" or a.derived.elsewhere or verify.is_live(a.claim):
+        return a
+    evidence = store.latest_evidence(snap, a.claim.id)
+    if evidence is None or evidence.result != "verified" or evidence.handle != a.claim.handle:
+        return a
+    where = (
+        f"at {thread.closed_by[:7]}" if thread.closed_by else f"when closed ({thread.closed_at or evidence.checked_at})"
+    )
+    derived = Derived("verified", f"verified {where}: {evidence.observed}", evidence.checked_at)
+    return replace(a, derived=derived)
+
+
+def _branch_tips(repo: git.Repo) -> tuple[git.Oid, ...]:
+    tips = list(git.ref_tips(repo, ("refs/heads/",), 10_000).values())
+    head = git.head_commit(repo)
+    return tuple(dict.fromkeys([*tips, *([head] if head else [])]))
+
+
+def _on_a_branch(repo: git.Repo, commit: str, tips: Sequence[git.Oid]) -> bool:
+    if not git.has_commit(repo, git.Oid(commit)):
+        return False
+    for tip in tips:
+        try:
+            if git.is_ancestor(repo, git.Oid(commit), tip):
+                return True
+        except Exception:
+            continue
+    return False
+
+
+def _thread_view(
+    snap: store.Snapshot, t: Thread, checks: list[Assessed], branches: Sequence[git.Oid], with_waiting: bool
+) -> ThreadView:
+    status = str(t.status)
+    if status == "cancelled":
+        return ThreadView(t, tuple(checks), "cancelled")
+    if status == "done":
+        undone = _undone(snap, t, checks, branches)
+        return ThreadView(t, tuple(checks), "undone" if undone else "holds", undone)
+    waiting = None
+    if with_waiting and checks:
+        from git_continuity import stoploss
+
+        waiting = stoploss.waiting_of(snap, checks)
+    return ThreadView(t, tuple(checks), "parked" if status in PARKED else "open", waiting=waiting)
+
+
+def _undone(snap: store.Snapshot, t: Thread, checks: Sequence[Assessed], branches: Sequence[git.Oid]) -> str | None:
+    """Why a done thread no longer holds, or None: its closing commit left every branch (a
+    reset, an amend, a force-push), or a cheap check of what the work produced is
+    contradicted now."""
+    from git_continuity import verify
+
+    if t.closed_by and not _on_a_branch(snap.repo, t.closed_by, branches):
+        return f"its closing commit {t.closed_by[:7]} is on no branch here (reset, amended or rewritten away)"
+    broken = [a for a in checks if a.derived.state == "contradicted" and verify.scheme_of(a.claim) in HOLDING_SCHEMES]
+    if broken:
+        first = broken[0]
+        more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+        return f"{first.claim.id} {first.claim.handle} is contradicted now{more}: {first.derived.observed}"
+    return None
+
+
+def undone_warning(tv: ThreadView) -> str:
+    """The one warning of a done thread that no longer holds (status, orient, doctor)."""
+    return (
+        f"{tv.thread.id} is done, but no longer holds: {tv.undone}; it holds a stop like an open thread "
+        f"(git continuity thread set {tv.thread.id} open, or restore the work)"
+    )
