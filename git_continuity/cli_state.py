@@ -265,7 +265,8 @@ STATE: tuple[Command, ...] = (
     ),
     Command(
         "check",
-        "the gate: the state is well-formed; with --closing, every open thread verifies now (exit 1 if not)",
+        "the gate: the state is well-formed; with --closing, every open thread verifies now (exit 1 if not); "
+        "it writes nothing",
         "  git continuity check --closing          # what an agent's stop hook runs\n"
         "  git continuity check --closing --json",
         "git_continuity.commands.check:check",

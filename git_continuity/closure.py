@@ -186,6 +186,22 @@ def elsewhere(verdict: Verdict) -> tuple[list[str], bool]:
     return found, not found or any(s not in later for s in failing)
 
 
+def refusal_advice(failing: Sequence[Verdict]) -> list[str]:
+    """How to go on from a refused commit. A check that holds only once the commit has left
+    the machine (pushed:, a forge's PR or CI) cannot verify while it is being made: the order
+    that works is to commit, push, and close the thread then."""
+    later = {v.thread.id: elsewhere(v) for v in failing}
+    local = [thread_id for thread_id, (_, other) in later.items() if other]
+    said = [f"Make the checks pass first, or leave the closing claim ({', '.join(local)}) out of the commit message."]
+    said = said if local else []
+    return said + [
+        f"{thread_id} checks what holds only once this commit has left the machine ({', '.join(schemes)}): "
+        f"leave the closing claim out, commit, push, then git continuity thread close {thread_id}"
+        for thread_id, (schemes, _) in later.items()
+        if schemes
+    ]
+
+
 def record(
     snap: store.Snapshot,
     verdicts: Sequence[Verdict],

@@ -37,7 +37,6 @@ from git_continuity.constants import CLOSING_FILE, STATE_PREFIX, THREAD_ID, env_
 from git_continuity.errors import UserError
 
 if TYPE_CHECKING:  # the repository door imports pygit2: only past the cheap tests
-    from git_continuity import closure
     from git_continuity.repo import Repo
 
 ZERO = "0" * 40
@@ -127,6 +126,17 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str) -> int:
     store.require_well_formed(snap)
     threads = store.read_threads(snap)
     missing = [t for t in wanted if t not in threads]
+    from git_continuity import gate_presence
+
+    elsewhere = gate_presence.other_streams(repo, stream, missing)
+    if elsewhere:
+        thread_id, other = next(iter(elsewhere.items()))
+        _say(
+            f"git-continuity: {', '.join(wanted[thread_id])} claims to close {thread_id}, a thread of stream "
+            f"'{other}', but this commit is judged for stream '{snap.stream}': close it with "
+            f"git continuity --stream {other} thread close {thread_id}, or commit with GIT_CONTINUITY_STREAM={other}."
+        )
+        return 2
     if missing:
         known = ", ".join(sorted(threads)) or "none"
         _say(
@@ -180,27 +190,10 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str) -> int:
                 "(git rebase -i, or git commit --amend for the last one)."
             )
         else:
-            _refuse_commit(failing)
+            for line in closure.refusal_advice(failing):
+                _say(line)
         return 1
     return 0
-
-
-def _refuse_commit(failing: Sequence[closure.Verdict]) -> None:
-    """How to go on from a refused commit. A check that holds only once the commit has left
-    the machine (pushed:, a forge's PR or CI) cannot verify while it is being made: the order
-    that works is to commit, push, and close the thread then."""
-    from git_continuity import closure
-
-    later = {v.thread.id: closure.elsewhere(v) for v in failing}
-    local = [thread_id for thread_id, (_, other) in later.items() if other]
-    if local:
-        _say(f"Make the checks pass first, or leave the closing claim ({', '.join(local)}) out of the commit message.")
-    for thread_id, (schemes, _) in later.items():
-        if schemes:
-            _say(
-                f"{thread_id} checks what holds only once this commit has left the machine ({', '.join(schemes)}): "
-                f"leave the closing claim out, commit, push, then git continuity thread close {thread_id}"
-            )
 
 
 # -- pre-commit: nothing is committed in a donor, archive or preservation place -------------

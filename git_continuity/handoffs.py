@@ -13,12 +13,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from git_continuity import brief, budget, policy, render, session, store, view
+from git_continuity import brief, budget, policy, render, session, session_work, store, view
 from git_continuity import repo as git
 from git_continuity.budget import Item, Section
 from git_continuity.errors import UserError
-from git_continuity.model import JournalEntry, Thread, new_id, now, shown, stamp
-from git_continuity.records import Baseline, Did, Failing, Handoff, ThreadSummary
+from git_continuity.model import JournalEntry, Thread, new_id, now, parse_stamp, shown, stamp
+from git_continuity.records import Arrived, Baseline, Did, Failing, Handoff, ThreadSummary
 from git_continuity.repo import Repo
 from git_continuity.verify import Assessed
 
@@ -67,7 +67,15 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
         added = [c for c in brief.claims_added((), claims, session_id) if claims[c.id].session == session_id]
         threads_moved = []
     known = then is not None or baseline.kind != "none"
-    did = Did([m for m in moved if m.ref.startswith("refs/heads/")], added, threads_moved)
+    branches = [m for m in moved if m.ref.startswith("refs/heads/")]
+    arrived: list[Arrived] = []
+    if own is not None:  # this work tree's own session: what it made, told from what arrived
+        branches, arrived = session_work.split_commits(repo, branches, parse_stamp(own.started_at))
+        added, threads_moved, came = session_work.split_state(
+            repo, snap.commit, baseline.state, session_id, added, threads_moved
+        )
+        arrived += came
+    did = Did(branches, added, threads_moved, arrived)
     # What the next session takes up: every thread not done, and done ones that no longer hold.
     open_threads = [tv for tv in seen.threads if tv.thread.status != "done" or tv.undone]
     changes = store.read_objective_log(snap)
@@ -197,6 +205,7 @@ def _sections(data: Handoff, *, known: bool) -> list[Section]:
         done.append(Item([f'- claim added: {c.id} "{c.text}"{handle}'], None))
     for t in data.did.threads:
         done.append(Item([f"- thread {t.id} {t.title}: {t.was or 'new'} → {t.now}"], None))
+    came = [Item([f"- {a.what}: arrived from {a.who}"], None) for a in data.did.arrived]
     if not done:
         said = (
             "- no commits, claims or thread changes"
@@ -218,6 +227,7 @@ def _sections(data: Handoff, *, known: bool) -> list[Section]:
         Section("objective", "Objective", 1, [Item(lines, None)]),
         Section("next_action", "Next action", 1, [Item([data.next_action or "(none set)"], None)]),
         Section("did", "What this session did", 2, done),
+        *([Section("arrived", "What arrived meanwhile (pull or sync), not this session's", 2, came)] if came else []),
         Section("work_tree", "Work tree", 3, brief.work_tree_items(data.work_tree)),
         Section("threads", "Open threads", 2, threads),
         Section("blockers", "Blockers", 2, blockers),

@@ -14,10 +14,10 @@ from pathlib import Path
 from git_continuity import agents, policy, trust
 from git_continuity import repo as git
 from git_continuity.errors import UserError
+from git_continuity.gate_presence import HOOK_MARK
 from git_continuity.health import Finding
 from git_continuity.repo import Repo
 
-HOOK_MARK = "# git-continuity hook:"  # what hooks/* begin with (commands/hooks.py installs them)
 _PYTHON = re.compile(r"^python='([^']*)'$", re.MULTILINE)
 
 
@@ -32,9 +32,27 @@ def _imports(python: str) -> bool:
     return done.returncode == 0
 
 
+def _has_threads(repo: Repo) -> bool:
+    from git_continuity import store
+    from git_continuity.constants import STATE_PREFIX
+
+    for name in git.list_refs(repo, STATE_PREFIX):
+        snap = store.snapshot(repo, name.removeprefix(STATE_PREFIX))
+        if snap.commit is not None and store.read_threads(snap):
+            return True
+    return False
+
+
 def hooks(repo: Repo) -> list[Finding]:
-    """The plain git hooks that git continuity hooks install wrote."""
+    """The plain git hooks that git continuity hooks install wrote, and whether the closure
+    gate is there at all where a stream has threads (gate_presence)."""
+    from git_continuity import gate_presence
+
     found: list[Finding] = []
+    gone = gate_presence.missing(repo)
+    if gone is not None and _has_threads(repo):
+        where = str(git.hooks_dir(repo) / "commit-msg")
+        found.append(Finding("hook", where, f"no closure gate here: {gone}", gate_presence.INSTALL))
     folder = git.hooks_dir(repo)
     checked: dict[str, bool] = {}
     for path in sorted(folder.glob("*")) if folder.is_dir() else []:

@@ -71,6 +71,8 @@ def build(
         if written is not None:  # the brief's own evidence is no change the session made
             _rebase_session(repo, snap.commit, written)
     packet = store.read_packet(snap)
+    if gate := view.gate_warning(seen):
+        warnings.append(gate[0].upper() + gate[1:] + ".")
     if packet is not None and packet.objective is None:
         warnings.append(
             'No objective: nothing says what this work is for (git continuity objective set "…" --why "…").'

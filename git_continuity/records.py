@@ -147,6 +147,9 @@ class Did:
     commits: list[MovedRef]
     claims: list[ClaimAdded]
     threads: list[ThreadMoved]
+    # What arrived meanwhile by pull or sync: other people's commits and state changes, each
+    # "arrived from <who>", never credited to this session.
+    arrived: list[Arrived] = field(default_factory=list)
 
     def to_json(self) -> Json:
         return asdict(self)
@@ -157,7 +160,14 @@ class Did:
             [MovedRef.from_json(m) for m in data["commits"]],
             [ClaimAdded(c["id"], c["text"], c["handle"], c["thread"]) for c in data["claims"]],
             [ThreadMoved(t["id"], t["title"], t["was"], t["now"]) for t in data["threads"]],
+            [Arrived(a["what"], a["who"]) for a in data.get("arrived") or []],
         )
+
+
+@dataclass(frozen=True)
+class Arrived:
+    what: str  # "main +1 (0ca66e8 Fix the login)", "thread t-… open → done"
+    who: str  # the author, or the session and host that wrote it
 
 
 @dataclass(frozen=True)

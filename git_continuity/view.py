@@ -128,6 +128,9 @@ class View:
     threads: tuple[ThreadView, ...]  # oldest first
     dereferenced: Dereference
     online: bool
+    # Why this clone has no closure gate (its git hooks are missing), when the stream has
+    # threads: said by status, orient and doctor (gate_presence.missing).
+    gate_missing: str | None = None
 
     def thread(self, thread_id: str) -> ThreadView:
         return next(tv for tv in self.threads if tv.thread.id == thread_id)
@@ -231,7 +234,10 @@ def assess(
     if withdrawn:
         by_age = {k: tuple(sorted(v, key=lambda c: (c.added_at, c.id))) for k, v in withdrawn.items()}
         views = tuple(replace(tv, withdrawn=by_age.get(tv.thread.id, ())) for tv in views)
-    return View(snap, at, rules, tuple(assessed), views, dereference, online)
+    from git_continuity import gate_presence
+
+    gate = gate_presence.missing(snap.repo) if threads else None
+    return View(snap, at, rules, tuple(assessed), views, dereference, online, gate)
 
 
 def _as_closed(snap: store.Snapshot, a: Assessed, thread: Thread) -> Assessed:
@@ -301,6 +307,11 @@ def _undone(snap: store.Snapshot, t: Thread, checks: Sequence[Assessed], branche
         more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
         return f"{first.claim.id} {first.claim.handle} is contradicted now{more}: {first.derived.observed}"
     return None
+
+
+def gate_warning(seen: View) -> str | None:
+    """The one warning of a clone without its closure gate."""
+    return f"no closure gate here: {seen.gate_missing}" if seen.gate_missing else None
 
 
 def undone_warning(tv: ThreadView) -> str:

@@ -111,9 +111,7 @@ def test_a_done_thread_whose_closing_commit_was_reset_away_no_longer_holds_in_ev
     assert f'{tid} "Fix the login": it is done, but no longer holds: {why}' in answer["reason"]
 
     tool = mcp(repo, "status")
-    assert [(t["id"], t["standing"], t["undone"]) for t in (tool.document or {})["threads"]] == [
-        (tid, "undone", why)
-    ]
+    assert [(t["id"], t["standing"], t["undone"]) for t in (tool.document or {})["threads"]] == [(tid, "undone", why)]
     assert tool.document == json.loads(ok(repo, "status", "--json")) | {
         "claims": (tool.document or {})["claims"],  # checked_at: the time of each dereference
         "threads": (tool.document or {})["threads"],

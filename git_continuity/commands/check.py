@@ -51,6 +51,8 @@ def check(repo: Repo, *, stream: str, closing: bool, online: bool, as_json: bool
             print(f"No continuity state for stream '{stream}' here: nothing to check.")
         return 0
     result = closure.gate(snap, closing=closing, online=online)
+    # Commits that claim to close a thread no gate judged (made where the hooks are missing).
+    unjudged = [] if result.problems else _unjudged(repo, snap)
     if as_json:
         render.emit_json(
             "check",
@@ -60,9 +62,19 @@ def check(repo: Repo, *, stream: str, closing: bool, online: bool, as_json: bool
                 "ok": result.exit_code == 0,
                 "threads": [_verdict_json(v, result) for v in result.verdicts],
                 "problems": result.problems,
+                "unjudged": unjudged,
                 "message": result.summary(),
             },
         )
     else:
         print("\n".join(result.report()))
+        if unjudged:
+            print("\nNot judged by any gate:\n" + "\n".join(f"  {line}" for line in unjudged))
     return result.exit_code
+
+
+def _unjudged(repo: Repo, snap: store.Snapshot) -> list[str]:
+    from git_continuity import gate_presence, policy
+
+    threads = store.read_threads(snap)
+    return gate_presence.unjudged(repo, threads, policy.load(repo.work_dir).closing_keywords) if threads else []

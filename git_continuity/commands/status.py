@@ -47,6 +47,8 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
     if packet is not None and packet.objective is None:
         warnings.append("no objective: a new session cannot tell what this work is for (git continuity objective set)")
     warnings += [view.undone_warning(tv) for tv in seen.undone]
+    if gate := view.gate_warning(seen):
+        warnings.append(gate)
     kept = quarantine.quarantined(snap)
     if kept:
         warnings.append(

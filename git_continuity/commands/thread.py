@@ -269,6 +269,8 @@ def show(repo: Repo, *, stream: str, thread_id: str, as_json: bool) -> int:
         print(f"  closed  {shown(thread.closed_at)} UTC ({ago(parse_stamp(thread.closed_at), at)}){by}")
     if tv.waiting is not None:
         print(f"  {tv.waiting.text(at)}")
+    for line in view.withdrawn_lines(tv):
+        print(f"  {line}")
     if checks:
         print(f"Checks ({tv.tally()} now)")
         print("\n".join(render.claim_lines(checks)))

@@ -230,6 +230,19 @@ def head_reflog(repo: Repo, count: int) -> list[tuple[Oid, Oid, str]]:
     return [(Oid(str(e.oid_old)), Oid(str(e.oid_new)), e.message or "") for e in entries]
 
 
+def head_reflog_since(repo: Repo, since: datetime) -> list[tuple[Oid, Oid, str]]:
+    """HEAD's reflog entries written here since ``since`` as (old, new, message), newest first:
+    what this work tree did (a commit, a pull, a reset), as git recorded it."""
+    try:
+        entries = list(repo.git.references["HEAD"].log())
+    except (KeyError, pygit2.GitError):
+        return []
+    cut = since.timestamp()
+    return [
+        (Oid(str(e.oid_old)), Oid(str(e.oid_new)), e.message or "") for e in entries if e.committer.time >= int(cut)
+    ]
+
+
 def ref_tips(repo: Repo, prefixes: Sequence[str], limit: int) -> dict[str, Oid]:
     """Where the refs under each prefix point, the prefixes in order of importance, at most
     ``limit`` refs in all (a repository with thousands of tags keeps its branches)."""
