@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from agent_harness import gate_reason, gemini, gemini_env
-from conftest import cont, git
+from conftest import BIN, cont, git
 from model_imitation import Imitation, Reply, Tool, Turns
 
 pytestmark = pytest.mark.agents
@@ -59,14 +59,20 @@ def test_gemini_cli_gets_the_brief_is_held_after_its_turn_and_hands_off(
     check = json.loads(ok(work, "status", "--json"))["threads"][0]["checks"][0]["id"]
     ok(work, "agent", "install", "gemini")
     home = tmp_path / "agent-home"
+    closing = f"git tag v1.2 && {BIN / 'git-continuity'} thread close {thread}"
     script = Turns(
-        [Reply("Released."), Reply("", Tool("run_shell_command", {"command": "git tag v1.2"})), Reply("Tagged.")]
+        [
+            Reply("", Tool("run_shell_command", {"command": "echo 'v1.2: the login fix' > CHANGES.txt"})),
+            Reply("Released."),
+            Reply("", Tool("run_shell_command", {"command": closing})),
+            Reply("Tagged."),
+        ]
     )
     with Imitation("gemini", script) as model:
         ran = gemini(work, gemini_env(home, model), "Release 1.2.")
     # Gemini CLI prints each turn's answer as it comes, the one the gate held too.
     assert (ran.code, ran.out) == (0, "Released.\nTagged.\n"), ran
-    first, blocked, tagged = model.conversation()
+    first, _, blocked, tagged = model.conversation()
 
     # SessionStart: the brief comes before the prompt, in <hook_context>.
     (prompt,) = [t for t in user_texts(first) if t.endswith("Release 1.2.")]
@@ -76,7 +82,7 @@ def test_gemini_cli_gets_the_brief_is_held_after_its_turn_and_hands_off(
 
     # AfterAgent: the gate's reason is the next prompt.
     assert user_texts(blocked)[-1] == gate_reason(thread, check)
-    # The scripted tool call tagged v1.2; the gate let go and closed the thread.
+    # The scripted tool call tagged v1.2 and closed the thread; the gate let go.
     assert any("functionResponse" in part for part in tagged["contents"][-1]["parts"])
     status = json.loads(ok(work, "status", "--json"))
     assert [(t["id"], t["status"]) for t in status["threads"]] == [(thread, "done")]
@@ -93,9 +99,9 @@ def test_gemini_cli_gets_the_brief_is_held_after_its_turn_and_hands_off(
     log = (work / ".git" / "continuity" / "agent-hooks.log").read_text().splitlines()
     assert [line.split(" ", 1)[1] for line in log][:4] == [
         "gemini session-start context",
+        "gemini post-tool-use nothing",
         "gemini stop block",
         "gemini post-tool-use nothing",
-        "gemini stop nothing",
     ]
 
 

@@ -48,12 +48,22 @@ def project(repo: Path) -> tuple[Path, str]:
     return repo, found.group(0)
 
 
-def claude_turns() -> Turns:
-    """The model says it is done, is told it is not, tags, and says so again."""
+NOTES = "echo 'v1.2: the login fix' > CHANGES.txt"
+
+
+def closing(thread: str) -> str:
+    """The agent's deliberate close once the work is there (the gate itself closes nothing)."""
+    return f"git tag v1.2 && {BIN / 'git-continuity'} thread close {thread}"
+
+
+def claude_turns(thread: str) -> Turns:
+    """The model writes the notes, says it is done, is told it is not, tags and closes the
+    thread, and says so again."""
     return Turns(
         [
+            Reply("Writing the notes.", Tool("Bash", {"command": NOTES, "description": "Notes"})),
             Reply("Released."),
-            Reply("Tagging it.", Tool("Bash", {"command": "git tag v1.2", "description": "Tag"})),
+            Reply("Tagging it.", Tool("Bash", {"command": closing(thread), "description": "Tag"})),
             Reply("Tagged."),
         ],
         wanted=lambda body: bool(body.get("tools")),  # the conversation, not a side request
@@ -78,10 +88,10 @@ def test_claude_code_gets_the_brief_is_held_at_stop_and_hands_off(project: tuple
     ok(work, "agent", "install", "claude")
     home = tmp_path / "agent-home"
     home.mkdir()
-    with Imitation("anthropic", claude_turns()) as model:
+    with Imitation("anthropic", claude_turns(thread)) as model:
         ran = claude(work, home, model, "-p", "Release 1.2.")
     assert (ran.code, ran.out) == (0, "Tagged.\n"), ran
-    first, blocked, tagged = model.conversation()
+    first, _, blocked, tagged = model.conversation()
     conversation = json.loads(first["metadata"]["user_id"])["session_id"]
 
     # SessionStart (startup): the brief arrives as additional context, naming the open thread.
@@ -94,7 +104,7 @@ def test_claude_code_gets_the_brief_is_held_at_stop_and_hands_off(project: tuple
     assert [m["role"] for m in blocked["messages"][-2:]] == ["assistant", "user"]
     assert read(blocked, "messages").count("Stop hook feedback") == 1
 
-    # The scripted tool call tagged v1.2; the gate let go and closed the thread on the evidence.
+    # The scripted tool call tagged v1.2 and closed the thread on the evidence; the gate let go.
     assert tagged["messages"][-1]["content"][0]["type"] == "tool_result"
     status = json.loads(ok(work, "status", "--json"))
     assert [(t["id"], t["status"]) for t in status["threads"]] == [(thread, "done")]
@@ -111,8 +121,15 @@ def test_claude_code_gets_the_brief_is_held_at_stop_and_hands_off(project: tuple
     assert session["handoff"] == handoff["id"]
 
 
-def codex_turns() -> Turns:
-    return Turns([Reply("Released."), Reply("", Tool("exec_command", {"cmd": "git tag v1.2"})), Reply("Tagged.")])
+def codex_turns(thread: str) -> Turns:
+    return Turns(
+        [
+            Reply("", Tool("exec_command", {"cmd": NOTES})),
+            Reply("Released."),
+            Reply("", Tool("exec_command", {"cmd": closing(thread)})),
+            Reply("Tagged."),
+        ]
+    )
 
 
 def input_texts(body: dict[str, Any], role: str) -> list[str]:
@@ -130,7 +147,7 @@ def test_codex_gets_the_brief_is_held_at_stop_and_hands_off(project: tuple[Path,
     ok(work, "agent", "install", "codex")
     home = tmp_path / "agent-home"
     home.mkdir()
-    with Imitation("openai", codex_turns()) as model:
+    with Imitation("openai", codex_turns(thread)) as model:
         env = setup_codex(work, home, model)
         trusted = trust_codex_hooks(work, env)
         ran = codex(work, env, "Release 1.2.")
@@ -138,6 +155,8 @@ def test_codex_gets_the_brief_is_held_at_stop_and_hands_off(project: tuple[Path,
     assert [line for line in ran.err.splitlines() if "hooks.json" in line or line.startswith("hook:")] == [
         "hook: SessionStart",
         "hook: SessionStart Completed",
+        "hook: PostToolUse",
+        "hook: PostToolUse Completed",
         "hook: Stop",
         "hook: Stop Blocked",
         "hook: PostToolUse",
@@ -152,7 +171,7 @@ def test_codex_gets_the_brief_is_held_at_stop_and_hands_off(project: tuple[Path,
         "hooks.json:session_start:0:0",
         "hooks.json:stop:0:0",
     ]
-    first, blocked, tagged = model.conversation()
+    first, _, blocked, tagged = model.conversation()
 
     # AGENTS.md and the SessionStart brief both reach the model.
     assert any(text.startswith(f"# AGENTS.md instructions for {work}\n") for text in input_texts(first, "user"))
@@ -167,7 +186,7 @@ def test_codex_gets_the_brief_is_held_at_stop_and_hands_off(project: tuple[Path,
     assert prompt.split(">", 1)[1].removesuffix("</hook_prompt>") == gate_reason(thread, check)
     assert sum("<hook_prompt" in t for t in input_texts(tagged, "user")) == 1
 
-    # The scripted exec_command tagged v1.2: the gate let go and closed the thread.
+    # The scripted exec_command tagged v1.2 and closed the thread: the gate let go.
     assert tagged["input"][-1]["type"] == "function_call_output"
     status = json.loads(ok(work, "status", "--json"))
     assert [(t["id"], t["status"]) for t in status["threads"]] == [(thread, "done")]
