@@ -188,6 +188,15 @@ def close(repo: Repo, *, stream: str, thread_id: str, online: bool, accept_withd
     store.require_well_formed(snap)
     thread = _thread(snap, thread_id)
     if thread.status == "done":
+        from git_continuity import view
+
+        undone = view.assess(snap, thread_ids=[thread.id], with_waiting=False).thread(thread.id).undone
+        if undone:
+            print(
+                f"Thread {thread_id} is done, but no longer holds: {undone}.\n"
+                f"Reopen it, then close it once its checks verify again: git continuity thread reopen {thread_id}"
+            )
+            return 1
         print(f"Thread {thread_id} is already done (closed {thread.closed_at}).")
         return 0
     claims = store.read_claims(snap).values()
