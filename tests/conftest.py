@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -10,6 +11,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,6 +95,36 @@ def cont(cwd: Path, *args: str, monkeypatch: pytest.MonkeyPatch | None = None) -
     """`git continuity ARGS` in a fresh process, exactly as a user or agent runs it."""
     done = subprocess.run(["git", "continuity", *args], cwd=cwd, capture_output=True, text=True)
     return Ran(done.returncode, done.stdout, done.stderr)
+
+
+def ok(cwd: Path, *args: str) -> str:
+    """`git continuity ARGS` that must succeed; what it printed."""
+    done = cont(cwd, *args)
+    assert done.code == 0, (args, done.out, done.err)
+    return done.out
+
+
+def made_id(out: str, prefix: str) -> str:
+    """The first id of a kind (t, c, j…) a command printed."""
+    found = re.search(rf"\b{prefix}-[2-9a-hjkmnp-z]{{6}}\b", out)
+    assert found, out
+    return found.group(0)
+
+
+def stop_hook(work: Path, *, active: bool = False, session: str = "conversation-1") -> tuple[dict[str, Any], str]:
+    """Claude Code's Stop hook in a fresh process, as the agent runs it: its JSON answer and
+    what it said on stderr."""
+    payload = {"session_id": session, "cwd": str(work), "hook_event_name": "Stop", "stop_hook_active": active}
+    done = subprocess.run(
+        ["git-continuity-hook", "agent", "claude", "stop"],
+        cwd=work,
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer, done.stderr
 
 
 @pytest.fixture

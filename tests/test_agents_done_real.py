@@ -8,31 +8,18 @@ Marked ``agents``."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from agent_harness import claude
-from conftest import BIN, cont, git
+from conftest import BIN, git, made_id, ok
 from model_imitation import Imitation, Reply, Tool, Turns
 
 pytestmark = pytest.mark.agents
 
 ID = r"[2-9a-hjkmnp-z]{6}"
 GC = str(BIN / "git-continuity")
-
-
-def ok(cwd: Path, *args: str) -> str:
-    done = cont(cwd, *args)
-    assert done.code == 0, (args, done.out, done.err)
-    return done.out
-
-
-def made_id(out: str, prefix: str) -> str:
-    found = re.search(rf"\b{prefix}-{ID}\b", out)
-    assert found, out
-    return found.group(0)
 
 
 def said_last(body: dict[str, Any]) -> str:

@@ -13,38 +13,10 @@ import json
 import re
 import subprocess
 from pathlib import Path
-from typing import Any
 
-from conftest import cont, git
+from conftest import cont, git, made_id, ok, stop_hook
 
 ID = "[2-9a-hjkmnp-z]{6}"
-
-
-def ok(cwd: Path, *args: str) -> str:
-    done = cont(cwd, *args)
-    assert done.code == 0, (args, done.out, done.err)
-    return done.out
-
-
-def made_id(out: str, prefix: str) -> str:
-    found = re.search(rf"\b{prefix}-{ID}\b", out)
-    assert found, out
-    return found.group(0)
-
-
-def stop_hook(work: Path, *, active: bool = False, session: str = "conversation-1") -> tuple[dict[str, Any], str]:
-    """Claude Code's Stop hook in a fresh process: its JSON answer and what it said on stderr."""
-    payload = {"session_id": session, "cwd": str(work), "hook_event_name": "Stop", "stop_hook_active": active}
-    done = subprocess.run(
-        ["git-continuity-hook", "agent", "claude", "stop"],
-        cwd=work,
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
-    answer: dict[str, Any] = json.loads(done.stdout)
-    return answer, done.stderr
 
 
 def state(repo: Path) -> str:

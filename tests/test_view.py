@@ -9,41 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from conftest import cont, git
+from conftest import cont, git, made_id, ok, stop_hook
 
 from git_continuity import mcp_tools
 from git_continuity import repo as gitrepo
-
-
-def ok(cwd: Path, *args: str) -> str:
-    done = cont(cwd, *args)
-    assert done.code == 0, (args, done.out, done.err)
-    return done.out
-
-
-def made_id(out: str, prefix: str) -> str:
-    found = re.search(rf"\b{prefix}-[2-9a-hjkmnp-z]{{6}}\b", out)
-    assert found, out
-    return found.group(0)
-
-
-def stop_hook(work: Path, session: str = "conversation-1") -> dict[str, Any]:
-    """The Stop hook as Claude Code runs it: the event on stdin, the answer on stdout."""
-    payload = {"session_id": session, "cwd": str(work), "hook_event_name": "Stop", "stop_hook_active": False}
-    done = subprocess.run(
-        ["git-continuity-hook", "agent", "claude", "stop"],
-        cwd=work,
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
-    answer: dict[str, Any] = json.loads(done.stdout)
-    return answer
 
 
 def mcp(work: Path, tool: str, **arguments: Any) -> mcp_tools.Answer:
@@ -64,7 +36,7 @@ def test_a_done_thread_whose_closing_commit_was_reset_away_no_longer_holds_in_ev
     shown = json.loads(ok(repo, "status", "--json"))["threads"][0]
     assert (shown["status"], shown["standing"], shown.get("closed_by")) == ("done", "holds", closing)
     assert cont(repo, "check", "--closing").code == 0
-    assert stop_hook(repo) == {}
+    assert stop_hook(repo)[0] == {}
 
     # The move an agent makes after closing: undo the work.
     git(repo, "reset", "-q", "--hard", "HEAD~1")
@@ -106,7 +78,7 @@ def test_a_done_thread_whose_closing_commit_was_reset_away_no_longer_holds_in_ev
         f'{tid} "Fix the login": it is done, but no longer holds: {why}',
     ]
 
-    answer = stop_hook(repo)
+    answer, _ = stop_hook(repo)
     assert answer["decision"] == "block"
     assert f'{tid} "Fix the login": it is done, but no longer holds: {why}' in answer["reason"]
 
