@@ -14,7 +14,7 @@ from pathlib import Path
 
 import conftest
 import pytest
-from conftest import Ran, git
+from conftest import Ran, git, stop_hook
 
 from git_continuity.attempts import Attempt, AttemptCheck, Budget, course, fingerprint, normalize, parse_budget
 from git_continuity.errors import UserError
@@ -74,7 +74,7 @@ def test_two_runs_of_one_failure_have_one_fingerprint() -> None:
     )
 
 
-# -- attempts: recorded by verify, check --closing and a refused close ---------------------------
+# -- attempts: recorded by verify, the Stop gate and a refused close (check writes nothing) -------
 
 
 def test_every_dereference_that_ends_not_verified_appends_an_attempt(
@@ -83,10 +83,11 @@ def test_every_dereference_that_ends_not_verified_appends_an_attempt(
     as_session(monkeypatch, "s-first1")
     tid = gc.thread(started, "Docker build passes", f"cmd:{OOM}")
     assert gc.run(started, "verify").code == 1
-    assert gc.run(started, "check", "--closing").code == 1
+    assert gc.run(started, "check", "--closing").code == 1  # says why, and writes nothing
+    assert stop_hook(started)[0]["decision"] == "block"
     assert gc.run(started, "thread", "close", tid).code == 1
     found = gc.attempts(started, tid)
-    assert [a["via"] for a in found] == ["verify", "check", "close"]
+    assert [a["via"] for a in found] == ["verify", "stop", "close"]
     # The same failure three times: one fingerprint.
     assert len({a["checks"][0]["fingerprint"] for a in found}) == 1  # type: ignore[index]
     head = git(started, "rev-parse", "HEAD")
