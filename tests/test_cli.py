@@ -79,6 +79,7 @@ def test_the_leaves_are_the_tables_commands() -> None:
         "thread add",
         "thread set",
         "thread close",
+        "thread reopen",
         "thread list",
         "thread show",
         "check",
@@ -147,7 +148,7 @@ def test_only_the_chosen_commands_parser_is_built() -> None:
     command, dests = getattr(args, cli.LEAF)
     assert (command.target, dests, args.thread_id, args.online) == (
         "git_continuity.commands.thread:close",
-        ("thread_id", "online"),
+        ("thread_id", "online", "accept_withdrawn"),
         "t-k7m2qx",
         True,
     )
