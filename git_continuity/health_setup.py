@@ -37,9 +37,12 @@ def _has_threads(repo: Repo) -> bool:
     from git_continuity.constants import STATE_PREFIX
 
     for name in git.list_refs(repo, STATE_PREFIX):
-        snap = store.snapshot(repo, name.removeprefix(STATE_PREFIX))
-        if snap.commit is not None and store.read_threads(snap):
-            return True
+        try:
+            snap = store.snapshot(repo, name.removeprefix(STATE_PREFIX))
+            if snap.commit is not None and store.read_threads(snap):
+                return True
+        except UserError:  # a ref that cannot be read is the state check's finding, not this one's
+            continue
     return False
 
 

@@ -214,6 +214,8 @@ def test_a_gate_does_not_run_a_command_again_on_the_same_files(gc: Cli, started:
     assert runs.read_text() == "run\n"
     assert cont(started, "check", "--closing").code == 0
     assert runs.read_text() == "run\n"  # fresh evidence on this very tree was reused
+    assert cont(started, "thread", "close", tid).code == 0
+    assert runs.read_text() == "run\n"  # and again by the close
     (closed,) = json.loads(gc.ok(started, "status", "--json"))["threads"]
     assert (closed["id"], closed["status"]) == (tid, "done")
 

@@ -77,6 +77,8 @@ def test_thread_list(started: Path, inproc: Run) -> None:
                 "id": ship,
                 "title": "Ship the fix",
                 "status": "open",
+                "standing": "open",
+                "undone": None,
                 "added_at": thread["added_at"],
                 "closed_at": None,
                 "checks": [
@@ -89,6 +91,7 @@ def test_thread_list(started: Path, inproc: Run) -> None:
                         "state": "contradicted",
                         "observed": "tag v1 does not exist here",
                         "checked_at": check["checked_at"],
+                        "origin": "now",
                         "added_at": thread["added_at"],
                         "added_by": ME,
                     }
@@ -111,6 +114,8 @@ def test_thread_show(started: Path, inproc: Run) -> None:
             "id": ship,
             "title": "Ship the fix",
             "status": "open",
+            "standing": "open",
+            "undone": None,
             "added_at": thread["added_at"],
             "added_by": ME,
             "host": HOST,
@@ -200,6 +205,7 @@ def test_claim_show(started: Path, inproc: Run) -> None:
             "state": "verified",
             "observed": observed,
             "checked_at": found["checked_at"],
+            "origin": "now",
             "added_at": found["added_at"],
             "added_by": ME,
             "host": HOST,
@@ -306,7 +312,7 @@ def test_a_command_given_no_action_lists_its_actions(
         "    add            open a thread; each --check becomes one of its acceptance checks",
         "    set            park or reopen a thread (open, watching, blocked, waiting); done comes only from close",
         "    close          close a thread if every check verifies now; exit 1 listing what does not",
-        "    list           every thread with its status and how many of its checks verify now",
+        "    reopen         reopen a done thread (one that no longer holds, or was closed too early)",
     ]
     for group in ("thread", "claim", "blocker", "trust"):
         ran = inproc(repo, group)
@@ -385,7 +391,7 @@ def test_help_prints_what_dash_h_prints(words: list[str], repo: Path, monkeypatc
 def test_help_of_what_is_not_a_command(repo: Path, inproc: Run) -> None:
     for args, error in (
         (["bogus"], "no command 'bogus' (commands: init, status, objective, next, blocker, claim, thread, check, "),
-        (["thread", "bogus"], "git continuity thread has no action 'bogus' (actions: add, set, close, list, show)"),
+        (["thread", "bogus"], "git continuity thread has no action 'bogus' (actions: add, set, close, reopen, list, show)"),
         (["status", "now"], "git continuity status has no actions: git continuity help status shows its help"),
     ):
         ran = inproc(repo, "help", *args)
