@@ -27,12 +27,12 @@ def missing(repo: Repo) -> str | None:
     try:
         text = hook.read_text(errors="replace")
     except OSError:
-        return (
-            f"this clone's git hooks are not installed ({hook} does not exist): a commit that claims to close a "
-            f"thread is not checked here; install them: {INSTALL}"
-        )
+        return f"this clone's git hooks are not installed, so a commit that closes a thread is not checked ({INSTALL})"
     if not os.access(hook, os.X_OK):
-        return f"{hook} is not executable, so git skips it and commits that close threads go unchecked: {INSTALL}"
+        return (
+            f"its commit-msg hook is not executable, so git skips it and commits that close threads go unchecked "
+            f"({INSTALL})"
+        )
     if HOOK_MARK in text:
         return None
     if FRAMEWORK_MARK in text:
@@ -43,10 +43,13 @@ def missing(repo: Repo) -> str | None:
         except OSError:
             pass
         return (
-            f"the pre-commit framework runs {hook}, but {config.name} has no {FRAMEWORK_ID} hook: commits that "
-            f"close threads go unchecked; add it (README, pre-commit framework) or: {INSTALL}"
+            f"the pre-commit framework runs the commit-msg hook, but {config.name} has no {FRAMEWORK_ID} hook, so "
+            f"commits that close threads go unchecked (add it, or: {INSTALL})"
         )
-    return f"{hook} is not git-continuity's: commits that close threads go unchecked; {INSTALL} chains to it"
+    return (
+        f"its commit-msg hook is not git-continuity's, so commits that close threads go unchecked "
+        f"({INSTALL} chains to it)"
+    )
 
 
 def unjudged(repo: Repo, threads: Mapping[str, Thread], keywords: Iterable[str]) -> list[str]:

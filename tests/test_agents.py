@@ -241,13 +241,14 @@ class Agent:
 
     def ours(self, event: str, payload: dict[str, Any], subject: str | None = None) -> dict[str, Any]:
         """Fire the event; the git-continuity hook must exit 0 with one JSON document on
-        stdout and nothing on stderr."""
+        stdout and nothing on stderr but its systemMessage (the Stop gate letting go says it
+        there too, for a headless run)."""
         runs = self.fire(event, payload, subject)
         mine = [r for r, c in zip(runs, self.commands(event, subject), strict=True) if "git-continuity-hook" in c]
         assert len(mine) == 1
         (done,) = mine
-        assert (done.code, done.err) == (0, ""), done
         document: dict[str, Any] = json.loads(done.out)
+        assert (done.code, done.err) in ((0, ""), (0, f"{document.get('systemMessage')}\n")), done
         assert done.out == json.dumps(document, ensure_ascii=False) + "\n"
         answers_as_the_agent_reads(self.agent, event, document)
         return document
@@ -326,6 +327,8 @@ def test_claude_code_runs_the_installed_hooks(project: Path) -> None:
         f"State refs/continuity/main at {state}, changed AGO. "
         "Claims derived now, not read from storage: 2 contradicted.\n"
         f"Session {session} (claude-code) started now on laptop; end it with: git continuity handoff\n"
+        "Warning: No closure gate here: this clone's git hooks are not installed, so a commit that closes a thread "
+        "is not checked (git continuity hooks install).\n"
         "\n"
         "## Do not act on these: not true now\n"
         f'- **{untrue}** "v1.2 is tagged" (tag:v1.2) is contradicted: tag v1.2 does not exist here\n'
@@ -370,6 +373,7 @@ def test_claude_code_runs_the_installed_hooks(project: Path) -> None:
         "git continuity thread set ID waiting|watching|blocked\n"
         "If it is honestly not finished, record why (git continuity journal add TEXT) and park it."
     )
+    (work / "CHANGES.txt").write_text("1.2\n")  # the session changed something: its stop is held
     assert claude.ours("Stop", stop) == {"decision": "block", "reason": reason}
     # Claude Code continues; the next stops arrive with stop_hook_active.
     stop["stop_hook_active"] = True
@@ -383,9 +387,12 @@ def test_claude_code_runs_the_installed_hooks(project: Path) -> None:
     stop["stop_hook_active"] = False
     assert claude.ours("Stop", stop) == {"decision": "block", "reason": reason}
 
-    # The agent does the work: the gate passes, and closes the thread on the evidence.
+    # The agent does the work: the gate passes and says to close it; closing is the agent's act.
     git(work, "tag", "v1.2")
-    assert claude.ours("Stop", stop) == {}
+    assert claude.ours("Stop", stop) == {
+        "systemMessage": f"git-continuity: {thread} verifies now; close it with: git continuity thread close {thread}"
+    }
+    ok(work, "thread", "close", thread)
     threads = json.loads(ok(work, "status", "--json").out)["threads"]
     assert [(t["id"], t["status"]) for t in threads] == [(thread, "done")]
 
@@ -415,9 +422,12 @@ def test_claude_code_runs_the_installed_hooks(project: Path) -> None:
         f"(claude-code, session {session})\n"
         "- nothing changed: no commits, refs, claim states or journal entries\n"
         "\n"
-        "## Journal (latest 1 of 1)\n"
+        "## Journal (latest 2 of 2)\n"
         f"- TIME UTC Ada Agent on laptop (claude-code, session {session}): Session {session} handed off "
         f"({handoff['id']}): {thread} open → done. Next: tag v1.2 and push it\n"
+        f"- TIME UTC Ada Agent on laptop (claude-code, session {session}): Stop gate let go: session {session} "
+        f"ended with {thread} unverified, after 3 blocks in a row; what it said was done is not (git continuity "
+        "check --closing shows why)\n"
     )
 
     # -- SessionEnd: the last handoff -----------------------------------------------------------

@@ -104,6 +104,7 @@ def test_the_hooks_answer_as_gemini_cli_reads_them(repo: Path) -> None:
     assert set(start) == {"hookSpecificOutput"}
     assert start["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     assert start["hookSpecificOutput"]["additionalContext"].startswith("# git-continuity brief: stream main\n")
+    (repo / "CHANGES.txt").write_text("v1.2\n")  # the session changes something: its stop is held
     held = run(
         repo, "AfterAgent", {"prompt": "Release 1.2.", "prompt_response": "Released.", "stop_hook_active": False}
     )

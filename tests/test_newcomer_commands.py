@@ -391,7 +391,10 @@ def test_help_prints_what_dash_h_prints(words: list[str], repo: Path, monkeypatc
 def test_help_of_what_is_not_a_command(repo: Path, inproc: Run) -> None:
     for args, error in (
         (["bogus"], "no command 'bogus' (commands: init, status, objective, next, blocker, claim, thread, check, "),
-        (["thread", "bogus"], "git continuity thread has no action 'bogus' (actions: add, set, close, reopen, list, show)"),
+        (
+            ["thread", "bogus"],
+            "git continuity thread has no action 'bogus' (actions: add, set, close, reopen, list, show)",
+        ),
         (["status", "now"], "git continuity status has no actions: git continuity help status shows its help"),
     ):
         ran = inproc(repo, "help", *args)

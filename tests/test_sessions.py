@@ -266,9 +266,8 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
         f"State refs/continuity/main at {state[:7]}, changed AGO. "
         "Claims derived now, not read from storage: 1 verified, 2 contradicted.\n"
         f"Session {second} started now on desktop; end it with: git continuity handoff\n"
-        "Warning: No closure gate here: this clone's git hooks are not installed "
-        f"({desktop}/.git/hooks/commit-msg does not exist): a commit that claims to close a thread is not checked "
-        "here; install them: git continuity hooks install.\n"
+        "Warning: No closure gate here: this clone's git hooks are not installed, so a commit that closes a thread "
+        "is not checked (git continuity hooks install).\n"
         "\n"
         "## Do not act on these: not true now\n"
         f'- **{tagged}** "v1.2 is tagged" (tag:v1.2) is contradicted: tag v1.2 does not exist here\n'
