@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from git_continuity import gitcli
 from git_continuity.constants import CLOSING_FILE, STATE_PREFIX, THREAD_ID, env_stream, usable_stream
 from git_continuity.errors import UserError
 
@@ -43,8 +43,7 @@ if TYPE_CHECKING:  # the repository door imports pygit2: only past the cheap tes
 ZERO = "0" * 40
 
 
-def _git(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], capture_output=True, text=True)
+_git = gitcli.run
 
 
 def _stream() -> str | None:

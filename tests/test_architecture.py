@@ -97,9 +97,11 @@ def test_the_model_imports_only_constants_and_errors() -> None:
 
 
 def test_the_repository_door_stands_on_the_leaves_only() -> None:
-    """repo/ is what everything else stands on: it may not reach up into sessions or state."""
+    """repo/ is what everything else stands on: it may not reach up into sessions or state
+    (gitcli, the door for running git, imports nothing of ours)."""
     door = [m for m in _modules() if m == "git_continuity.repo" or m.startswith("git_continuity.repo.")]
-    allowed = {"git_continuity.constants", "git_continuity.errors", "git_continuity.atomic", *door}
+    allowed = {"git_continuity.constants", "git_continuity.errors", "git_continuity.atomic", "git_continuity.gitcli"}
+    allowed |= set(door)
     assert _violations("the repository door", allowed, door) == []
 
 
@@ -158,3 +160,65 @@ def test_no_module_imports_from_a_floor_above_its_own() -> None:
         }
     )
     assert found == []
+
+
+# The modules that start another program, and what each starts. git itself is started only
+# through gitcli.py (and transport.py, for the network); repo/ reads the repository with
+# pygit2. A module that starts a program gets a row here saying which.
+STARTS_PROGRAMS = {
+    "git_continuity.gitcli": "git, for all but the network",
+    "git_continuity.transport": "git, for the network",
+    "git_continuity.tokens": "gh auth token",
+    "git_continuity.helper": "the helper process (this Python)",
+    "git_continuity.health_setup": "the Python the git hooks recorded",
+    "git_continuity.verifiers.cmd": "a cmd: handle's approved command",
+    "git_continuity.commands.ci": "the command `ci run` records",
+    "git_continuity.commands.edit": "the user's editor",
+    "git_continuity.commands.demo": "the tour's steps, as a user types them",
+}
+GIT_DOORS = {"git_continuity.gitcli", "git_continuity.transport"}
+STARTERS = re.compile(r"os\.(exec|spawn|posix_spawn|system$|popen$)|asyncio\.create_subprocess")
+
+
+def _starts_programs(path: Path) -> bool:
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] in ("subprocess", "pty") for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("subprocess", "pty"):
+            return True
+        if isinstance(node, ast.Call) and STARTERS.match(ast.unparse(node.func)):
+            return True
+    return False
+
+
+def _git_argv(path: Path) -> Iterator[int]:
+    """Lines where a program's argument list names git: a list or tuple that starts with "git"
+    (a comparison such as ``argv[:2] == ["git", "continuity"]`` starts nothing)."""
+    tree = ast.parse(path.read_text(), str(path))
+    compared = {id(n) for c in ast.walk(tree) if isinstance(c, ast.Compare) for n in [c.left, *c.comparators]}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.List, ast.Tuple)) and id(node) not in compared and node.elts:
+            first = node.elts[0]
+            if isinstance(first, ast.Constant) and first.value == "git":
+                yield node.lineno
+
+
+def test_only_the_listed_modules_start_programs() -> None:
+    assert {m for m, p in _modules().items() if _starts_programs(p)} == set(STARTS_PROGRAMS)
+
+
+def test_only_gitcli_and_transport_start_git() -> None:
+    paths = _modules()
+    found = [
+        f"{paths[m].relative_to(PACKAGE.parent)}:{line}: runs git; go through gitcli.run"
+        for m in paths
+        if m not in GIT_DOORS
+        for line in _git_argv(paths[m])
+    ]
+    assert found == []
+    assert list(_git_argv(paths["git_continuity.gitcli"])) != []  # the reader sees a real one
+
+
+def test_gitcli_imports_nothing_of_ours() -> None:
+    assert _violations("the git door", set(), ["git_continuity.gitcli"]) == []
