@@ -240,7 +240,7 @@ def post_commit() -> int:
         return 0
     ids, _, message = head.stdout.partition("\n")
     commit, _, tree = ids.partition(" ")
-    from git_continuity import notes, session
+    from git_continuity import notes, provenance, session
     from git_continuity import repo as git
 
     repo = git.open_repo()
@@ -249,28 +249,23 @@ def post_commit() -> int:
 
         if closing.after_commit(repo, git_dir, stream, commit, tree, message):
             state = _git("rev-parse", "-q", "--verify", f"{STATE_PREFIX}{stream}^{{commit}}").stdout.strip() or state
-    record: dict[str, Any] = {
-        "kind": "provenance",
-        "stream": stream,
-        "state": state,
-        "objective": _active(repo, common, stream, state).get("objective"),
-        "threads": _message_threads(message),
-        "at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "host": session.hostname(),
-    }
     # The same source as every other write (session.py: the environment, then this work
     # tree's open session); a broken one costs the note its session, never the note.
     try:
         session_id, agent = session.current(git_dir)
+        judged = True
     except UserError as error:
         _say(f"git-continuity: {error}; the provenance note has no session")
-        session_id, agent = None, None
-    for key, value in (("session", session_id), ("agent", agent)):
-        if value:
-            record[key] = value
+        session_id, agent, judged = None, None, False
+    objective = _active(repo, common, stream, state).get("objective")
+    at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    threads = _message_threads(message)
+    record = provenance.record(stream, state, objective, threads, at, session.hostname(), session_id, agent)
     # The one compare-and-swap write: a command noting this commit at the same moment (a
     # claim naming it, a CI result) keeps its line, and so does this one.
     notes.add(repo, git.Oid(commit), record)
+    if judged:  # the next commit in this environment is noted by the shell alone
+        provenance.keep(git_dir, record, environment=True)
     return 0
 
 
