@@ -16,7 +16,7 @@ DEFAULT_STREAM = "main"
 # under refs/continuity-remotes/<remote>/<stream>, so `git branch -a` stays clean.
 STATE_PREFIX = "refs/continuity/"
 NOTES_REF = "refs/notes/continuity"
-# What the commit-msg hook judged for the post-commit hook of the same commit (closing.py),
+# What the commit-msg hook judged for the post-commit hook of the same commit (pending_close.py),
 # under the work tree's own git folder: the shell hook tests for it before any Python starts.
 CLOSING_FILE = "continuity/closing.json"
 TRACKING_PREFIX = "refs/continuity-remotes/"

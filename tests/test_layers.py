@@ -183,7 +183,7 @@ def test_a_commit_closing_nothing_starts_no_python_and_gets_its_note(probe: Path
         "stream": "main",
         "threads": [],
     }
-    # Written as notes.line writes it: keys sorted, no spaces.
+    # Written as commit_notes.line writes it: keys sorted, no spaces.
     assert line == json.dumps({**record, "at": json.loads(line)["at"]}, sort_keys=True, separators=(",", ":"))
     assert git(noted, "for-each-ref", "--format=%(refname)", "refs/notes/") == "refs/notes/continuity"
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from git_continuity import policy, progress, render, session, stoploss, store, verify
+from git_continuity import meter, policy, render, session, stoploss, store, verify
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, Thread, now
 from git_continuity.repo import Repo
@@ -47,7 +47,7 @@ def verify_claims(
         dereference_all=True,
         online=online,
         timeout=timeout,
-        progress=progress.on_terminal(as_json) if online else None,
+        progress=meter.on_terminal(as_json) if online else None,
     )
     taken: set[str] = set()
     who = session.who(repo)
