@@ -13,6 +13,7 @@ git alone. Standard library only.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -102,10 +103,12 @@ def resession(git_dir: Path, session: str | None, agent: str | None) -> None:
     try:
         kept, _state, before, after = path.read_text().split("\n")[:4]
         base = json.loads(before + AT + after)
-    except (OSError, ValueError):
-        return
-    if kept != key(base["stream"], environment=False):
-        path.unlink(missing_ok=True)
+        made_for_none = kept == key(base["stream"], environment=False)
+    except (OSError, ValueError, KeyError, TypeError):  # none there yet, or not one Python left
+        made_for_none = False
+    if not made_for_none:
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
         return
     base.pop("session", None)
     base.pop("agent", None)

@@ -247,6 +247,7 @@ def test_the_line_python_leaves_follows_the_environment_the_state_and_the_sessio
     the next; a state write or the session's end leaves it again, as a process naming
     nothing has it."""
     import os
+    import socket
 
     hook("post-commit", probe, noted)
 
@@ -254,7 +255,9 @@ def test_the_line_python_leaves_follows_the_environment_the_state_and_the_sessio
         argv = ["git", "commit", "-q", "--allow-empty", "-m", message]
         assert subprocess.run(argv, cwd=noted, env={**os.environ, **named}).returncode == 0
         (line,) = git(noted, "notes", "--ref=continuity", "show", "HEAD").splitlines()
-        return {k: v for k, v in json.loads(line).items() if k not in ("at", "objective", "host", "kind", "threads")}
+        record = json.loads(line)
+        assert record["host"] == named.get("GIT_CONTINUITY_HOST", socket.gethostname())
+        return {k: v for k, v in record.items() if k not in ("at", "objective", "host", "kind", "threads")}
 
     session = json.loads((noted / ".git" / "continuity" / "session.json").read_text())["id"]
     state = git(noted, "rev-parse", "refs/continuity/main")
@@ -262,7 +265,9 @@ def test_the_line_python_leaves_follows_the_environment_the_state_and_the_sessio
     by = {"agent": 'say "hi"', "session": session, "state": state, "stream": "main"}
     assert (commit("one", **odd), len(runs(probe))) == (by, 1)
     assert (commit("two", **odd), len(runs(probe))) == (by, 1)  # the line Python left
-    assert subprocess.run(["git", "continuity", "journal", "add", "a step"], cwd=noted).returncode == 0
+    # A write from an agent's hook, which names its agent (and here a host) in its own environment.
+    hooks_env = {**os.environ, "GIT_CONTINUITY_AGENT": "hook", "GIT_CONTINUITY_HOST": "ci-box"}
+    assert subprocess.run(["git", "continuity", "journal", "add", "a step"], cwd=noted, env=hooks_env).returncode == 0
     state = git(noted, "rev-parse", "refs/continuity/main")
     by = {"agent": "claude-code", "session": session, "state": state, "stream": "main"}
     assert (commit("three"), len(runs(probe))) == (by, 1)  # the state write left it

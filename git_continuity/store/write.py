@@ -182,7 +182,8 @@ def _keep_provenance_line(repo: Repo, stream: str, state: str, objective: str | 
         found = session.resolve(git_dir, environment=False)
     except UserError:
         return
-    base = provenance.record(stream, state, objective, [], "", session.hostname(), found.id, found.agent)
+    host = session.hostname(environment=False)
+    base = provenance.record(stream, state, objective, [], "", host, found.id, found.agent)
     provenance.keep(git_dir, base, environment=False)
 
 
