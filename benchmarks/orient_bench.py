@@ -115,7 +115,7 @@ def main() -> int:
             "orient --max-tokens 2500": [*cont, "orient", "--max-tokens", "2500"],
             "orient --json": [*cont, "orient", "--json"],
         }
-        rows = [
+        rows: list[tuple[str, tuple[float, float], float | None]] = [
             (name, measure(work, argv, args.runs), measure(work, argv, args.runs, env=HELPED)[0])
             for name, argv in commands.items()
         ]

@@ -51,7 +51,7 @@ def make_state(path: Path, claims: int) -> None:
     repo = git.open_repo(path)
     moment = now()
     taken: set[str] = set()
-    files = {}
+    files: dict[str, bytes | None] = {}
     for n in range(1, claims + 1):
         claim_id = new_id("claim", taken)
         taken.add(claim_id)

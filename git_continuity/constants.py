@@ -16,7 +16,7 @@ DEFAULT_STREAM = "main"
 # under refs/continuity-remotes/<remote>/<stream>, so `git branch -a` stays clean.
 STATE_PREFIX = "refs/continuity/"
 NOTES_REF = "refs/notes/continuity"
-# What the commit-msg hook judged for the post-commit hook of the same commit (closing.py),
+# What the commit-msg hook judged for the post-commit hook of the same commit (pending_close.py),
 # under the work tree's own git folder: the shell hook tests for it before any Python starts.
 CLOSING_FILE = "continuity/closing.json"
 TRACKING_PREFIX = "refs/continuity-remotes/"
@@ -56,11 +56,11 @@ SIBLING_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 AGENT_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,64}$")
 
 
-def hostname() -> str:
+def hostname(*, environment: bool = True) -> str:
     """This machine's name as entries record it: GIT_CONTINUITY_HOST when set (containers and
     CI runners get random host names; a person can name the machine they mean), else the
-    host name."""
-    named = os.environ.get(ENV_HOST, "").strip()
+    host name (``environment=False``: the host name, as for a process that names none)."""
+    named = os.environ.get(ENV_HOST, "").strip() if environment else ""
     if named and AGENT_RE.match(named):
         return named
     return socket.gethostname() or "unknown-host"

@@ -8,11 +8,11 @@ They decide from the cheapest evidence first. The shell hooks (``hooks/``) do th
 common case with no Python at all (a commit that closes nothing may add 25 ms, and Python
 alone starts in ~18 ms): commit-msg greps the message for a thread id, pre-commit greps the
 state's small file for places, and post-commit writes the provenance note of a commit that
-names no thread with git itself, by the same compare-and-swap as notes.add. Here, a commit
+names no thread with git itself, by the same compare-and-swap as commit_notes.add. Here, a commit
 message that names no thread, and every hook in a repository without continuity state,
 return before anything heavy is imported (pygit2 alone costs 65-120 ms). Those tests read
 git through a few ``git`` plumbing calls; everything past them goes through the repository
-door (repo.py), the provenance note included: notes.add is the one compare-and-swap write
+door (repo.py), the provenance note included: commit_notes.add is the one compare-and-swap write
 of a note in Python, so a command noting the same commit at the same moment keeps its line.
 
 A repository that never ran ``git continuity init`` passes every hook quietly: people must
@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from git_continuity import gitcli
 from git_continuity.constants import CLOSING_FILE, STATE_PREFIX, THREAD_ID, env_stream, usable_stream
 from git_continuity.errors import UserError
 
@@ -42,8 +42,7 @@ if TYPE_CHECKING:  # the repository door imports pygit2: only past the cheap tes
 ZERO = "0" * 40
 
 
-def _git(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], capture_output=True, text=True)
+_git = gitcli.run
 
 
 def _stream() -> str | None:
@@ -83,7 +82,7 @@ def _message_threads(message: str) -> list[str]:
 
 def commit_msg(message_file: str) -> int:
     """Block a commit whose message closes a thread whose checks do not verify on the commit
-    being made; hand what it judged to post-commit, which records the close (closing.py)."""
+    being made; hand what it judged to post-commit, which records the close (pending_close.py)."""
     message = Path(message_file).read_text(errors="replace")
     if not _message_threads(message):
         return 0  # closes nothing: no repository access at all
@@ -102,7 +101,7 @@ def _tree_being_committed() -> str:
 def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str) -> int:
     """The heavy path: threads named with a closing keyword must verify now (or be done);
     for a commit being made (``where`` is "commit"), on the tree it is made of."""
-    from git_continuity import closing, closure, policy, session, store
+    from git_continuity import closure, pending_close, policy, session, store
     from git_continuity import repo as git
     from git_continuity.model import now
 
@@ -112,7 +111,7 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str) -> int:
     repo = git.open_repo()
     committing = where == "commit"
     if committing:
-        closing.drop(git.worktree_git_dir(repo))  # whatever an earlier commit left is stale now
+        pending_close.drop(git.worktree_git_dir(repo))  # whatever an earlier commit left is stale now
     snap = store.snapshot(repo, stream)
     if snap.commit is None:
         return 0
@@ -156,7 +155,7 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str) -> int:
     # made writes nothing: post-commit records the close once the commit exists.
     if committing and not failing and tree is not None:
         evidence = closure.evidence_of(verdicts, moment, session.who(repo))
-        closing.leave(
+        pending_close.leave(
             git.worktree_git_dir(repo),
             stream=stream,
             tree=tree,
@@ -234,37 +233,32 @@ def post_commit() -> int:
         return 0
     ids, _, message = head.stdout.partition("\n")
     commit, _, tree = ids.partition(" ")
-    from git_continuity import notes, session
+    from git_continuity import commit_notes, provenance, session
     from git_continuity import repo as git
 
     repo = git.open_repo()
     if (git_dir / CLOSING_FILE).exists():  # commit-msg judged a close of this commit, or a stale one
-        from git_continuity import closing
+        from git_continuity import pending_close
 
-        if closing.after_commit(repo, git_dir, stream, commit, tree, message):
+        if pending_close.after_commit(repo, git_dir, stream, commit, tree, message):
             state = _git("rev-parse", "-q", "--verify", f"{STATE_PREFIX}{stream}^{{commit}}").stdout.strip() or state
-    record: dict[str, Any] = {
-        "kind": "provenance",
-        "stream": stream,
-        "state": state,
-        "objective": _active(repo, common, stream, state).get("objective"),
-        "threads": _message_threads(message),
-        "at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "host": session.hostname(),
-    }
     # The same source as every other write (session.py: the environment, then this work
     # tree's open session); a broken one costs the note its session, never the note.
     try:
         session_id, agent = session.current(git_dir)
+        judged = True
     except UserError as error:
         _say(f"git-continuity: {error}; the provenance note has no session")
-        session_id, agent = None, None
-    for key, value in (("session", session_id), ("agent", agent)):
-        if value:
-            record[key] = value
+        session_id, agent, judged = None, None, False
+    objective = _active(repo, common, stream, state).get("objective")
+    at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    threads = _message_threads(message)
+    record = provenance.record(stream, state, objective, threads, at, session.hostname(), session_id, agent)
     # The one compare-and-swap write: a command noting this commit at the same moment (a
     # claim naming it, a CI result) keeps its line, and so does this one.
-    notes.add(repo, git.Oid(commit), record)
+    commit_notes.add(repo, git.Oid(commit), record)
+    if judged:  # the next commit in this environment is noted by the shell alone
+        provenance.keep(git_dir, record, environment=True)
     return 0
 
 

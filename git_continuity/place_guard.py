@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from git_continuity import gitcli
 from git_continuity.constants import CONFIG_ALLOW_PLACE, ENV_ALLOW_PLACE, GUARDED_ROLES, PLACE_ROLES, STATE_PREFIX
 
 ROLES = PLACE_ROLES
@@ -137,8 +137,7 @@ def _article(role: str) -> str:
 # -- the hooks ------------------------------------------------------------------------------
 
 
-def _git(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], capture_output=True, text=True)
+_git = gitcli.run
 
 
 def allowed() -> bool:

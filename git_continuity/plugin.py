@@ -189,9 +189,9 @@ class Repository:
     def note_records(self, commit: str) -> list[dict[str, Any]]:
         """The JSON records on the commit's continuity note (``refs/notes/continuity``),
         e.g. ``kind: ci`` results; a hand-written line is skipped."""
-        from git_continuity import notes
+        from git_continuity import commit_notes
 
-        return notes.records(self._repo, git.Oid(commit))
+        return commit_notes.records(self._repo, git.Oid(commit))
 
     def remote_ref(self, remote: str, refname: str, timeout: float) -> str | None:
         """Where refname points on the remote right now, asked through the user's git (its

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from git_continuity import notes, store
+from git_continuity import commit_notes, store
 from git_continuity import repo as git
 from git_continuity.repo import Oid, Repo
 
@@ -38,9 +38,9 @@ def follow(repo: Repo, stream: str, pairs: list[tuple[Oid, Oid]], *, kind: str) 
     """Copy each old commit's note records to the new commit (with a record of the rewrite),
     and point claims that named an old commit at the new one."""
     for old, new in pairs:
-        carried = notes.records(repo, old)
+        carried = commit_notes.records(repo, old)
         if carried:
-            notes.add(repo, new, *carried, {"kind": "rewritten", "from": old, "by": kind})
+            commit_notes.add(repo, new, *carried, {"kind": "rewritten", "from": old, "by": kind})
     snap = store.snapshot(repo, stream)
     if snap.commit is None:
         return

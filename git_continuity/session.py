@@ -39,7 +39,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from git_continuity import atomic
+from git_continuity import atomic, provenance
 from git_continuity.errors import UserError
 
 if TYPE_CHECKING:  # the repository door imports pygit2; only who() needs it, lazily
@@ -88,6 +88,8 @@ def save(git_dir: Path, session: Session) -> None:
     target = path(git_dir)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic.write(target, json.dumps(session._asdict(), indent=2, sort_keys=True) + "\n")
+    found = resolve(git_dir, environment=False)
+    provenance.resession(git_dir, found.id, found.agent)  # the next commit's note, for the hook
 
 
 def open_session(git_dir: Path) -> Session | None:
@@ -120,11 +122,12 @@ class Current(NamedTuple):
     ended: Session | None  # the work tree's open session, when another one is current
 
 
-def resolve(git_dir: Path, *, agent_session: str | None = None) -> Current:
+def resolve(git_dir: Path, *, agent_session: str | None = None, environment: bool = True) -> Current:
     """The one rule for which session is current (the module's docstring): the environment
     first, then the work tree's open session unless ``agent_session`` (the agent's own id for
-    its conversation, known only to its hooks) says it belongs to another conversation."""
-    env_session, env_agent = from_env()
+    its conversation, known only to its hooks) says it belongs to another conversation.
+    ``environment=False``: as for a process whose environment names no session or agent."""
+    env_session, env_agent = from_env() if environment else (None, None)
     stored = open_session(git_dir)
     if stored is None:
         return Current(env_session, env_agent, None, None)

@@ -91,6 +91,9 @@ class Ran:
     err: str
 
 
+Run = Callable[..., Ran]  # the inproc fixture: (cwd, *args) -> Ran
+
+
 def cont(cwd: Path, *args: str, monkeypatch: pytest.MonkeyPatch | None = None) -> Ran:
     """`git continuity ARGS` in a fresh process, exactly as a user or agent runs it."""
     done = subprocess.run(["git", "continuity", *args], cwd=cwd, capture_output=True, text=True)
@@ -128,7 +131,7 @@ def stop_hook(work: Path, *, active: bool = False, session: str = "conversation-
 
 
 @pytest.fixture
-def inproc(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def inproc(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Run:
     """`git continuity ARGS` in this process (fast, for the many small cases)."""
 
     def run(cwd: Path, *args: str) -> Ran:

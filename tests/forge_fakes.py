@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import jsonschema
@@ -98,6 +98,7 @@ class Answer:
 
 
 Route = Callable[[re.Match[str], dict[str, list[str]]], Answer]
+_Fake = TypeVar("_Fake", bound="FakeForge")
 
 
 class FakeForge:
@@ -126,7 +127,7 @@ class FakeForge:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def __enter__(self) -> FakeForge:
+    def __enter__(self: _Fake) -> _Fake:
         self.thread.start()
         return self
 
@@ -245,7 +246,7 @@ class FakeGitHub(FakeForge):
         self.route(r"/repos/([^/]+)/([^/]+)/commits/([^/]+)/status", self._status)
 
     def add_pull(self, owner: str, repo: str, number: int, state: str = "open", **fields: Any) -> dict[str, Any]:
-        pr = github_example("pull-request")
+        pr: dict[str, Any] = github_example("pull-request")
         for team in pr["requested_teams"]:
             # GitHub's own example lags its schema here (team-simple requires `type`).
             team.setdefault("type", "organization")

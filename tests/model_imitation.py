@@ -84,7 +84,7 @@ def anthropic_events(reply: Reply, model: str, serial: int) -> bytes:
     if reply.tool is not None:
         start = {"type": "tool_use", "id": f"toolu_{serial:04d}", "name": reply.tool.name, "input": {}}
         blocks.append((start, {"type": "input_json_delta", "partial_json": json.dumps(reply.tool.input)}))
-    message = {
+    message: dict[str, Any] = {
         "id": f"msg_{serial:04d}",
         "type": "message",
         "role": "assistant",

@@ -50,7 +50,7 @@ def large(repo: Path) -> Path:
     cont(repo, "objective", "set", "Ship 1.2", "--why", "release is due Friday")
     subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "first"], cwd=repo, check=True)
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
-    moment, files = now(), {}
+    moment, files = now(), dict[str, bytes | None]()
     for t in range(50):
         thread = Thread(
             f"t-{code(t)}", f"Thread {t}: make release step {t} pass on CI", "open", stamp(moment), "Ada", "laptop"

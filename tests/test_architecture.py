@@ -97,9 +97,11 @@ def test_the_model_imports_only_constants_and_errors() -> None:
 
 
 def test_the_repository_door_stands_on_the_leaves_only() -> None:
-    """repo/ is what everything else stands on: it may not reach up into sessions or state."""
+    """repo/ is what everything else stands on: it may not reach up into sessions or state
+    (gitcli, the door for running git, imports nothing of ours)."""
     door = [m for m in _modules() if m == "git_continuity.repo" or m.startswith("git_continuity.repo.")]
-    allowed = {"git_continuity.constants", "git_continuity.errors", "git_continuity.atomic", *door}
+    allowed = {"git_continuity.constants", "git_continuity.errors", "git_continuity.atomic", "git_continuity.gitcli"}
+    allowed |= set(door)
     assert _violations("the repository door", allowed, door) == []
 
 
@@ -158,3 +160,142 @@ def test_no_module_imports_from_a_floor_above_its_own() -> None:
         }
     )
     assert found == []
+
+
+# The modules that start another program, and what each starts. git itself is started only
+# through gitcli.py (and transport.py, for the network); repo/ reads the repository with
+# pygit2. A module that starts a program gets a row here saying which.
+STARTS_PROGRAMS = {
+    "git_continuity.gitcli": "git, for all but the network",
+    "git_continuity.transport": "git, for the network",
+    "git_continuity.tokens": "gh auth token",
+    "git_continuity.helper": "the helper process (this Python)",
+    "git_continuity.health_setup": "the Python the git hooks recorded",
+    "git_continuity.verifiers.cmd": "a cmd: handle's approved command",
+    "git_continuity.commands.ci": "the command `ci run` records",
+    "git_continuity.commands.edit": "the user's editor",
+    "git_continuity.commands.demo": "the tour's steps, as a user types them",
+}
+GIT_DOORS = {"git_continuity.gitcli", "git_continuity.transport"}
+STARTERS = re.compile(r"os\.(exec|spawn|posix_spawn|system$|popen$)|asyncio\.create_subprocess")
+
+
+def _starts_programs(path: Path) -> bool:
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] in ("subprocess", "pty") for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("subprocess", "pty"):
+            return True
+        if isinstance(node, ast.Call) and STARTERS.match(ast.unparse(node.func)):
+            return True
+    return False
+
+
+def _git_argv(path: Path) -> Iterator[int]:
+    """Lines where a program's argument list names git: a list or tuple that starts with "git"
+    (a comparison such as ``argv[:2] == ["git", "continuity"]`` starts nothing)."""
+    tree = ast.parse(path.read_text(), str(path))
+    compared = {id(n) for c in ast.walk(tree) if isinstance(c, ast.Compare) for n in [c.left, *c.comparators]}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.List, ast.Tuple)) and id(node) not in compared and node.elts:
+            first = node.elts[0]
+            if isinstance(first, ast.Constant) and first.value == "git":
+                yield node.lineno
+
+
+def test_only_the_listed_modules_start_programs() -> None:
+    assert {m for m, p in _modules().items() if _starts_programs(p)} == set(STARTS_PROGRAMS)
+
+
+def test_only_gitcli_and_transport_start_git() -> None:
+    paths = _modules()
+    found = [
+        f"{paths[m].relative_to(PACKAGE.parent)}:{line}: runs git; go through gitcli.run"
+        for m in paths
+        if m not in GIT_DOORS
+        for line in _git_argv(paths[m])
+    ]
+    assert found == []
+    assert list(_git_argv(paths["git_continuity.gitcli"])) != []  # the reader sees a real one
+
+
+def test_gitcli_imports_nothing_of_ours() -> None:
+    assert _violations("the git door", set(), ["git_continuity.gitcli"]) == []
+
+
+# Imports that break the groups of docs/ARCHITECTURE.md today, each with what would end it.
+# A new one is not added here: the module moves to the group it belongs to, or the page gets
+# a new group, argued for.
+ALLOWED_FOR_NOW = {
+    ("git_continuity.guards", "git_continuity.agent_hooks"): (
+        "hook_impl dispatches the agents' hooks too; that dispatch belongs with hook_entry"
+    ),
+}
+
+
+def _groups() -> dict[str, tuple[str, str, int]]:
+    """table name -> (floor, group, the group's height in its floor: 0 = the bottom one), read
+    from the page's groups table, where each floor's groups are listed from the top down."""
+    section = DOC.read_text().split("### Groups inside a floor", 1)[1].split("\n## ", 1)[0]
+    listed: dict[str, list[tuple[str, list[str]]]] = {}
+    for row in section.splitlines():
+        cells = [c.strip() for c in row.split("|")[1:-1]]
+        if len(cells) == 4 and "`" in cells[2]:
+            listed.setdefault(cells[0], []).append((cells[1], re.findall(r"`([^`]+)`", cells[2])))
+    found = {}
+    for floor, groups in listed.items():
+        for height, (group, names) in enumerate(reversed(groups)):
+            for name in names:
+                found[name.removesuffix("*.py").removesuffix("/").removesuffix(".py").replace("/", ".")] = (
+                    floor,
+                    group,
+                    height,
+                )
+    return found
+
+
+def _entry(module: str, names: dict[str, tuple[str, str, int]]) -> str | None:
+    """The table entry naming a module (itself, or the package it is in)."""
+    name = module.removeprefix("git_continuity.")
+    while name not in names and "." in name:
+        name = name.rsplit(".", 1)[0]
+    name = name.rstrip(".")
+    return name if name in names else None
+
+
+def test_every_module_of_a_grouped_floor_is_in_one_of_its_groups() -> None:
+    floors, groups = _floors(), _groups()
+    rows = [line for line in DOC.read_text().splitlines() if line.startswith("| ") and "`" in line.split("|")[2]]
+    named = {height: row.split("|")[1].strip() for height, row in enumerate(reversed(rows))}
+    placed = {
+        m: named.get(_floor_of(m, floors) or -1) for m in _modules() if m != "git_continuity"
+    }  # module -> its floor's name
+    grouped = {floor for floor, _, _ in groups.values()}
+    assert [m for m, floor in placed.items() if floor in grouped and _entry(m, groups) is None] == []
+    # a module grouped under one floor and placed on another by the floors table
+    assert [m for m, floor in placed.items() if (e := _entry(m, groups)) and groups[e][0] != floor] == []
+
+
+def test_a_module_imports_from_its_own_floor_only_the_groups_below_its_own() -> None:
+    floors, groups, paths = _floors(), _groups(), _modules()
+    found, used = [], set()
+    for module, path in paths.items():
+        here = _entry(module, groups)
+        if module == "git_continuity" or here is None:
+            continue
+        for line, name in _imports(path):
+            target = _ours(name)
+            there = _entry(target, groups) if target is not None else None
+            if there is None or there == here or _floor_of(target or "", floors) != _floor_of(module, floors):
+                continue
+            if groups[there][2] >= groups[here][2]:
+                if (module, target) in ALLOWED_FOR_NOW:
+                    used.add((module, target))
+                    continue
+                found.append(
+                    f"{path.relative_to(PACKAGE.parent)}:{line}: {here} ({groups[here][1]}) imports {there} "
+                    f"({groups[there][1]}), not a group below its own"
+                )
+    assert sorted(set(found)) == []
+    assert used == set(ALLOWED_FOR_NOW)  # an entry no longer needed goes

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from buildbot_master import BuildbotMaster
-from conftest import commit, git
+from conftest import Run, commit, git
 
 
 @pytest.fixture(scope="session")
@@ -24,8 +24,8 @@ def verified_states(out: str) -> list[tuple[str, str, str]]:
 
 
 def test_builds_of_a_revision_verify_contradict_or_were_never_made(
-    buildbot: BuildbotMaster, repo: Path, inproc
-) -> None:  # type: ignore[no-untyped-def]
+    buildbot: BuildbotMaster, repo: Path, inproc: Run
+) -> None:
     green = commit(repo, "passes", {"check.sh": "echo all good\nexit 0\n"})
     red = commit(repo, "fails", {"check.sh": "echo broken >&2\nexit 1\n"})
     unbuilt = commit(repo, "never built", {"check.sh": "exit 0\n"})
@@ -66,7 +66,7 @@ def test_builds_of_a_revision_verify_contradict_or_were_never_made(
     assert git(repo, "status", "--porcelain") == ""  # verifying touched no work tree
 
 
-def test_a_buildbot_that_is_down_is_unknown(repo: Path, inproc) -> None:  # type: ignore[no-untyped-def]
+def test_a_buildbot_that_is_down_is_unknown(repo: Path, inproc: Run) -> None:
     from buildbot_master import free_port
 
     port = free_port()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import commit, cont, git
+from conftest import Run, commit, cont, git
 
 
 def note_records(repo: Path, rev: str = "HEAD") -> list[dict[str, object]]:
@@ -19,7 +19,7 @@ def claims(repo: Path) -> list[tuple[str, str, str]]:
     return [(c["text"], c["state"], c["observed"]) for c in json.loads(ran.out)["claims"]]
 
 
-def test_a_recorded_result_verifies_the_commit_and_the_newest_one_decides(repo: Path, inproc) -> None:  # type: ignore[no-untyped-def]
+def test_a_recorded_result_verifies_the_commit_and_the_newest_one_decides(repo: Path, inproc: Run) -> None:
     sha = git(repo, "rev-parse", "HEAD")
     tree = git(repo, "rev-parse", "HEAD^{tree}")
     assert inproc(repo, "init").code == 0

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import THREAD_LINE, HookRepo, Ran, commit, cont, git
+from conftest import THREAD_LINE, HookRepo, Ran, Run, commit, cont, git
 
 TITLE = "Ship the login fix"
 COMMAND = 'python -c "print(6 * 7)"'
@@ -241,7 +241,7 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
     ready = git(work, "rev-parse", "refs/continuity/main")
 
     def thread_status() -> str:
-        return json.loads(cont(work, "status", "--json").out)["threads"][0]["status"]
+        return str(json.loads(cont(work, "status", "--json").out)["threads"][0]["status"])
 
     def back_to_ready() -> None:
         """Each of the three must pass on its own: start each from the same open thread."""
@@ -427,7 +427,7 @@ def test_done_is_never_typed_in(repo: Path) -> None:
     assert json.loads(cont(repo, "status", "--json").out)["threads"][0]["status"] == "open"
 
 
-def test_a_done_thread_that_stops_holding_is_called_out_and_a_new_check_reopens_it(repo: Path, inproc) -> None:  # type: ignore[no-untyped-def]
+def test_a_done_thread_that_stops_holding_is_called_out_and_a_new_check_reopens_it(repo: Path, inproc: Run) -> None:
     assert inproc(repo, "init").code == 0
     git(repo, "tag", "v1")
     added = inproc(repo, "thread", "add", "Release v1", "--check", "tag:v1")
@@ -455,7 +455,9 @@ def test_a_done_thread_that_stops_holding_is_called_out_and_a_new_check_reopens_
     assert (thread["status"], thread["closed_at"]) == ("open", None)
 
 
-def test_a_check_that_already_holds_when_the_thread_opens_is_called_out(remote_and_clone, inproc) -> None:  # type: ignore[no-untyped-def]
+def test_a_check_that_already_holds_when_the_thread_opens_is_called_out(
+    remote_and_clone: tuple[Path, Path], inproc: Run
+) -> None:
     _, work = remote_and_clone
     assert inproc(work, "init").code == 0
     head = git(work, "rev-parse", "HEAD")  # already on origin/main: "pushed" guards nothing

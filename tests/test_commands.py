@@ -277,7 +277,7 @@ def test_verify_records_one_evidence_file_per_claim(started: Path, inproc: Run) 
         "1 uncommitted change: new.txt",
     )
     assert sorted(
-        e["id"] for v in recorded.values() for e in v if e["checked_at"] == recorded[clean][1]["checked_at"]
+        str(e["id"]) for v in recorded.values() for e in v if e["checked_at"] == recorded[clean][1]["checked_at"]
     ) == sorted(data["evidence"])
 
     # Only the claims named; prose named explicitly cannot verify.
@@ -621,7 +621,7 @@ def test_every_subcommand_has_help_with_an_example(path: tuple[str, ...], capsys
     assert f"git continuity {path[0]}" in example, example
 
 
-def test_claim_retract_removes_the_claim_and_the_journal_keeps_why(repo: Path, inproc) -> None:  # type: ignore[no-untyped-def]
+def test_claim_retract_removes_the_claim_and_the_journal_keeps_why(repo: Path, inproc: Run) -> None:
     assert inproc(repo, "init").code == 0
     added = inproc(repo, "claim", "add", "v9 is tagged", "--check", "tag:v9")
     cid = added.out.split()[2].rstrip(":")
@@ -645,7 +645,7 @@ def test_claim_retract_removes_the_claim_and_the_journal_keeps_why(repo: Path, i
     )
 
 
-def test_stream_is_accepted_after_the_command_too(repo: Path, inproc) -> None:  # type: ignore[no-untyped-def]
+def test_stream_is_accepted_after_the_command_too(repo: Path, inproc: Run) -> None:
     assert inproc(repo, "init", "--stream", "agent-b").code == 0
     assert inproc(repo, "journal", "add", "on b", "--stream", "agent-b").code == 0
     entries = json.loads(inproc(repo, "--stream", "agent-b", "journal", "--json").out)["entries"]

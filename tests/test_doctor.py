@@ -165,6 +165,26 @@ def test_a_ref_file_holding_garbage_is_put_back(started: Path) -> None:
     assert cont(started, "status").code == 0
 
 
+def test_a_broken_ref_is_removed_by_compare_and_swap_and_its_reflog_stays(started: Path) -> None:
+    from git_continuity import repo as gitrepo
+
+    assert cont(started, "journal", "add", "first").code == 0
+    ref, log = (started / ".git" / where / "refs" / "continuity" / "main" for where in ("", "logs"))
+    logged = log.read_bytes()
+    opened = gitrepo.open_repo(started)
+    assert gitrepo.remove_broken_ref(opened, "refs/continuity/main") is False  # it reads: left alone
+    assert ref.is_file()
+    ref.write_text("garbage\n")
+    lock = ref.with_name("main.lock")
+    lock.write_text("")  # another writer holds the ref
+    with pytest.raises(gitrepo.RefMoved):
+        gitrepo.remove_broken_ref(opened, "refs/continuity/main")
+    assert ref.read_text() == "garbage\n"
+    lock.unlink()
+    assert gitrepo.remove_broken_ref(opened, "refs/continuity/main") is True
+    assert (ref.exists(), lock.exists(), log.read_bytes()) == (False, False, logged)
+
+
 def test_a_notes_ref_at_a_blob(started: Path) -> None:
     assert cont(started, "claim", "add", "x", "--check", "commit:HEAD").code == 0
     notes = git(started, "rev-parse", "refs/notes/continuity")

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Ran, cont, git
+from conftest import Ran, Run, cont, git
 from forge_fakes import FakeGitea, FakeGitHub, FakeGitLab, Fault
 
 TOKEN = "ghp_SECRETsecret0123456789abcdefSECRET"
@@ -45,12 +45,12 @@ def gitea(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitea]:
 
 
 @pytest.fixture
-def work(repo: Path, inproc) -> Path:  # type: ignore[no-untyped-def]
+def work(repo: Path, inproc: Run) -> Path:
     assert inproc(repo, "init").code == 0
     return repo
 
 
-def claim(inproc, repo: Path, text: str, handle: str) -> str:  # type: ignore[no-untyped-def]
+def claim(inproc: Run, repo: Path, text: str, handle: str) -> str:
     ran = inproc(repo, "claim", "add", text, "--check", handle)
     assert ran.code == 0, ran.err
     found = re.search(r"Recorded claim (c-\w{6})", ran.out)
@@ -70,7 +70,7 @@ def head(repo: Path) -> str:
 # -- GitHub ---------------------------------------------------------------------------------
 
 
-def test_a_pr_claim_turns_contradicted_once_the_pr_is_merged(work: Path, inproc, github: FakeGitHub) -> None:  # type: ignore[no-untyped-def]
+def test_a_pr_claim_turns_contradicted_once_the_pr_is_merged(work: Path, inproc: Run, github: FakeGitHub) -> None:
     sha = head(work)
     github.add_pull("octo", "app", 830, "open", head_sha=sha)
     github.add_run("octo", "app", sha, "test")
@@ -118,7 +118,7 @@ def test_a_pr_claim_turns_contradicted_once_the_pr_is_merged(work: Path, inproc,
     assert [s for _, s, _ in states(inproc(work, "status", "--json"))] == ["contradicted", "contradicted"]
 
 
-def test_verify_without_online_sends_nothing_and_says_so(work: Path, inproc, github: FakeGitHub) -> None:  # type: ignore[no-untyped-def]
+def test_verify_without_online_sends_nothing_and_says_so(work: Path, inproc: Run, github: FakeGitHub) -> None:
     github.add_pull("octo", "app", 7)
     cid = claim(inproc, work, "PR 7 is open", "github:pr/octo/app#7=open")
     ran = inproc(work, "verify")
@@ -135,7 +135,7 @@ def test_verify_without_online_sends_nothing_and_says_so(work: Path, inproc, git
     assert data["not_asked"] == [cid] and data["evidence"] == [] and data["online"] is False
 
 
-def test_check_runs_and_statuses_are_read_across_pages(work: Path, inproc, github: FakeGitHub) -> None:  # type: ignore[no-untyped-def]
+def test_check_runs_and_statuses_are_read_across_pages(work: Path, inproc: Run, github: FakeGitHub) -> None:
     sha = head(work)
     for n in range(150):
         github.add_run("octo", "app", sha, f"job-{n}")
@@ -159,7 +159,7 @@ def test_check_runs_and_statuses_are_read_across_pages(work: Path, inproc, githu
     )
 
 
-def test_pending_checks_and_a_commit_ci_never_saw(work: Path, inproc, github: FakeGitHub) -> None:  # type: ignore[no-untyped-def]
+def test_pending_checks_and_a_commit_ci_never_saw(work: Path, inproc: Run, github: FakeGitHub) -> None:
     sha = head(work)
     github.add_run("octo", "app", sha, "build", status="in_progress", conclusion=None)
     github.add_status("octo", "app", sha, "ci/lint", "pending")
@@ -177,7 +177,7 @@ def test_pending_checks_and_a_commit_ci_never_saw(work: Path, inproc, github: Fa
     ]
 
 
-def test_a_second_run_is_answered_with_304s_and_nothing_full(work: Path, inproc, github: FakeGitHub) -> None:  # type: ignore[no-untyped-def]
+def test_a_second_run_is_answered_with_304s_and_nothing_full(work: Path, inproc: Run, github: FakeGitHub) -> None:
     sha = head(work)
     github.add_pull("octo", "app", 1)
     github.add_run("octo", "app", sha, "test")
@@ -211,8 +211,8 @@ def test_a_second_run_is_answered_with_304s_and_nothing_full(work: Path, inproc,
     ],
     ids=["rate-limit-403", "rate-limit-429", "401", "403-scope", "502", "not-json", "wrong-json"],
 )
-def test_each_failure_is_unknown_with_its_reason(  # type: ignore[no-untyped-def]
-    work: Path, inproc, github: FakeGitHub, fault: Fault, observed: str
+def test_each_failure_is_unknown_with_its_reason(
+    work: Path, inproc: Run, github: FakeGitHub, fault: Fault, observed: str
 ) -> None:
     github.add_pull("octo", "app", 5)
     github.fault("/pulls/5", fault)
@@ -225,8 +225,8 @@ def test_each_failure_is_unknown_with_its_reason(  # type: ignore[no-untyped-def
     assert (state, said) == ("unknown", observed)
 
 
-def test_missing_pr_timeout_and_a_host_that_does_not_answer_leave_the_others_standing(  # type: ignore[no-untyped-def]
-    work: Path, inproc, github: FakeGitHub
+def test_missing_pr_timeout_and_a_host_that_does_not_answer_leave_the_others_standing(
+    work: Path, inproc: Run, github: FakeGitHub
 ) -> None:
     github.add_pull("octo", "app", 1)
     github.add_pull("octo", "app", 2)
@@ -251,8 +251,8 @@ def test_missing_pr_timeout_and_a_host_that_does_not_answer_leave_the_others_sta
     assert {s for _, _, s in states(ran)} == {f"no answer from 127.0.0.1:{port} (connection refused)"}
 
 
-def test_without_a_token_the_reason_says_how_to_give_one(  # type: ignore[no-untyped-def]
-    work: Path, inproc, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+def test_without_a_token_the_reason_says_how_to_give_one(
+    work: Path, inproc: Run, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("GH_TOKEN")
     claim(inproc, work, "PR 9 merged", "github:pr/octo/private#9=merged")
@@ -264,7 +264,7 @@ def test_without_a_token_the_reason_says_how_to_give_one(  # type: ignore[no-unt
     assert "authorization" not in github.requests[-1][1]
 
 
-def test_the_token_comes_from_gh_when_the_environment_has_none(  # type: ignore[no-untyped-def]
+def test_the_token_comes_from_gh_when_the_environment_has_none(
     work: Path, github: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bin_dir = tmp_path / "bin"
@@ -283,7 +283,7 @@ def test_the_token_comes_from_gh_when_the_environment_has_none(  # type: ignore[
     assert ran.err == ""  # stderr is not a terminal: no progress line
 
 
-def test_tokens_are_never_written_down(work: Path, inproc, github: FakeGitHub, gitlab: FakeGitLab) -> None:  # type: ignore[no-untyped-def]
+def test_tokens_are_never_written_down(work: Path, inproc: Run, github: FakeGitHub, gitlab: FakeGitLab) -> None:
     github.add_pull("octo", "app", 1)
     github.fault("/pulls/2", Fault(401, body=b'{"message": "Bad credentials"}'))
     gitlab.add_mr("group/app", 4)
@@ -337,8 +337,8 @@ def test_tokens_are_never_written_down(work: Path, inproc, github: FakeGitHub, g
         ("ci:HEAD#no spaces", "name 'no spaces' in 'ci:HEAD#no spaces' is not valid"),
     ],
 )
-def test_a_malformed_handle_is_refused_naming_the_part_and_nothing_is_written(  # type: ignore[no-untyped-def]
-    work: Path, inproc, handle: str, message: str
+def test_a_malformed_handle_is_refused_naming_the_part_and_nothing_is_written(
+    work: Path, inproc: Run, handle: str, message: str
 ) -> None:
     before = git(work, "rev-parse", "refs/continuity/main")
     ran = inproc(work, "claim", "add", "a claim", "--check", handle)
@@ -347,7 +347,7 @@ def test_a_malformed_handle_is_refused_naming_the_part_and_nothing_is_written(  
     assert git(work, "rev-parse", "refs/continuity/main") == before
 
 
-def test_revisions_are_resolved_to_full_ids_when_recorded(work: Path, inproc) -> None:  # type: ignore[no-untyped-def]
+def test_revisions_are_resolved_to_full_ids_when_recorded(work: Path, inproc: Run) -> None:
     sha = head(work)
     unknown_here = "ab" * 20
     # -v shows the ids whole (without it, 12 characters and an ellipsis).
@@ -362,7 +362,7 @@ def test_revisions_are_resolved_to_full_ids_when_recorded(work: Path, inproc) ->
 # -- GitLab ---------------------------------------------------------------------------------
 
 
-def test_gitlab_merge_request_and_pipelines(work: Path, inproc, gitlab: FakeGitLab) -> None:  # type: ignore[no-untyped-def]
+def test_gitlab_merge_request_and_pipelines(work: Path, inproc: Run, gitlab: FakeGitLab) -> None:
     sha = head(work)
     gitlab.add_mr("group/sub/app", 42, "opened")
     gitlab.add_mr("group/sub/app", 43, "merged")
@@ -385,7 +385,7 @@ def test_gitlab_merge_request_and_pipelines(work: Path, inproc, gitlab: FakeGitL
     )
 
 
-def test_gitlab_pages_pipelines_and_honours_its_rate_limit(work: Path, inproc, gitlab: FakeGitLab) -> None:  # type: ignore[no-untyped-def]
+def test_gitlab_pages_pipelines_and_honours_its_rate_limit(work: Path, inproc: Run, gitlab: FakeGitLab) -> None:
     sha = head(work)
     for n in range(120):
         gitlab.add_pipeline("g/app", sha, "success", ref=f"branch-{n}")
@@ -403,7 +403,7 @@ def test_gitlab_pages_pipelines_and_honours_its_rate_limit(work: Path, inproc, g
     )
 
 
-def test_gitlab_never_saw_the_commit(work: Path, inproc, gitlab: FakeGitLab) -> None:  # type: ignore[no-untyped-def]
+def test_gitlab_never_saw_the_commit(work: Path, inproc: Run, gitlab: FakeGitLab) -> None:
     gitlab.add_pipeline("g/app", "f" * 40, "success")
     claim(inproc, work, "green", "gitlab:pipeline/g/app@HEAD")
     assert states(inproc(work, "verify", "--online", "--json"))[0][1:] == (
@@ -415,7 +415,7 @@ def test_gitlab_never_saw_the_commit(work: Path, inproc, gitlab: FakeGitLab) -> 
 # -- Gitea / Forgejo ------------------------------------------------------------------------
 
 
-def test_gitea_and_forgejo_pull_requests_and_statuses(work: Path, inproc, gitea: FakeGitea) -> None:  # type: ignore[no-untyped-def]
+def test_gitea_and_forgejo_pull_requests_and_statuses(work: Path, inproc: Run, gitea: FakeGitea) -> None:
     sha = head(work)
     host = gitea.url  # plain HTTP on loopback: written out in the handle
     gitea.add_pull("ada", "app", 12, "merged")
@@ -438,7 +438,7 @@ def test_gitea_and_forgejo_pull_requests_and_statuses(work: Path, inproc, gitea:
     )
 
 
-def test_gitea_host_from_config_is_the_only_one_given_the_token(work: Path, inproc, gitea: FakeGitea) -> None:  # type: ignore[no-untyped-def]
+def test_gitea_host_from_config_is_the_only_one_given_the_token(work: Path, inproc: Run, gitea: FakeGitea) -> None:
     git(work, "config", "continuity.gitea.host", gitea.url)
     gitea.add_pull("ada", "app", 3)
     ran = inproc(work, "claim", "add", "PR 3 open", "--check", "gitea:pr/ada/app#3=open")
@@ -454,7 +454,7 @@ def test_gitea_host_from_config_is_the_only_one_given_the_token(work: Path, inpr
     )
 
 
-def test_a_redirect_to_another_host_does_not_carry_the_token(work: Path, inproc, github: FakeGitHub) -> None:  # type: ignore[no-untyped-def]
+def test_a_redirect_to_another_host_does_not_carry_the_token(work: Path, inproc: Run, github: FakeGitHub) -> None:
     with FakeGitHub() as elsewhere:
         elsewhere.add_pull("octo", "app", 6)
         github.fault("/pulls/6", Fault(302, {"Location": f"{elsewhere.url}/repos/octo/app/pulls/6"}))

@@ -48,7 +48,7 @@ class Cli(conftest.Cli):
 
     def thread_status(self, cwd: Path) -> str:
         (found,) = json.loads(self.ok(cwd, "status", "--json"))["threads"]
-        return found["status"]
+        return str(found["status"])
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ def run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Ran:
 
 class Cli(conftest.Cli):
     def claim_id(self, cwd: Path, text: str) -> str:
-        return {c["text"]: c["id"] for c in json.loads(self.ok(cwd, "status", "--json"))["claims"]}[text]
+        return str({c["text"]: c["id"] for c in json.loads(self.ok(cwd, "status", "--json"))["claims"]}[text])
 
 
 @pytest.fixture

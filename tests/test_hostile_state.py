@@ -127,6 +127,7 @@ SHOWN = "\\x1b]0;pwned\\x07\\x1b[31mred\\x1b[0m\\u202eevil\\x0dover\\x9b2J"
 
 
 def test_text_from_state_cannot_drive_the_terminal(started: Path) -> None:
+    args: tuple[str, ...]
     for args in (
         ("objective", "set", f"ship {EVIL}", "--why", f"why {EVIL}"),
         ("next", f"next {EVIL}"),

@@ -145,9 +145,13 @@ def test_status_of_a_state_read_before_checks_and_parses_nothing_again(
 
 @pytest.fixture
 def noted(repo: Path) -> Path:
-    """A repository with state and an open session (orient starts one), as an agent has it."""
+    """A repository with state and an open session (orient starts one, an agent's hook names
+    the agent), as an agent has it."""
+    import os
+
     for args in (["init"], ["objective", "set", "Fix the login loop", "--why", "users bounce"], ["orient"]):
-        done = subprocess.run(["git", "continuity", *args], cwd=repo, capture_output=True, text=True)
+        env = {**os.environ, "GIT_CONTINUITY_AGENT": "claude-code"} if args == ["orient"] else None
+        done = subprocess.run(["git", "continuity", *args], cwd=repo, capture_output=True, text=True, env=env)
         assert done.returncode == 0, done.stderr
     return repo
 
@@ -161,7 +165,7 @@ def test_a_commit_closing_nothing_starts_no_python_and_gets_its_note(probe: Path
 
     for name in ("pre-commit", "commit-msg", "post-commit"):
         hook(name, probe, noted)
-    env = {**os.environ, "GIT_CONTINUITY_AGENT": "claude-code"}
+    env = dict(os.environ)  # the agent's commands name no session or agent: the session file does
     done = subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "Tidy the readme"], cwd=noted, env=env)
     assert (done.returncode, runs(probe)) == (0, [])
     session = json.loads((noted / ".git" / "continuity" / "session.json").read_text())
@@ -179,7 +183,7 @@ def test_a_commit_closing_nothing_starts_no_python_and_gets_its_note(probe: Path
         "stream": "main",
         "threads": [],
     }
-    # Written as notes.line writes it: keys sorted, no spaces.
+    # Written as commit_notes.line writes it: keys sorted, no spaces.
     assert line == json.dumps({**record, "at": json.loads(line)["at"]}, sort_keys=True, separators=(",", ":"))
     assert git(noted, "for-each-ref", "--format=%(refname)", "refs/notes/") == "refs/notes/continuity"
 
@@ -195,10 +199,10 @@ def test_a_commit_closing_nothing_starts_no_python_and_gets_its_note(probe: Path
     [
         "a close to record",
         "a thread named",
-        "a stale state file",
-        "no state file",
+        "a line for another state",
+        "no line",
         "a note already there",
-        "an odd agent name",
+        "an agent named in the environment",
     ],
 )
 def test_what_the_shell_post_commit_leaves_to_python(probe: Path, noted: Path, why: str) -> None:
@@ -211,10 +215,12 @@ def test_what_the_shell_post_commit_leaves_to_python(probe: Path, noted: Path, w
         (noted / ".git" / "continuity" / "closing.json").write_text("{}")
     elif why == "a thread named":
         message = "Work on t-k7m2qx"
-    elif why == "a stale state file":
-        (noted / ".git" / "continuity" / "active" / "main.json").write_text("{}\n")
-    elif why == "no state file":
-        (noted / ".git" / "continuity" / "active" / "main.json").unlink()
+    elif why == "a line for another state":
+        ready = noted / ".git" / "continuity" / "provenance.line"
+        key, _, rest = ready.read_text().split("\n", 2)
+        ready.write_text(f"{key}\n{'1' * 40}\n{rest}")
+    elif why == "no line":
+        (noted / ".git" / "continuity" / "provenance.line").unlink()
     elif why == "a note already there":
         tree = git(noted, "rev-parse", "HEAD^{tree}")
         head = git(noted, "rev-parse", "HEAD")
@@ -233,6 +239,42 @@ def test_what_the_shell_post_commit_leaves_to_python(probe: Path, noted: Path, w
     kinds = [json.loads(x)["kind"] for x in git(noted, "notes", "--ref=continuity", "show", "HEAD").splitlines()
              if x.startswith("{")]  # fmt: skip
     assert kinds == ["provenance"]
+
+
+def test_the_line_python_leaves_follows_the_environment_the_state_and_the_session(probe: Path, noted: Path) -> None:
+    """The shell takes the line Python left only in the environment it was made for: a
+    process naming its own agent gets its first note from Python, which leaves the line for
+    the next; a state write or the session's end leaves it again, as a process naming
+    nothing has it."""
+    import os
+    import socket
+
+    hook("post-commit", probe, noted)
+
+    def commit(message: str, **named: str) -> dict[str, str]:
+        argv = ["git", "commit", "-q", "--allow-empty", "-m", message]
+        assert subprocess.run(argv, cwd=noted, env={**os.environ, **named}).returncode == 0
+        (line,) = git(noted, "notes", "--ref=continuity", "show", "HEAD").splitlines()
+        record = json.loads(line)
+        assert record["host"] == named.get("GIT_CONTINUITY_HOST", socket.gethostname())
+        return {k: v for k, v in record.items() if k not in ("at", "objective", "host", "kind", "threads")}
+
+    session = json.loads((noted / ".git" / "continuity" / "session.json").read_text())["id"]
+    state = git(noted, "rev-parse", "refs/continuity/main")
+    odd = {"GIT_CONTINUITY_AGENT": 'say "hi"'}
+    by = {"agent": 'say "hi"', "session": session, "state": state, "stream": "main"}
+    assert (commit("one", **odd), len(runs(probe))) == (by, 1)
+    assert (commit("two", **odd), len(runs(probe))) == (by, 1)  # the line Python left
+    # A write from an agent's hook, which names its agent (and here a host) in its own environment.
+    hooks_env = {**os.environ, "GIT_CONTINUITY_AGENT": "hook", "GIT_CONTINUITY_HOST": "ci-box"}
+    assert subprocess.run(["git", "continuity", "journal", "add", "a step"], cwd=noted, env=hooks_env).returncode == 0
+    state = git(noted, "rev-parse", "refs/continuity/main")
+    by = {"agent": "claude-code", "session": session, "state": state, "stream": "main"}
+    assert (commit("three"), len(runs(probe))) == (by, 1)  # the state write left it
+    assert (commit("four", **odd), len(runs(probe))) == ({**by, "agent": 'say "hi"'}, 2)
+    assert subprocess.run(["git", "continuity", "handoff"], cwd=noted, capture_output=True).returncode == 0
+    state = git(noted, "rev-parse", "refs/continuity/main")
+    assert (commit("five"), len(runs(probe))) == ({"state": state, "stream": "main"}, 2)  # the session ended
 
 
 def test_the_shell_post_commit_knows_a_thread_id_as_the_constants_do() -> None:

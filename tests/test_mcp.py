@@ -19,6 +19,7 @@ from conftest import BIN, cont, git, state_refs
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
+from pydantic import FileUrl
 
 from git_continuity import schema
 
@@ -30,7 +31,7 @@ def serve(cwd: Path, work: Session, *args: str, roots: list[Path] | None = None,
     as MCP roots when given), run ``work`` on the session and return what it returns."""
 
     async def listed(context: Any) -> types.ListRootsResult:
-        return types.ListRootsResult(roots=[types.Root(uri=path.as_uri()) for path in roots or []])
+        return types.ListRootsResult(roots=[types.Root(uri=FileUrl(path.as_uri())) for path in roots or []])
 
     async def main() -> Any:
         params = StdioServerParameters(
@@ -216,7 +217,7 @@ def test_bad_input_is_a_tool_error_with_the_reason_nothing_written_and_the_serve
             await session.call_tool("claim_delete", {})
         except MCPError as error:
             answers.append(error.error.message)
-        for name, arguments in [
+        calls: list[tuple[str, dict[str, Any]]] = [
             ("claim_add", {}),
             ("claim_add", {"text": 42}),
             ("claim_add", {"text": "x", "force": True}),
@@ -224,7 +225,8 @@ def test_bad_input_is_a_tool_error_with_the_reason_nothing_written_and_the_serve
             ("claim_retract", {"id": "c-zzzzzz", "why": "gone"}),
             ("thread_set", {"id": "t-zzzzzz", "status": "finished"}),
             ("status", {}),
-        ]:
+        ]
+        for name, arguments in calls:
             answers.append(await session.call_tool(name, arguments))
         return answers
 

@@ -19,6 +19,7 @@ from git_continuity.model import (
     Evidence,
     Handle,
     Observation,
+    Result,
     ago,
     derive_state,
     new_id,
@@ -49,13 +50,16 @@ def claim(handle: str | None = "pushed:" + "c" * 40 + "@origin/main") -> Claim:
 
 
 def evidence(
-    result: str = "verified", *, checked: datetime = AT - timedelta(hours=1), depends_on: dict[str, str] | None = None
+    result: Result = "verified",
+    *,
+    checked: datetime = AT - timedelta(hours=1),
+    depends_on: dict[str, str] | None = None,
 ) -> Evidence:
     return Evidence(
         id="e-abcdef",
         claim="c-k7m2qx",
         handle=claim().handle or "",
-        result=result,  # type: ignore[arg-type]
+        result=result,
         observed="origin/main is at aaaaaaa, which contains ccccccc",
         verifier="git",
         verifier_version="0.1.0",
@@ -80,10 +84,10 @@ def test_a_claim_without_a_handle_is_prose_whatever_else_is_known() -> None:
 
 
 @pytest.mark.parametrize("result", ["verified", "contradicted", "unknown"])
-def test_a_live_dereference_wins_over_old_evidence_and_is_timed_now(result: str) -> None:
-    live = Observation(result, f"live says {result}", "git", "1")  # type: ignore[arg-type]
+def test_a_live_dereference_wins_over_old_evidence_and_is_timed_now(result: Result) -> None:
+    live = Observation(result, f"live says {result}", "git", "1")
     got = derive(claim(), live, evidence("contradicted" if result == "verified" else "verified"))
-    assert got == Derived(result, f"live says {result}", "2026-11-30T10:00:00.000Z")  # type: ignore[arg-type]
+    assert got == Derived(result, f"live says {result}", "2026-11-30T10:00:00.000Z")
 
 
 def test_a_handle_never_dereferenced_is_unchecked() -> None:
@@ -91,12 +95,12 @@ def test_a_handle_never_dereferenced_is_unchecked() -> None:
 
 
 @pytest.mark.parametrize("result", ["verified", "contradicted", "unknown"])
-def test_recent_evidence_whose_dependencies_did_not_move_gives_its_result(result: str) -> None:
+def test_recent_evidence_whose_dependencies_did_not_move_gives_its_result(result: Result) -> None:
     ev = evidence(result)
     assert derive(claim(), ev=ev, moved={TRACKING: OLD_TIP}) == Derived(
         result,
         "origin/main is at aaaaaaa, which contains ccccccc",
-        "2026-11-30T09:00:00.000Z",  # type: ignore[arg-type]
+        "2026-11-30T09:00:00.000Z",
     )
 
 
@@ -289,6 +293,6 @@ def test_the_thread_id_pattern_is_the_same_everywhere_it_is_written() -> None:
     from git_continuity import guards
 
     assert "".join(c for c in map(chr, range(128)) if re.fullmatch(constants.ID_CHARS, c)) == constants.ID_ALPHABET
-    assert guards.THREAD_ID.pattern == constants.THREAD_ID.pattern
+    assert guards.THREAD_ID.pattern == constants.THREAD_ID.pattern  # type: ignore[attr-defined]
     hook = (Path(__file__).resolve().parents[1] / "hooks" / "commit-msg").read_text()
     assert f"grep -Eiq 't-{constants.ID_CHARS}{{6}}'" in hook

@@ -439,7 +439,7 @@ def test_git_help_finds_the_manual_page_a_pip_install_puts_next_to_the_command(r
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", prefix], check=True)
     python = prefix / "bin" / "python"
     pip = [sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps", "--no-index", wheel]
-    subprocess.run(pip, check=True, capture_output=True)
+    subprocess.run([str(arg) for arg in pip], check=True, capture_output=True)
     env = {**os.environ, "PATH": f"{prefix / 'bin'}{os.pathsep}{os.environ['PATH']}", "MANPAGER": "cat"}
     env["MANWIDTH"] = "80"
     env.pop("MANPATH", None)  # man then looks next to each folder on PATH

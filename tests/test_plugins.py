@@ -21,7 +21,7 @@ import pytest
 from conftest import commit, cont, git
 
 from git_continuity import hookspecs, verify
-from git_continuity.progress import Progress, on_terminal
+from git_continuity.meter import Progress, on_terminal
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -16,8 +16,9 @@ import conftest
 import pytest
 from conftest import Ran, git, stop_hook
 
-from git_continuity.attempts import Attempt, AttemptCheck, Budget, course, fingerprint, normalize, parse_budget
+from git_continuity.attempts import Attempt, AttemptCheck, Budget, course, fingerprint, parse_budget
 from git_continuity.errors import UserError
+from git_continuity.noise import normalize
 
 Run = Callable[..., Ran]
 OOM = "echo building at /tmp/tmpab12cd34 in 0.3s; echo OOMKilled; exit 2"
@@ -231,8 +232,8 @@ def test_the_same_failure_in_three_sessions_stops_the_loss(gc: Cli, started: Pat
         f"Thread {tid} is open.\n  its budget (attempts=3,sessions=3) counts attempts from now on\n"
     )
     outs = [_session(gc, started, f"try {n}") for n in (1, 2, 3)]
-    for _, tried in outs:
-        assert tried.code == 1
+    for _, ran in outs:
+        assert ran.code == 1
     assert "Stop-loss" not in outs[1][1].out
     assert outs[2][1].out.endswith(
         f'\nStop-loss: {tid} "Docker build passes" is now blocked: its budget is spent (attempts 3 of 3, sessions 3 '

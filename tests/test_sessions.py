@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from conftest import Ran, commit, git, untouched, write_state
+from conftest import Ran, Run, commit, git, untouched, write_state
 
 ME = "Ada Agent <ada@example.com>"
 ID = r"[2-9a-hjkmnp-z]{6}"
@@ -696,7 +696,7 @@ def test_each_linked_worktree_has_its_own_session(repo: Path, tmp_path: Path) ->
     assert (Path(git(other, "rev-parse", "--absolute-git-dir")) / "continuity" / "session.json").exists()
 
 
-def test_every_budget_gives_a_brief(repo: Path, inproc) -> None:  # type: ignore[no-untyped-def]
+def test_every_budget_gives_a_brief(repo: Path, inproc: Run) -> None:
     # Between "the truth fits" and "the truth and the footer fit" the cut once had nothing
     # left to drop and crashed; every budget must give a brief.
     assert inproc(repo, "init").code == 0

@@ -86,7 +86,7 @@ EVERY_READ = {c for readers in READERS.values() for c in readers} | {"log", "sho
 @dataclass(frozen=True)
 class Corruption:
     name: str
-    make: Callable[[Path, dict[str, str]], None]
+    make: Callable[[Path, dict[str, str]], object]  # what it returns is not used
     named: str  # what the message must name
     readers: frozenset[str]  # the commands that read the broken part (and must exit 2 naming it)
 
@@ -235,7 +235,7 @@ def entry_cases() -> list[Corruption]:
             continue
         owner = "{claim}" if kind == "evidence" else "{thread}"
         path = entry(kind, owner)
-        bad = {
+        bad: dict[str, str | bytes] = {
             "schema": "{}\n",
             "json": '{"id": \n',
             "deep": DEEP,

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Ran, commit, git, state_refs
+from conftest import Ran, Run, commit, git, state_refs
 from gitserver import Server, git_daemon
 
 from git_continuity import repo as gitrepo
@@ -44,7 +44,7 @@ def shorts(text: str) -> str:
     return re.sub(r"\b[0-9a-f]{7}\b", "<c>", text)
 
 
-def test_three_clones_through_a_git_daemon_converge(server: Server, tmp_path: Path, inproc) -> None:  # type: ignore[no-untyped-def]
+def test_three_clones_through_a_git_daemon_converge(server: Server, tmp_path: Path, inproc: Run) -> None:
     _, url = server.bare("three")
     a, b, c = clones(tmp_path, url, "a", "b", "c")
     assert inproc(a, "init").code == 0
@@ -68,7 +68,7 @@ def test_three_clones_through_a_git_daemon_converge(server: Server, tmp_path: Pa
     assert git(a, "ls-remote", url, "refs/continuity/*").split()[0] == git(a, "rev-parse", "refs/continuity/main")
 
 
-def test_a_remote_without_state_is_named_and_push_creates_it(remote_and_clone: tuple[Path, Path], inproc) -> None:  # type: ignore[no-untyped-def]
+def test_a_remote_without_state_is_named_and_push_creates_it(remote_and_clone: tuple[Path, Path], inproc: Run) -> None:
     _, work = remote_and_clone
     nothing = inproc(work, "pull")
     assert (nothing.code, nothing.out, nothing.err) == (0, "origin has no continuity state yet: nothing to pull.\n", "")
@@ -84,7 +84,7 @@ def test_a_remote_without_state_is_named_and_push_creates_it(remote_and_clone: t
     assert state_refs(work) == before
 
 
-def test_an_unreachable_remote_is_a_clear_error_and_nothing_changes(tmp_path: Path, repo: Path, inproc) -> None:  # type: ignore[no-untyped-def]
+def test_an_unreachable_remote_is_a_clear_error_and_nothing_changes(tmp_path: Path, repo: Path, inproc: Run) -> None:
     assert inproc(repo, "init", "--local").code == 0
     assert inproc(repo, "journal", "add", "local work").code == 0
     git(repo, "remote", "add", "far", str(tmp_path / "no-such-remote.git"))
@@ -112,7 +112,7 @@ def test_an_unreachable_remote_is_a_clear_error_and_nothing_changes(tmp_path: Pa
     assert state_refs(repo) == before
 
 
-def test_a_remote_git_daemon_that_is_down(tmp_path: Path, repo: Path, inproc) -> None:  # type: ignore[no-untyped-def]
+def test_a_remote_git_daemon_that_is_down(tmp_path: Path, repo: Path, inproc: Run) -> None:
     assert inproc(repo, "init", "--local").code == 0
     # A port held bound but never listening refuses every connection, and no other process
     # (a daemon of a test running beside this one) can take it over meanwhile.
@@ -145,8 +145,8 @@ def write_bad_claim(repo: Path) -> str:
 
 
 def test_remote_entries_that_fail_the_schema_are_refused_by_name(
-    remote_and_clone: tuple[Path, Path], tmp_path: Path, inproc
-) -> None:  # type: ignore[no-untyped-def]
+    remote_and_clone: tuple[Path, Path], tmp_path: Path, inproc: Run
+) -> None:
     bare, work = remote_and_clone
     mate = clones(tmp_path, str(bare), "mate")[0]
     assert inproc(work, "init").code == 0
@@ -172,7 +172,7 @@ def test_remote_entries_that_fail_the_schema_are_refused_by_name(
     assert git(mate, "rev-parse", "refs/continuity-remotes/origin/main") == bad
 
 
-def test_a_push_the_server_refuses_quotes_the_server(server: Server, tmp_path: Path, inproc) -> None:  # type: ignore[no-untyped-def]
+def test_a_push_the_server_refuses_quotes_the_server(server: Server, tmp_path: Path, inproc: Run) -> None:
     bare, url = server.bare("guarded")
     (work,) = clones(tmp_path, url, "work")
     hook = bare / "hooks" / "pre-receive"
@@ -195,8 +195,8 @@ def test_a_push_the_server_refuses_quotes_the_server(server: Server, tmp_path: P
 def test_two_clones_that_both_ran_init_merge_losing_nothing(
     remote_and_clone: tuple[Path, Path],
     tmp_path: Path,
-    inproc,
-    monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+    inproc: Run,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     bare, work = remote_and_clone
     mate = clones(tmp_path, str(bare), "mate")[0]
@@ -220,7 +220,9 @@ def test_two_clones_that_both_ran_init_merge_losing_nothing(
     assert status["conflicts"] == []
 
 
-def test_a_push_race_fetches_merges_and_retries(remote_and_clone: tuple[Path, Path], tmp_path: Path, inproc) -> None:  # type: ignore[no-untyped-def]
+def test_a_push_race_fetches_merges_and_retries(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path, inproc: Run
+) -> None:
     bare, work = remote_and_clone
     mate = clones(tmp_path, str(bare), "mate")[0]
     assert inproc(work, "init").code == 0
@@ -239,7 +241,7 @@ def test_a_push_race_fetches_merges_and_retries(remote_and_clone: tuple[Path, Pa
     assert state_refs(work) == state_refs(mate)
 
 
-def test_pushes_at_the_same_moment_both_land(remote_and_clone: tuple[Path, Path], tmp_path: Path, inproc) -> None:  # type: ignore[no-untyped-def]
+def test_pushes_at_the_same_moment_both_land(remote_and_clone: tuple[Path, Path], tmp_path: Path, inproc: Run) -> None:
     bare, work = remote_and_clone
     mates = clones(tmp_path, str(bare), "m1", "m2", "m3")
     assert inproc(work, "init").code == 0
@@ -267,7 +269,7 @@ def test_pushes_at_the_same_moment_both_land(remote_and_clone: tuple[Path, Path]
 def test_init_offers_fetch_refspecs_and_status_reads_them_without_the_network(
     remote_and_clone: tuple[Path, Path],
     tmp_path: Path,
-    inproc,  # type: ignore[no-untyped-def]
+    inproc: Run,
 ) -> None:
     bare, work = remote_and_clone
     started = inproc(work, "init")
@@ -331,7 +333,9 @@ def test_init_offers_fetch_refspecs_and_status_reads_them_without_the_network(
     ]
 
 
-def test_init_in_a_clone_takes_the_remote_state_in(remote_and_clone: tuple[Path, Path], tmp_path: Path, inproc) -> None:  # type: ignore[no-untyped-def]
+def test_init_in_a_clone_takes_the_remote_state_in(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path, inproc: Run
+) -> None:
     bare, work = remote_and_clone
     assert inproc(work, "init").code == 0
     assert inproc(work, "objective", "set", "Ship it", "--why", "now").code == 0
@@ -357,8 +361,8 @@ def test_init_in_a_clone_takes_the_remote_state_in(remote_and_clone: tuple[Path,
 
 
 def test_conflicts_are_listed_and_dismissed_once_looked_at(
-    remote_and_clone: tuple[Path, Path], tmp_path: Path, inproc
-) -> None:  # type: ignore[no-untyped-def]
+    remote_and_clone: tuple[Path, Path], tmp_path: Path, inproc: Run
+) -> None:
     bare, work = remote_and_clone
     mate = clones(tmp_path, str(bare), "mate")[0]
     assert inproc(work, "init").code == 0
@@ -396,8 +400,8 @@ def test_conflicts_are_listed_and_dismissed_once_looked_at(
 
 @pytest.mark.parametrize("command", ["push", "sync"])
 def test_a_malformed_local_state_never_leaves_the_machine(
-    remote_and_clone: tuple[Path, Path], inproc, command: str
-) -> None:  # type: ignore[no-untyped-def]
+    remote_and_clone: tuple[Path, Path], inproc: Run, command: str
+) -> None:
     bare, work = remote_and_clone
     assert inproc(work, "init").code == 0
     assert inproc(work, "push").code == 0

@@ -26,7 +26,7 @@ from conftest import commit, git
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from git_continuity import constants, notes, packetfile, store
+from git_continuity import commit_notes, constants, packetfile, store
 from git_continuity import repo as gitrepo
 from git_continuity.commands import blocker, claim, conflict, init, journal, objective, sync
 from git_continuity.commands import next as next_
@@ -117,8 +117,8 @@ def step(world: World, op: tuple[Any, ...]) -> None:
         world.wrote(i, "objective")
     elif kind == "note":
         record = {"kind": "provenance", "n": n}
-        notes.add(r, gitrepo.resolve_commit(r, "HEAD"), record)
-        world.note_lines.add(notes.line(record))
+        commit_notes.add(r, gitrepo.resolve_commit(r, "HEAD"), record)
+        world.note_lines.add(commit_notes.line(record))
     elif kind in ("done", "edit"):
         blockers = world.packet(i)["blockers"]
         if not blockers:

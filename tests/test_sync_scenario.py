@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import commit, cont, git
+from conftest import Run, commit, cont, git
 from gitserver import Server, git_daemon
 
 
@@ -38,14 +38,14 @@ def shared(status: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture
-def ok(inproc):  # type: ignore[no-untyped-def]
+def ok(inproc: Run) -> Callable[..., str]:
     """A command in this process (fast) that must succeed; the steps that matter most to the
     story run as real processes with `cont`."""
 
     def run(where: Path, *args: str) -> str:
         done = inproc(where, *args)
         assert done.code == 0, f"{args}: {done.out}{done.err}"
-        return done.out  # type: ignore[no-any-return]
+        return done.out
 
     return run
 

@@ -4,7 +4,7 @@ import shlex
 import subprocess
 import time
 
-from git_continuity import __version__, notes
+from git_continuity import __version__, commit_notes
 from git_continuity import repo as git
 from git_continuity.constants import hostname
 from git_continuity.errors import UserError
@@ -63,7 +63,7 @@ def run(repo: Repo, *, command: list[str], name: str | None) -> int:
         "tree": tree,
         "seconds": round(elapsed, 3),
     }
-    notes.add(repo, head, record)
+    commit_notes.add(repo, head, record)
     verdict = "passed" if status == "success" else f"failed (exit {done.returncode})"
     print(f"Recorded on {head[:7]}: `{name or text}` {verdict}.")
     hash_name = f"#{name}" if name else ""

@@ -3,7 +3,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from git_continuity import notes, policy, render, session, store, verify, view
+from git_continuity import commit_notes, policy, render, session, store, verify, view
 from git_continuity.errors import UserError
 from git_continuity.model import STATES, Claim, JournalEntry, ago, new_id, now, parse_stamp, shown, stamp, to_json
 from git_continuity.repo import Repo
@@ -50,10 +50,10 @@ def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | 
             reopened[:] = [owner.id]
         return store.Change(f"claim add {claim.id}: {text}{body}", files)
 
-    notes.require_writable(repo, "nothing was written")  # the claim's note must follow it
+    commit_notes.require_writable(repo, "nothing was written")  # the claim's note must follow it
     snap = store.update(repo, stream, make)
     claim = made[0]
-    notes.claim_named(repo, stream, claim)
+    commit_notes.claim_named(repo, stream, claim)
     print(f"Recorded claim {claim.id}: {text}")
     if reopened:
         print(f"  thread {reopened[0]} was done; with a new check it is open again until every check verifies")

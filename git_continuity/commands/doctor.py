@@ -17,6 +17,7 @@ from git_continuity import constants, health, health_setup, quarantine, render, 
 from git_continuity import repo as git
 from git_continuity.commands import sync
 from git_continuity.display import clean
+from git_continuity.errors import UserError
 from git_continuity.health import Finding
 from git_continuity.repo import Oid, Repo, locks
 
@@ -115,12 +116,11 @@ def _repair(repo: Repo, found: list[Finding]) -> list[dict[str, str]]:
 
 def _put_back(repo: Repo, refname: str, commit: Oid) -> None:
     """Point a broken ref at the last commit its reflog names (the bad value stays logged)."""
-    path = repo.common_dir / refname
-    if path.is_file():
-        try:
-            git.ref_target(repo, refname)
-        except Exception:
-            path.unlink()
+    try:
+        git.remove_broken_ref(repo, refname)  # a file holding no object id: neither git nor libgit2 moves it
+    except git.RefMoved:
+        fix = "run git continuity doctor --fix again"
+        raise UserError(f"{refname} changed while doctor --fix ran; nothing was put back; {fix}") from None
     git.set_ref(repo, refname, commit, "continuity: doctor --fix: put back on its last commit")
 
 

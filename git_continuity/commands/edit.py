@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from git_continuity import atomic, display, packetfile, schema, session, store
+from git_continuity import atomic, display, gitcli, packetfile, schema, session, store
 from git_continuity import repo as git
 from git_continuity.display import cut
 from git_continuity.errors import UserError
@@ -18,7 +18,7 @@ REMOVED_WHY = "removed by hand with git continuity edit"
 
 def _editor(repo: Repo) -> str:
     # git var applies git's own order: GIT_EDITOR, core.editor, VISUAL, EDITOR, vi.
-    done = subprocess.run(["git", f"--git-dir={repo.common_dir}", "var", "GIT_EDITOR"], capture_output=True, text=True)
+    done = gitcli.run("var", "GIT_EDITOR", git_dir=repo.common_dir)
     editor = done.stdout.strip()
     if done.returncode != 0 or not editor:
         raise UserError("no editor configured: set GIT_EDITOR, core.editor, VISUAL or EDITOR")

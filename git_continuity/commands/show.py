@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from git_continuity import constants, notes, render
+from git_continuity import commit_notes, constants, render
 from git_continuity import repo as git
 from git_continuity.repo import Repo
 
@@ -32,7 +32,7 @@ def _describe(record: dict[str, Any]) -> str:
 def show(repo: Repo, *, rev: str, as_json: bool) -> int:
     """What the notes say about one commit: why it exists and what was verified on it."""
     commit = git.resolve_commit(repo, rev)
-    records = notes.records(repo, commit)
+    records = commit_notes.records(repo, commit)
     info = git.commit_info(repo, commit)
     summary = info.message.splitlines()[0] if info.message else ""
     if as_json:

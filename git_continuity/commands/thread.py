@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from git_continuity import notes, policy, session, store, verify
+from git_continuity import commit_notes, policy, session, store, verify
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, Thread, ago, new_id, now, parse_stamp, shown, stamp
 from git_continuity.repo import Repo
@@ -59,11 +59,11 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str], budget: str |
         listed = "".join(f"\n{h}" for _, h in handles)
         return store.Change(f"thread add {thread.id}: {title}\n\nchecks:{listed or ' none'}", files)
 
-    notes.require_writable(repo, "nothing was written")  # the checks' notes must follow them
+    commit_notes.require_writable(repo, "nothing was written")  # the checks' notes must follow them
     snap = store.update(repo, stream, make)
     thread = made[0]
     for claim in made_claims:
-        notes.claim_named(repo, stream, claim)
+        commit_notes.claim_named(repo, stream, claim)
     print(f"Thread {thread.id} opened: {title}")
     if spend:
         print(f"  budget {_budget_text(spend)}: the stop-loss blocks it once that is spent")

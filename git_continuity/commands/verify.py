@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from git_continuity import policy, progress, render, session, stoploss, store, verify, view
+from git_continuity import meter, policy, render, session, stoploss, store, verify, view
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, Thread, now
 from git_continuity.repo import Repo
@@ -48,7 +48,7 @@ def verify_claims(
         claim_ids=[c.id for c in chosen],
         with_waiting=False,
         timeout=timeout,
-        progress=progress.on_terminal(as_json) if online else None,
+        progress=meter.on_terminal(as_json) if online else None,
     )
     by_id = {a.claim.id: a for a in seen.claims}
     assessed = [by_id[c.id] for c in chosen]  # in the order asked

@@ -1,5 +1,5 @@
 """Commit notes: one note read through libgit2, and a notes commit's whole tree (either
-fan-out layout) for merging two clones' notes. Notes are written by notes.add, on a commit
+fan-out layout) for merging two clones' notes. Notes are written by commit_notes.add, on a commit
 built here (objects) and moved by compare_and_swap (refs)."""
 
 from __future__ import annotations

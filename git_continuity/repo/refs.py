@@ -204,6 +204,30 @@ def set_ref(repo: Repo, refname: str, target: Oid, reason: str) -> None:
     repo.git.create_reference_direct(refname, pygit2.Oid(hex=target), True, message=reason)
 
 
+def remove_broken_ref(repo: Repo, refname: str) -> bool:
+    """Remove a loose ref file that holds no object id (neither git nor libgit2 moves such a
+    ref), by compare-and-swap: under the ref's lock, and only if the file still holds the
+    bytes judged broken (RefMoved otherwise). Its reflog stays. False when the ref reads."""
+    path = repo.common_dir / refname
+    if not path.is_file():
+        return False
+    held = path.read_bytes()
+    try:
+        ref_target(repo, refname)
+        return False
+    except UserError:
+        pass
+    try:
+        with repo.git.transaction() as txn:
+            txn.lock_ref(refname)
+            if not path.is_file() or path.read_bytes() != held:
+                raise RefMoved(refname)
+            txn.remove(refname)
+    except pygit2.GitError as error:  # another writer holds its lock
+        raise RefMoved(refname) from error
+    return True
+
+
 def delete_ref(repo: Repo, refname: str) -> None:
     if repo.git.references.get(refname) is not None:
         repo.git.references.delete(refname)

@@ -91,15 +91,9 @@ def changes(repo: Repo) -> Changes | None:
 
 
 def _changes_by_git(work_dir: Path) -> Changes:
-    import subprocess
+    from git_continuity import gitcli
 
-    out = subprocess.run(
-        ["git", "status", "--porcelain=v1", "-z", "--untracked-files=normal"],
-        cwd=work_dir,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    out = gitcli.run("status", "--porcelain=v1", "-z", "--untracked-files=normal", cwd=work_dir, check=True).stdout
     staged, unstaged, untracked, conflicted = [], [], [], []
     entries = iter(out.split("\0"))
     for entry in entries:

@@ -151,10 +151,11 @@ def remember_active(snap: Snapshot) -> dict[str, Any]:
 
     packet = read_packet(snap)
     text = packet.objective.text if packet and packet.objective else None
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16] if text else None
     data = {
         "stream": snap.stream,
         "state": snap.commit,
-        "objective": hashlib.sha256(text.encode()).hexdigest()[:16] if text else None,
+        "objective": digest,
         "places": sorted(
             ({"kind": p["kind"], "name": p["name"], "role": p["role"]} for p in read_places(snap).values()),
             key=lambda p: (p["kind"], p["name"]),
@@ -165,7 +166,25 @@ def remember_active(snap: Snapshot) -> dict[str, Any]:
         atomic.write(path, json.dumps(data) + "\n")
     except OSError:
         pass  # the hook recomputes it
+    if snap.repo.work_dir is not None and snap.commit is not None:
+        _keep_provenance_line(snap.repo, snap.stream, snap.commit, digest)
     return data
+
+
+def _keep_provenance_line(repo: Repo, stream: str, state: str, objective: str | None) -> None:
+    """The line of this work tree's next commit, for the post-commit hook's shell (provenance.py),
+    as a process that names no session in its environment has it: an agent's hook names its
+    agent in its own environment only, and the commands the agent runs name none."""
+    from git_continuity import provenance
+
+    git_dir = git.worktree_git_dir(repo)
+    try:
+        found = session.resolve(git_dir, environment=False)
+    except UserError:
+        return
+    host = session.hostname(environment=False)
+    base = provenance.record(stream, state, objective, [], "", host, found.id, found.agent)
+    provenance.keep(git_dir, base, environment=False)
 
 
 def update(

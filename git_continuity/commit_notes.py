@@ -16,6 +16,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from git_continuity import provenance
 from git_continuity import repo as git
 from git_continuity.constants import NOTES_REF
 from git_continuity.errors import UserError
@@ -27,8 +28,7 @@ if TYPE_CHECKING:  # the model costs the post-commit hook ~20 ms it has no use f
 FULL_OID = re.compile(r"\b[0-9a-f]{40}\b")
 
 
-def line(record: dict[str, Any]) -> str:
-    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+line = provenance.line  # one writer of a note's lines
 
 
 def require_notes(repo: Repo, failed: str) -> Oid | None:

@@ -1,0 +1,22 @@
+"""The one door for running git as a program, apart from the network (transport.py) and the
+object work (repo/, through pygit2).
+
+The hooks ask git itself (write-tree, rev-parse, log, config) where loading pygit2 would cost
+more than the answer; git's own status reads a work tree libgit2 cannot; `git var` applies
+git's order of editor settings. Standard library only: the hooks' cheap path imports it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+
+def run(
+    *args: str, cwd: Path | None = None, git_dir: Path | None = None, check: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """`git [--git-dir=GIT_DIR] ARGS` in ``cwd`` (this process's folder when None), its output
+    captured as text. The caller reads the exit code, unless ``check`` raises
+    CalledProcessError for one that is not 0."""
+    where = [f"--git-dir={git_dir}"] if git_dir is not None else []
+    return subprocess.run(["git", *where, *args], cwd=cwd, capture_output=True, text=True, check=check)
