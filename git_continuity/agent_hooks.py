@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from git_continuity import atomic, display, hook_log
 from git_continuity.agents import AGENT_NAMES
-from git_continuity.constants import ENV_BRIEF_TOKENS, env_stream
+from git_continuity.constants import ENV_BRIEF_TOKENS, LET_GO, env_stream
 
 if TYPE_CHECKING:  # the repository door imports pygit2: only once a hook runs in a repository
     from git_continuity.records import Handoff
@@ -340,9 +340,6 @@ def _stop(repo: Any, stream: str, agent_session: str | None, active: bool) -> in
     if result.stopped:  # the report said which; the handoff is asked for too
         reason += "\n" + _stop_loss_reason(result.stopped, said=True)
     return _answer({"decision": "block", "reason": reason})
-
-
-LET_GO = "Stop gate let go: session "  # journal entries the brief leads with (orientation.let_go_lead)
 
 
 def _let_go(repo: Any, stream: str, ids: list[str], blocks: int) -> None:

@@ -9,22 +9,45 @@ the repository now; what a handoff stored is shown as what it saw then, never as
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
-from git_continuity import render, session, store, view
+from git_continuity import labels, render, session, store
 from git_continuity import repo as git
 from git_continuity.budget import Item, Section
 from git_continuity.display import cut
-from git_continuity.model import Claim, JournalEntry, Objective, ObjectiveChange, Thread, shown
-from git_continuity.records import ClaimAdded, Handoff, MovedRef, RefCommit, Stash, ThreadMoved, WorkTree
+from git_continuity.model import (
+    Blocker,
+    Claim,
+    JournalEntry,
+    Objective,
+    ObjectiveChange,
+    Packet,
+    Thread,
+    ago,
+    parse_stamp,
+    shown,
+)
+from git_continuity.records import (
+    SHOWN_COMMITS,
+    ClaimAdded,
+    Handoff,
+    MovedRef,
+    RefCommit,
+    SessionShown,
+    Stash,
+    ThreadMoved,
+    WorkTree,
+    ref_label,
+)
 from git_continuity.repo import Oid, Repo
 from git_continuity.store.lifespans import Journal
 from git_continuity.verify import Assessed
-from git_continuity.view import ThreadView
+from git_continuity.view import ThreadView, View
 
+UNREADABLE = "(unreadable packet: see the problems above)"
 REF_PREFIXES = ("refs/heads/", "refs/remotes/", "refs/tags/")
 MAX_REFS = 1000  # refs kept in a handoff; branches first, then remote-tracking refs, then tags
-SHOWN_COMMITS = 5  # commits named per ref; the rest are counted
 COUNT_UP_TO = 1000
 SHOWN_PATHS = 10
 DO_NOT_ACT = ("contradicted", "stale")
@@ -106,13 +129,6 @@ def moved_refs(repo: Repo, before: Mapping[str, str], after: Mapping[str, str]) 
     return found
 
 
-def ref_label(name: str) -> str:
-    for prefix, label in (("refs/heads/", ""), ("refs/remotes/", ""), ("refs/tags/", "tag ")):
-        if name.startswith(prefix):
-            return label + name[len(prefix) :]
-    return name
-
-
 def ref_line(entry: MovedRef) -> str:
     """``main: +2 (0ca66e8 Fix the login loop; …)`` and the like."""
     name, was, now = ref_label(entry.ref), entry.was, entry.now
@@ -191,7 +207,7 @@ def claim_item(a: Assessed, *, state: bool, bold: bool = False) -> Item:
 
 def thread_item(tv: ThreadView) -> Item:
     thread, checks = tv.thread, tv.checks
-    lines = [f"- {thread.id} [{view.standing_text(tv)}] {thread.title}: {tv.tally()} now"]
+    lines = [f"- {thread.id} [{labels.thread_standing(tv)}] {thread.title}: {tv.tally()} now"]
     table = render.repository_table(checks)  # checks in sibling repositories: every one, as one table
     lines += table
     for a in checks:
@@ -329,3 +345,41 @@ def since_sections(snap: store.Snapshot, last: Handoff | None, assessed: Sequenc
             group=group,
         ),
     ]
+
+
+# -- lines of the brief's header and sections ---------------------------------------------------
+
+
+def let_go_entries(entries: Sequence[JournalEntry], seen: View) -> list[JournalEntry]:
+    """The latest journal entry saying the Stop gate let a session end on unverified threads,
+    while one of them still holds a stop (agent_hooks._let_go writes it)."""
+    from git_continuity.constants import LET_GO
+
+    gating = {tv.thread.id for tv in seen.threads if tv.gates}
+    for e in reversed(entries):
+        if e.text.startswith(LET_GO) and any(t in e.text for t in gating):
+            return [e]
+    return []
+
+
+def tally(assessed: Sequence[Assessed]) -> str:
+    return ", ".join(f"{n} {s}" for s, n in render.counts(assessed).items() if n) or "no claims yet"
+
+
+def next_line(packet: Packet | None) -> str:
+    if packet is None:
+        return UNREADABLE
+    return packet.next_action or "(none: git continuity next TEXT)"
+
+
+def blocker_json(b: Blocker) -> dict[str, str]:
+    return {"id": b.id, "text": b.text, "added_at": b.added_at, "added_by": b.added_by}
+
+
+def session_line(started: SessionShown, moment: datetime) -> str:
+    agent = f" ({started.agent})" if started.agent else ""
+    end = "end it with: git continuity handoff"
+    if started.continued:
+        when = ago(parse_stamp(started.started_at), moment)
+        return f"Session {started.id}{agent} continues, started {when} on {started.host}; {end}"
+    return f"Session {started.id}{agent} started now on {started.host}; {end}"

@@ -7,14 +7,12 @@ disagree. A thread with no check that can verify (none, or only prose) never clo
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from git_continuity import attempts, render, session, stoploss, store, verify
 from git_continuity import policy as policies
-from git_continuity.constants import ID_CHARS, THREAD_ID
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, Evidence, Thread, now, stamp
 from git_continuity.policy import Policy
@@ -86,23 +84,6 @@ class Verdict:
             out.append("  policy (.continuity.yaml closing_checks):")
             out += render.claim_lines(self.policy_checks)
         return out
-
-
-# A closing keyword right after one of these words claims nothing.
-NEGATED = re.compile(r"\b(?:not|never|doesn't|don't|won't|didn't|cannot|can't)\s+$", re.IGNORECASE)
-
-
-def closing_ids(message: str, keywords: Iterable[str]) -> list[str]:
-    """Thread ids a commit message claims to close: a keyword, then the id ("closes t-k7m2qx")."""
-    words = "|".join(re.escape(k) for k in keywords)
-    text = "\n".join(line for line in message.splitlines() if not line.startswith("#"))
-    pattern = re.compile(rf"\b(?:{words})\b[:\s]+((?:t-{ID_CHARS}{{6}}[,\s]*(?:and\s+)?)+)", re.IGNORECASE)
-    found: list[str] = []
-    for match in pattern.finditer(text):
-        if NEGATED.search(text[max(0, match.start() - 16) : match.start()]):
-            continue  # "does not close t-…", "never fixes t-…": a sentence about the thread, no claim
-        found += [i for i in map(str.lower, THREAD_ID.findall(match.group(1))) if i not in found]
-    return found
 
 
 def _policy_claims(snap: store.Snapshot, policy: Policy, at: datetime) -> list[Claim]:

@@ -82,3 +82,8 @@ def env_stream() -> str:
     passes quietly, as it does for every stream there.
     """
     return os.environ.get(ENV_STREAM) or DEFAULT_STREAM
+
+
+# The journal entry an agent's Stop gate writes when it lets a session end on unverified
+# threads (agent_hooks); the next brief leads with the latest (orientation).
+LET_GO = "Stop gate let go: session "

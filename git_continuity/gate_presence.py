@@ -57,7 +57,7 @@ def unjudged(repo: Repo, threads: Mapping[str, Thread], keywords: Iterable[str])
     close a thread of this stream that is not done, and that carry no provenance note: the
     hooks never saw them (a commit they judged and let through closed its threads and got a
     note)."""
-    from git_continuity import closure
+    from git_continuity import model
     from git_continuity.constants import NOTES_REF
 
     head = git.head_commit(repo)
@@ -68,7 +68,7 @@ def unjudged(repo: Repo, threads: Mapping[str, Thread], keywords: Iterable[str])
     for n, info in enumerate(git.first_parent_log(repo, head)):
         if n >= SCANNED:
             break
-        for thread_id in closure.closing_ids(info.message, words):
+        for thread_id in model.closing_ids(info.message, words):
             t = threads.get(thread_id)
             if t is not None and t.status != "done" and git.read_note(repo, NOTES_REF, info.oid) is None:
                 summary = info.message.splitlines()[0] if info.message else ""

@@ -101,7 +101,7 @@ def _tree_being_committed() -> str:
 def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str) -> int:
     """The heavy path: threads named with a closing keyword must verify now (or be done);
     for a commit being made (``where`` is "commit"), on the tree it is made of."""
-    from git_continuity import closure, pending_close, policy, session, store
+    from git_continuity import closure, model, pending_close, policy, session, store
     from git_continuity import repo as git
     from git_continuity.model import now
 
@@ -118,7 +118,7 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str) -> int:
     rules = policy.load(repo.work_dir)
     wanted: dict[str, list[str]] = {}
     for label, message in commits:
-        for thread_id in closure.closing_ids(message, rules.closing_keywords):
+        for thread_id in model.closing_ids(message, rules.closing_keywords):
             wanted.setdefault(thread_id, []).append(label)
     if not wanted:
         return 0

@@ -18,7 +18,7 @@ from git_continuity import repo as git
 from git_continuity.budget import Item, Section
 from git_continuity.errors import UserError
 from git_continuity.model import JournalEntry, Thread, new_id, now, parse_stamp, shown, stamp
-from git_continuity.records import Arrived, Baseline, Did, Failing, Handoff, ThreadSummary
+from git_continuity.records import Arrived, Baseline, Did, Failing, Handoff, ThreadSummary, ref_label
 from git_continuity.repo import Repo
 from git_continuity.verify import Assessed
 
@@ -170,7 +170,7 @@ def _summary(data: Handoff, *, known: bool) -> str:
     did = data.did
     parts = []
     for m in did.commits:
-        label = brief.ref_label(m.ref)
+        label = ref_label(m.ref)
         parts.append(f"{label} +{m.gained}" + (f" -{m.lost}" if m.lost else "") if m.now else f"{label} deleted")
     if did.claims:
         parts.append(f"{len(did.claims)} claim{'s' if len(did.claims) != 1 else ''} added")

@@ -8,12 +8,12 @@ from __future__ import annotations
 import functools
 import re
 import secrets
-from collections.abc import Container, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Literal
 
-from git_continuity.constants import ID_ALPHABET, SIBLING_RE
+from git_continuity.constants import ID_ALPHABET, ID_CHARS, SIBLING_RE, THREAD_ID
 from git_continuity.errors import UserError
 
 if TYPE_CHECKING:  # typeshed's name for "an instance of any dataclass"
@@ -351,3 +351,20 @@ def _from_evidence(evidence: Evidence, *, at: datetime, moved: Mapping[str, str 
             evidence.checked_at,
         )
     return Derived(evidence.result, evidence.observed, evidence.checked_at, evidence.waiting)
+
+
+# A closing keyword right after one of these words claims nothing.
+NEGATED = re.compile(r"\b(?:not|never|doesn't|don't|won't|didn't|cannot|can't)\s+$", re.IGNORECASE)
+
+
+def closing_ids(message: str, keywords: Iterable[str]) -> list[str]:
+    """Thread ids a commit message claims to close: a keyword, then the id ("closes t-k7m2qx")."""
+    words = "|".join(re.escape(k) for k in keywords)
+    text = "\n".join(line for line in message.splitlines() if not line.startswith("#"))
+    pattern = re.compile(rf"\b(?:{words})\b[:\s]+((?:t-{ID_CHARS}{{6}}[,\s]*(?:and\s+)?)+)", re.IGNORECASE)
+    found: list[str] = []
+    for match in pattern.finditer(text):
+        if NEGATED.search(text[max(0, match.start() - 16) : match.start()]):
+            continue  # "does not close t-…", "never fixes t-…": a sentence about the thread, no claim
+        found += [i for i in map(str.lower, THREAD_ID.findall(match.group(1))) if i not in found]
+    return found

@@ -14,11 +14,24 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from git_continuity import brief, budget, places, policy, render, session, stoploss, store, tracking, verify, view
+from git_continuity import (
+    brief,
+    budget,
+    labels,
+    places,
+    policy,
+    render,
+    session,
+    stoploss,
+    store,
+    tracking,
+    verify,
+    view,
+)
 from git_continuity import repo as git
 from git_continuity.budget import Item, Section
 from git_continuity.errors import UserError
-from git_continuity.model import STATES, Blocker, JournalEntry, Packet, ago, new_id, now, parse_stamp, shown, stamp
+from git_continuity.model import STATES, ago, new_id, now, shown, stamp
 from git_continuity.records import Handoff, SessionShown
 from git_continuity.repo import Repo
 from git_continuity.store.lifespans import read_live_journal
@@ -32,9 +45,6 @@ class Oriented:
     text: str  # the Markdown brief
     document: dict[str, Any]  # the same for --json (schema/orient.schema.json)
     code: int  # 0; 1 when there is no state here to orient on; 2 when the state is malformed
-
-
-UNREADABLE = "(unreadable packet: see the problems above)"
 
 
 def build(
@@ -71,7 +81,7 @@ def build(
         if written is not None:  # the brief's own evidence is no change the session made
             _rebase_session(repo, snap.commit, written)
     packet = store.read_packet(snap)
-    if gate := view.gate_warning(seen):
+    if gate := labels.gate_warning(seen):
         warnings.append(gate[0].upper() + gate[1:] + ".")
     if packet is not None and packet.objective is None:
         warnings.append(
@@ -93,8 +103,8 @@ def build(
         f"# git-continuity brief: stream {stream}",
         *lead,
         f"State {snap.ref} at {snap.commit[:7]}, changed {ago(updated, moment)}. "
-        f"Claims derived now, not read from storage: {_tally(assessed)}.",
-        _session_line(started, moment),
+        f"Claims derived now, not read from storage: {brief.tally(assessed)}.",
+        brief.session_line(started, moment),
     ]
     # Another clone's state fetched but not taken in: this brief may be behind it.
     standings = tracking.standings(repo, stream, snap.commit)
@@ -107,7 +117,7 @@ def build(
             "let_go",
             "The last session stopped on unverified work",
             budget.TRUTH,
-            [Item([f"- {e.text}"], render.journal_json(e)) for e in _let_go(journal.entries, seen)],
+            [Item([f"- {e.text}"], render.journal_json(e)) for e in brief.let_go_entries(journal.entries, seen)],
         ),
         Section(
             "undone",
@@ -137,7 +147,7 @@ def build(
             "verified",
             "Verified now",
             5,
-            [brief.claim_item(a, state=False) for a in standing if view.trusted_verified(a)],
+            [brief.claim_item(a, state=False) for a in standing if labels.trusted_verified(a)],
             see="git continuity claim list --state verified",
             what="verified claims",
         ),
@@ -155,21 +165,21 @@ def build(
             1,
             brief.objective_items(packet.objective, changes[-1] if changes else None)
             if packet
-            else [Item([UNREADABLE], None)],
+            else [Item([brief.UNREADABLE], None)],
             what="the objective",
         ),
         Section(
             "next_action",
             "Next action",
             1,
-            [Item([_next(packet)], packet.next_action if packet else None)],
+            [Item([brief.next_line(packet)], packet.next_action if packet else None)],
             what="the next action",
         ),
         Section(
             "blockers",
             "Blockers",
             2,
-            [Item([f"- {b.id} {b.text}"], _blocker_json(b)) for b in (packet.open_blockers() if packet else [])]
+            [Item([f"- {b.id} {b.text}"], brief.blocker_json(b)) for b in (packet.open_blockers() if packet else [])]
             or [Item(["- none"], None, placeholder=True)],
             see="git continuity status",
             what="blockers",
@@ -218,41 +228,6 @@ def build(
         "budget": _budget_json(fitted),
     }
     return Oriented(fitted.text, document, 2 if problems else 0)
-
-
-def _let_go(entries: Sequence[JournalEntry], seen: view.View) -> list[JournalEntry]:
-    """The latest journal entry saying the Stop gate let a session end on unverified threads,
-    while one of them still holds a stop (agent_hooks._let_go writes it)."""
-    from git_continuity.agent_hooks import LET_GO
-
-    gating = {tv.thread.id for tv in seen.threads if tv.gates}
-    for e in reversed(entries):
-        if e.text.startswith(LET_GO) and any(t in e.text for t in gating):
-            return [e]
-    return []
-
-
-def _tally(assessed: Sequence[Assessed]) -> str:
-    return ", ".join(f"{n} {s}" for s, n in render.counts(assessed).items() if n) or "no claims yet"
-
-
-def _next(packet: Packet | None) -> str:
-    if packet is None:
-        return UNREADABLE
-    return packet.next_action or "(none: git continuity next TEXT)"
-
-
-def _blocker_json(b: Blocker) -> dict[str, str]:
-    return {"id": b.id, "text": b.text, "added_at": b.added_at, "added_by": b.added_by}
-
-
-def _session_line(started: SessionShown, moment: datetime) -> str:
-    agent = f" ({started.agent})" if started.agent else ""
-    end = "end it with: git continuity handoff"
-    if started.continued:
-        when = ago(parse_stamp(started.started_at), moment)
-        return f"Session {started.id}{agent} continues, started {when} on {started.host}; {end}"
-    return f"Session {started.id}{agent} started now on {started.host}; {end}"
 
 
 def start_session(

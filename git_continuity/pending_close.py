@@ -29,7 +29,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from git_continuity import atomic, closure, store
+from git_continuity import atomic, closure, model, store
 from git_continuity.constants import CLOSING_FILE
 from git_continuity.errors import UserError
 from git_continuity.model import Evidence, Thread, now, parse_stamp, stamp, to_json
@@ -105,7 +105,7 @@ def applies(data: dict[str, Any], *, stream: str, tree: str, message: str) -> bo
     """Whether the hand-off was judged for this commit (the module's rules)."""
     try:
         fresh = now() - parse_stamp(str(data["at"])) <= MAX_AGE
-        closes = closure.closing_ids(message, [str(k) for k in data["keywords"]])
+        closes = model.closing_ids(message, [str(k) for k in data["keywords"]])
         same_git = data.get("git") is None or data["git"] == git_process()
         return bool(
             fresh

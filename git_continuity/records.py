@@ -68,6 +68,16 @@ class WorkTree:
         )
 
 
+SHOWN_COMMITS = 5  # commits a handoff names per ref; the rest are counted
+
+
+def ref_label(name: str) -> str:
+    for prefix, label in (("refs/heads/", ""), ("refs/remotes/", ""), ("refs/tags/", "tag ")):
+        if name.startswith(prefix):
+            return label + name[len(prefix) :]
+    return name
+
+
 @dataclass(frozen=True)
 class RefCommit:
     commit: str

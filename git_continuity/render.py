@@ -11,9 +11,10 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from git_continuity import display, view
+from git_continuity import display
 from git_continuity.constants import ENV_CHECK_JSON
 from git_continuity.display import cut, hang, paint
+from git_continuity.labels import origin_of, withdrawn_lines
 from git_continuity.model import (
     STATES,
     JournalEntry,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:  # only named in signatures: a write command that prints one l
     from git_continuity.records import ConflictRecord
     from git_continuity.tracking import Standing
     from git_continuity.verify import Assessed
+    from git_continuity.view import ThreadView
 
 
 _taking = threading.local()  # per thread: the MCP server runs each tool call in a thread of its own
@@ -76,13 +78,13 @@ def claim_json(a: Assessed) -> dict[str, Any]:
         "state": a.derived.state,
         "observed": a.derived.observed,
         "checked_at": a.derived.checked_at,
-        "origin": view.origin_of(a),
+        "origin": origin_of(a),
         "added_at": c.added_at,
         "added_by": c.added_by,
     }
 
 
-def thread_json(tv: view.ThreadView) -> dict[str, Any]:
+def thread_json(tv: ThreadView) -> dict[str, Any]:
     thread, waiting = tv.thread, tv.waiting
     found: dict[str, Any] = {
         "id": thread.id,
@@ -257,7 +259,7 @@ def status_text(
     packet: Packet | None,
     objective_changes: int,
     assessed: Sequence[Assessed],
-    threads: Sequence[view.ThreadView],
+    threads: Sequence[ThreadView],
     journal: Sequence[JournalEntry],
     journal_total: int,
     warnings: Sequence[str],
@@ -299,7 +301,7 @@ def status_text(
             out.append(hang(f"  {thread.status.ljust(8)}  {thread.id}  ", title))
             if tv.undone:
                 out.append(hang("    ", f"no longer holds: {tv.undone}"))
-            out += [hang("    ", line) for line in view.withdrawn_lines(tv)]
+            out += [hang("    ", line) for line in withdrawn_lines(tv)]
             if thread.blocked:
                 out.append(f"    {stop_loss_line(thread)}")
             if tv.waiting is not None:

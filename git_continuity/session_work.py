@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from git_continuity import brief, session
 from git_continuity import repo as git
+from git_continuity import session
 from git_continuity.constants import ID_CHARS, THREAD_ID
-from git_continuity.records import Arrived, ClaimAdded, MovedRef, RefCommit, ThreadMoved
+from git_continuity.records import SHOWN_COMMITS, Arrived, ClaimAdded, MovedRef, RefCommit, ThreadMoved, ref_label
 from git_continuity.repo import Oid, Repo
 
 # HEAD reflog messages of a commit this work tree made (git's own words for them).
@@ -55,7 +55,7 @@ def split_commits(repo: Repo, moved: Sequence[MovedRef], since: datetime) -> tup
             continue
         if m.was is not None:
             every, _ = git.commits_since(repo, Oid(m.now), [Oid(m.was)], show=LIMIT, count_up_to=LIMIT)
-            commits = [RefCommit(c.oid, brief.summary_of(c)) for c in every]
+            commits = [RefCommit(c.oid, c.message.splitlines()[0] if c.message else "") for c in every]
             authors: dict[str, str] = {str(c.oid): c.author for c in every}
         else:  # a new branch: what moved_refs named of it
             commits = list(m.commits)
@@ -63,13 +63,13 @@ def split_commits(repo: Repo, moved: Sequence[MovedRef], since: datetime) -> tup
         own = [c for c in commits if c.commit in made]
         others = [c for c in commits if c.commit not in made]
         if others:
-            label = brief.ref_label(m.ref)
-            named = "; ".join(f"{c.commit[:7]} {c.summary}" for c in others[: brief.SHOWN_COMMITS])
-            more = len(others) - brief.SHOWN_COMMITS
+            label = ref_label(m.ref)
+            named = "; ".join(f"{c.commit[:7]} {c.summary}" for c in others[:SHOWN_COMMITS])
+            more = len(others) - SHOWN_COMMITS
             what = f"{label} +{len(others)} ({named}{f'; {more} more' if more > 0 else ''})"
             arrived.append(Arrived(what, ", ".join(sorted({authors[c.commit] for c in others}))))
         if own or m.lost:
-            mine.append(replace(m, gained=len(own), commits=own[: brief.SHOWN_COMMITS]))
+            mine.append(replace(m, gained=len(own), commits=own[:SHOWN_COMMITS]))
     return mine, arrived
 
 

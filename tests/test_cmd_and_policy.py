@@ -441,6 +441,6 @@ def test_orient_never_runs_a_command_even_an_approved_one(gc: Cli, started: Path
     ],
 )
 def test_a_negated_keyword_closes_nothing(message: str, closed: list[str]) -> None:
-    from git_continuity import closure
+    from git_continuity import model
 
-    assert closure.closing_ids(message, ("close", "closes", "fixes", "resolve")) == closed
+    assert model.closing_ids(message, ("close", "closes", "fixes", "resolve")) == closed

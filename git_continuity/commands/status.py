@@ -4,7 +4,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from git_continuity import places, policy, quarantine, render, store, tracking, view
+from git_continuity import labels, places, policy, quarantine, render, store, tracking, view
 from git_continuity import repo as git
 from git_continuity.model import ago, now, stamp
 from git_continuity.repo import Repo
@@ -46,8 +46,8 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
     warnings = []
     if packet is not None and packet.objective is None:
         warnings.append("no objective: a new session cannot tell what this work is for (git continuity objective set)")
-    warnings += [view.undone_warning(tv) for tv in seen.undone]
-    if gate := view.gate_warning(seen):
+    warnings += [labels.undone_warning(tv) for tv in seen.undone]
+    if gate := labels.gate_warning(seen):
         warnings.append(gate)
     kept = quarantine.quarantined(snap)
     if kept:

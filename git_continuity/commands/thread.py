@@ -256,7 +256,7 @@ def list_threads(repo: Repo, *, stream: str, statuses: list[str] | None, as_json
 
 def show(repo: Repo, *, stream: str, thread_id: str, as_json: bool) -> int:
     """One thread: who opened it and when, its status, and each check's state now."""
-    from git_continuity import render, view
+    from git_continuity import labels, render, view
 
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
@@ -271,14 +271,14 @@ def show(repo: Repo, *, stream: str, thread_id: str, as_json: bool) -> int:
     at = now()
     opened = render.where(thread.added_by, thread.host, thread.agent, thread.session)
     print(f"Thread {thread.id}  {thread.title}")
-    print(f"  status  {view.standing_text(tv)}")
+    print(f"  status  {labels.thread_standing(tv)}")
     print(f"  opened  {shown(thread.added_at)} UTC ({ago(parse_stamp(thread.added_at), at)}) by {opened}")
     if thread.closed_at:
         by = f" by commit {thread.closed_by[:7]}" if thread.closed_by else ""
         print(f"  closed  {shown(thread.closed_at)} UTC ({ago(parse_stamp(thread.closed_at), at)}){by}")
     if tv.waiting is not None:
         print(f"  {tv.waiting.text(at)}")
-    for line in view.withdrawn_lines(tv):
+    for line in labels.withdrawn_lines(tv):
         print(f"  {line}")
     if checks:
         print(f"Checks ({tv.tally()} now)")
