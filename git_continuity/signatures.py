@@ -16,9 +16,7 @@ import hashlib
 import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,6 +90,8 @@ def judge(repo: Repo, commits: Sequence[Oid]) -> list[Verdict]:
         else:
             pending.append((oid, signature, payload, key))
     if pending:
+        from concurrent.futures import ThreadPoolExecutor  # only when there is something new to check
+
         with ThreadPoolExecutor(max_workers=min(4, len(pending))) as pool:
             for verdict in pool.map(lambda p: _check(repo, p[0], p[1], p[2], p[3], trusted), pending):
                 found[verdict.commit] = verdict
@@ -100,6 +100,8 @@ def judge(repo: Repo, commits: Sequence[Oid]) -> list[Verdict]:
 
 
 def _check(repo: Repo, oid: Oid, signature: bytes, payload: bytes, key: str, trusted: dict[str, str]) -> Verdict:
+    import tempfile
+
     with tempfile.TemporaryDirectory() as folder:
         sig_file = Path(folder) / "signature"
         sig_file.write_bytes(signature)

@@ -22,7 +22,6 @@ import os
 import shutil
 import stat
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -142,6 +141,8 @@ def own_key(repo: Repo) -> Path:
 
 
 def _make_key(repo: Repo, path: Path) -> Path:
+    import tempfile
+
     _require_program("ssh-keygen", "the key is made with ssh-keygen", "ssh-keygen (apt-get install openssh-client)")
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     comment = f"git-continuity {git.identity(repo)}"
@@ -185,14 +186,19 @@ def sign(repo: Repo, content: bytes) -> str:
 
 
 def _sign_ssh(key: Key, content: bytes) -> str:
-    with tempfile.TemporaryDirectory() as folder:
-        args = [key.program, "-Y", "sign", "-n", NAMESPACE]
-        if key.key.startswith("key::"):
+    args = [key.program, "-Y", "sign", "-n", NAMESPACE]
+    if key.key.startswith("key::"):
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as folder:
             literal = Path(folder) / "key.pub"
             literal.write_text(key.key.removeprefix("key::") + "\n")
-            args += ["-U", "-f", str(literal)]  # the private half is in the SSH agent
-        else:
-            args += ["-f", str(Path(key.key).expanduser())]
+            # the private half is in the SSH agent
+            done = subprocess.run(
+                [*args, "-U", "-f", str(literal)], input=content, capture_output=True, timeout=TIMEOUT
+            )
+    else:
+        args += ["-f", str(Path(key.key).expanduser())]
         done = subprocess.run(args, input=content, capture_output=True, timeout=TIMEOUT)
     if done.returncode != 0 or b"-----BEGIN SSH SIGNATURE-----" not in done.stdout:
         raise UserError(

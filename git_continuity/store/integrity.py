@@ -18,12 +18,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from git_continuity import repo as git
-from git_continuity import signatures, signing, witness
+from git_continuity import signing, witness
 from git_continuity.errors import UserError
 from git_continuity.repo import Oid, Repo
-from git_continuity.signatures import Verdict
+
+if TYPE_CHECKING:  # signatures (and the threads and processes it checks with) only when something is new
+    from git_continuity.signatures import Verdict
 
 SHOWN = 5  # refused commits named in one message
 
@@ -48,6 +51,8 @@ def check(repo: Repo, stream: str, tip: Oid | None) -> None:
 def judge(repo: Repo, stream: str, tip: Oid, seen: witness.Seen | None) -> str | None:
     """What is wrong with the stream at tip given what the witness saw (None: nothing, and
     then the witness moves to tip)."""
+    from git_continuity import signatures
+
     ref = f"refs/continuity/{stream}"
     if seen is None:
         return _first_sight(repo, stream, tip)
@@ -63,6 +68,8 @@ def judge(repo: Repo, stream: str, tip: Oid, seen: witness.Seen | None) -> str |
 
 
 def _first_sight(repo: Repo, stream: str, tip: Oid) -> str | None:
+    from git_continuity import signatures
+
     ref = f"refs/continuity/{stream}"
     verdict = signatures.judge(repo, [tip])[0]
     depth = git.history_depth(repo, tip)
@@ -115,6 +122,8 @@ def _moved(repo: Repo, ref: str, tip: Oid, seen: witness.Seen) -> str | None:
 
 def refusal(repo: Repo, ref: str, refused: Sequence[Verdict]) -> str:
     """The message that refuses these commits of ref, each named with what is wrong."""
+    from git_continuity import signatures
+
     lines = [describe(repo, v) for v in refused[:SHOWN]]
     more = f"\n  and {len(refused) - SHOWN} more" if len(refused) > SHOWN else ""
     broken = _broken(repo, ref, refused[-1].commit)
@@ -138,6 +147,8 @@ def refusal(repo: Repo, ref: str, refused: Sequence[Verdict]) -> str:
 
 def describe(repo: Repo, verdict: Verdict) -> str:
     """One refused commit: what is wrong with its signature, and whose it says it is."""
+    from git_continuity import signatures
+
     info = git.commit_info(repo, verdict.commit)
     author = f"by {info.author}, {info.time:%Y-%m-%d %H:%M}"
     summary = (info.message.splitlines() or [""])[0][:60]
@@ -236,6 +247,8 @@ def admit(repo: Repo, stream: str, theirs: Oid, remote: str) -> None:
     """Refuse to take a remote's state in unless every commit it adds here is signed by a key
     trusted here (a new stream: its newest commit, which covers its history); the refused
     commits are named with their authors, and nothing is merged."""
+    from git_continuity import signatures
+
     if not signing.enabled(repo):
         return
     ours = git.ref_target(repo, f"refs/continuity/{stream}")
