@@ -195,8 +195,11 @@ def test_author_host_and_time_of_an_entry_changed_text_kept(repo: Path) -> None:
 
 def test_the_whole_git_folder_put_back_to_a_copy_taken_one_write_earlier(repo: Path, tmp_path: Path) -> None:
     started(repo)
+    git(tmp_path, "init", "-q", "--bare", "origin.git")
+    git(repo, "remote", "add", "origin", str(tmp_path / "origin.git"))
     shutil.copytree(repo / ".git", tmp_path / "saved.git")
     assert cont(repo, "journal", "add", "pushed the fix").code == 0
+    assert cont(repo, "push").code == 0
     seen = short(repo, REF)
     shutil.rmtree(repo / ".git")
     shutil.copytree(tmp_path / "saved.git", repo / ".git")
@@ -207,7 +210,13 @@ def test_the_whole_git_folder_put_back_to_a_copy_taken_one_write_earlier(repo: P
         repo,
         f"git-continuity: error: {REF} moved back or sideways from {seen} (seen {when}) to {back}: {seen} is not in"
         " this repository any more (a copy of .git put back, or objects deleted); nothing was read.",
+        f"A remote that has it gives it back: git fetch origin {REF}:{REF} (or another remote)",
     )
+    # The remote has what the witness saw: fetched back, nothing is lost.
+    git(repo, "fetch", "-q", "origin", f"{REF}:{REF}")
+    ran = cont(repo, "journal")
+    assert (ran.code, ran.err) == (0, "")
+    assert "pushed the fix" in ran.out
 
 
 def test_a_refused_state_is_listed_by_doctor_and_accepted_after_a_look(repo: Path) -> None:

@@ -101,7 +101,7 @@ def _moved(repo: Repo, ref: str, tip: Oid, seen: witness.Seen) -> str | None:
         return (
             f"{ref} moved back or sideways from {seen.commit[:7]} (seen {when}) to {tip[:7]}: {seen.commit[:7]} is"
             " not in this repository any more (a copy of .git put back, or objects deleted); nothing was read.\n"
-            "A remote that has it gives it back: git continuity pull" + accept
+            f"A remote that has it gives it back: git fetch origin {ref}:{ref} (or another remote)" + accept
         )
     if git.is_ancestor(repo, tip, seen.commit):
         gone = len(git.commit_ids_since(repo, seen.commit, tip))
