@@ -18,10 +18,10 @@ the write, naming what to fix.
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import shutil
 import stat
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,6 +141,7 @@ def own_key(repo: Repo) -> Path:
 
 
 def _make_key(repo: Repo, path: Path) -> Path:
+    import subprocess
     import tempfile
 
     _require_program("ssh-keygen", "the key is made with ssh-keygen", "ssh-keygen (apt-get install openssh-client)")
@@ -193,13 +194,9 @@ def _sign_ssh(key: Key, content: bytes) -> str:
         with tempfile.TemporaryDirectory() as folder:
             literal = Path(folder) / "key.pub"
             literal.write_text(key.key.removeprefix("key::") + "\n")
-            # the private half is in the SSH agent
-            done = subprocess.run(
-                [*args, "-U", "-f", str(literal)], input=content, capture_output=True, timeout=TIMEOUT
-            )
+            done = run([*args, "-U", "-f", str(literal)], content)  # the private half is in the SSH agent
     else:
-        args += ["-f", str(Path(key.key).expanduser())]
-        done = subprocess.run(args, input=content, capture_output=True, timeout=TIMEOUT)
+        done = run([*args, "-f", str(Path(key.key).expanduser())], content)
     if done.returncode != 0 or b"-----BEGIN SSH SIGNATURE-----" not in done.stdout:
         raise UserError(
             f"{key.program} could not sign the state commit with {key.key}: "
@@ -209,15 +206,49 @@ def _sign_ssh(key: Key, content: bytes) -> str:
 
 
 def _sign_gpg(key: Key, content: bytes) -> str:
-    done = subprocess.run(
-        [key.program, "--status-fd=2", "-bsau", key.key], input=content, capture_output=True, timeout=TIMEOUT
-    )
+    done = run([key.program, "--status-fd=2", "-bsau", key.key], content)
     if done.returncode != 0 or b"[GNUPG:] SIG_CREATED " not in done.stderr:
         raise UserError(
             f"{key.program} could not sign the state commit with user.signingKey {key.key}: "
             f"{done.stderr.decode(errors='replace').strip()[-300:]}; nothing was written"
         )
     return done.stdout.decode()
+
+
+@dataclass(frozen=True)
+class Done:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+
+def run(args: list[str], data: bytes) -> Done:
+    """Run a signing program with data on its standard input, as subprocess.run would, but
+    with os.posix_spawnp: every write signs, and the subprocess module would add its import
+    to each one. The program's output (a signature, a line of status) is small, so it is
+    read after all of the input is written."""
+    ends = [os.pipe() for _ in range(3)]  # stdin, stdout, stderr: (read end, write end)
+    child = [ends[0][0], ends[1][1], ends[2][1]]
+    actions: list[tuple[int, ...]] = [(os.POSIX_SPAWN_DUP2, fd, number) for number, fd in enumerate(child)]
+    actions += [(os.POSIX_SPAWN_CLOSE, fd) for pair in ends for fd in pair]
+    try:
+        pid = os.posix_spawnp(args[0], args, os.environ, file_actions=actions)
+    except OSError as error:
+        for pair in ends:
+            for fd in pair:
+                os.close(fd)
+        return Done(127, b"", str(error).encode())
+    for fd in child:
+        os.close(fd)
+    # A program that ends without reading all of it: its status and stderr say why.
+    with contextlib.suppress(BrokenPipeError):
+        view = memoryview(data)
+        while view:
+            view = view[os.write(ends[0][1], view) :]
+    os.close(ends[0][1])
+    with open(ends[1][0], "rb") as stdout, open(ends[2][0], "rb") as stderr:
+        out, err = stdout.read(), stderr.read()
+    return Done(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), out, err)
 
 
 def signature_key(signature: bytes) -> str | None:
