@@ -114,7 +114,9 @@ def main() -> int:
         alone_base = sh(work, "git", "rev-parse", "refs/continuity/main").strip()
         alone = run_writer(work, 99, args.alone)
         sh(work, "git", "update-ref", "refs/continuity/main", alone_base)
-        base = alone_base
+        # Moved back on purpose: taken as it is (one journal entry on top), as a person would.
+        sh(work, "git", "continuity", "doctor", "--accept", alone_base)
+        base = sh(work, "git", "rev-parse", "refs/continuity/main").strip()
         print(f"{args.writers} writers x {args.ops} operations, each a fresh process; floor: one writer alone")
         table("alone", alone)
         start = time.perf_counter()

@@ -40,6 +40,11 @@ from git_continuity.model import Claim, JournalEntry, now, stamp
 
 # Bytecode is written and used, as in an installed package (a shell that sets
 # PYTHONDONTWRITEBYTECODE would otherwise make every run compile the sources again).
+# The signing key, the trusted signers and the witness (signing.py, signers.py, witness.py)
+# live in the user's config and state folders: a benchmark's are its own, never the user's.
+SANDBOX = Path(tempfile.mkdtemp(prefix="continuity-bench-user-"))
+for _name, _sub in (("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"), ("XDG_CACHE_HOME", "cache")):
+    os.environ[_name] = str(SANDBOX / _sub)
 ENV = {
     **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
     "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",

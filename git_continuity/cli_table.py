@@ -103,6 +103,42 @@ AROUND: tuple[Command, ...] = (
                 (JSON,),
                 stream=False,
             ),
+            Command(
+                "signer",
+                "the keys whose signatures on state commits are trusted here (kept in your config folder)",
+                "  git continuity trust signer list\n"
+                "  git continuity trust signer add bea@example.com 'ssh-ed25519 AAAA…'",
+                subcommands=(
+                    Command(
+                        "add",
+                        "trust a teammate's SSH signing key for state commits read here",
+                        "  git continuity trust signer add bea@example.com 'ssh-ed25519 AAAA…'\n"
+                        "  git continuity trust signer add bea@example.com ~/bea.pub",
+                        "git_continuity.commands.trust:signer_add",
+                        (
+                            opt("principal", metavar="EMAIL", help="who signs with it (as git names a signer)"),
+                            opt("key", metavar="KEY", help="the public key ('ssh-ed25519 AAAA…') or its .pub file"),
+                        ),
+                        stream=False,
+                    ),
+                    Command(
+                        "list",
+                        "the trusted keys, yours marked",
+                        "  git continuity trust signer list --json",
+                        "git_continuity.commands.trust:signer_list",
+                        (JSON,),
+                        stream=False,
+                    ),
+                    Command(
+                        "remove",
+                        "stop trusting a key",
+                        "  git continuity trust signer remove 'ssh-ed25519 AAAA…'",
+                        "git_continuity.commands.trust:signer_remove",
+                        (opt("key", metavar="KEY", help="the public key as trust signer list shows it"),),
+                        stream=False,
+                    ),
+                ),
+            ),
         ),
     ),
     Command(
@@ -220,6 +256,11 @@ AROUND: tuple[Command, ...] = (
         "git_continuity.commands.doctor:doctor",
         (
             opt("--fix", action="store_true", help="repair what is safe: nothing is deleted, nothing forced"),
+            opt(
+                "--accept",
+                metavar="COMMIT",
+                help="take a refused state as it is at COMMIT, after a look (re-anchors the witness; journaled)",
+            ),
             JSON,
         ),
         stream=False,

@@ -16,7 +16,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from git_continuity import provenance
+from git_continuity import provenance, signing
 from git_continuity import repo as git
 from git_continuity.constants import NOTES_REF
 from git_continuity.errors import UserError
@@ -71,7 +71,8 @@ def add(repo: Repo, commit: Oid, *new: dict[str, Any]) -> None:
 
     The new notes commit is built here on the tip that was read, not by libgit2's
     ``create_note``, which re-reads the tip itself and so could write lines merged from an
-    older note over a concurrent writer's."""
+    older note over a concurrent writer's. The notes commit is signed like a state commit."""
+    signing.arm(repo)
 
     def step(expected: Oid | None) -> None:
         require_notes(repo, f"the note on {commit[:7]} was not written")

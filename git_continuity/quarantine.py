@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from git_continuity import repo as git
-from git_continuity import store
+from git_continuity import signing, store
 from git_continuity.repo import Oid, Repo
 
 ROOT = store.ROOT
@@ -68,6 +68,7 @@ def _all_paths(repo: Repo, tree: Oid, path: str) -> list[str]:
 def repair(repo: Repo, stream: str, commit: Oid) -> Repair | None:
     """The commit on top of ``commit`` (a state of ``stream``) that moves every malformed
     file it can into quarantine; None when there is nothing to move."""
+    signing.arm(repo)
     tree = git.commit_tree(repo, commit)
     snap = store.Snapshot(repo, stream, commit, tree)
     problems = store.all_problems(snap)

@@ -47,6 +47,7 @@ REMOVED_ENV = (
     "EDITOR",
     "GIT_CONFIG_GLOBAL",
     "XDG_CONFIG_HOME",
+    "XDG_STATE_HOME",
     # A test run inside an agent's session must not take on that session.
     "GIT_CONTINUITY_SESSION",
     "GIT_CONTINUITY_AGENT",
@@ -71,6 +72,7 @@ def hermetic_seal(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
     monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
     for key, value in FIXED_ENV.items():
         monkeypatch.setenv(key, value)
@@ -206,11 +208,29 @@ def normalize(text: str, repo: Path | None = None) -> str:
     return text
 
 
+def signing_key() -> Path:
+    """This test user's git-continuity signing key (made by the first state write)."""
+    return Path(os.environ["XDG_CONFIG_HOME"]) / "git-continuity" / "signing_ed25519"
+
+
+def sign_with_own_key() -> list[str]:
+    """git options that sign a commit with the user's git-continuity key, as a person does
+    who edits the state by hand (git ... commit-tree -S)."""
+    return ["-c", "gpg.format=ssh", "-c", f"user.signingKey={signing_key()}"]
+
+
 def write_state(
-    repo: Path, files: dict[str, str | bytes | None], message: str = "hand edit", ref: str = "refs/continuity/main"
+    repo: Path,
+    files: dict[str, str | bytes | None],
+    message: str = "hand edit",
+    ref: str = "refs/continuity/main",
+    *,
+    signed: bool = True,
 ) -> str:
     """Commit files onto a state ref with git plumbing only, as a person or another tool
-    might (None removes a path). The ref moves by compare-and-swap; returns the new commit."""
+    might (None removes a path): signed with the user's own key (a person's hand edit),
+    or unsigned (signed=False: anything else holding .git). The ref moves by
+    compare-and-swap; returns the new commit."""
     old = git(repo, "rev-parse", "--verify", ref)
     env = {**os.environ, "GIT_INDEX_FILE": str(repo / ".." / f"scratch-index-{os.getpid()}")}
     Path(env["GIT_INDEX_FILE"]).unlink(missing_ok=True)
@@ -228,7 +248,8 @@ def write_state(
             blob = plumb("hash-object", "-w", "--stdin", data=content.encode() if isinstance(content, str) else content)
             plumb("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
     tree = plumb("write-tree")
-    new = plumb("commit-tree", tree, "-p", old, "-m", message)
+    sign = [*sign_with_own_key(), "commit-tree", "-S"] if signed else ["commit-tree"]
+    new = plumb(*sign, tree, "-p", old, "-m", message)
     plumb("update-ref", ref, new, old)
     Path(env["GIT_INDEX_FILE"]).unlink(missing_ok=True)
     return new

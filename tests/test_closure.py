@@ -247,6 +247,9 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
         """Each of the three must pass on its own: start each from the same open thread."""
         current = git(work, "rev-parse", "refs/continuity/main")
         git(work, "update-ref", "refs/continuity/main", ready, current)
+        # Moved back on purpose: taken as it is, as a person does after a look.
+        accepted = cont(work, "doctor", "--accept", ready)
+        assert accepted.code == 0, accepted.err
         assert thread_status() == "open"
 
     # (b) the closing commit goes through, plain hook...

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import Cli, Ran, git
+from conftest import Cli, Ran, git, sign_with_own_key, signing_key
 
 from git_continuity.cli import main
 
@@ -110,7 +110,9 @@ def commit_files(repo: Path, files: dict[str, tuple[str, bytes] | None], ref: st
         mode, content = value
         oid = content.decode() if mode == "160000" else plumb(repo, "hash-object", "-w", "--stdin", data=content)
         plumb(repo, "update-index", "--add", "--replace", "--cacheinfo", f"{mode},{oid},{path}")
-    new = plumb(repo, "commit-tree", plumb(repo, "write-tree"), "-p", old, "-m", "hand edit")
+    new = plumb(
+        repo, *sign_with_own_key(), "commit-tree", "-S", plumb(repo, "write-tree"), "-p", old, "-m", "hand edit"
+    )
     plumb(repo, "update-ref", ref, new, old)
     return new
 
@@ -446,6 +448,8 @@ def test_a_corruption_against_every_command(
 ) -> None:
     top = tmp_path / "copy"
     shutil.copytree(base, top, symlinks=True, ignore=shutil.ignore_patterns("home"))
+    # The same user as the one who wrote the state: its signing key and trusted signers.
+    shutil.copytree(base / "home" / ".config" / "git-continuity", signing_key().parent)
     work, remote = top / "work", top / "origin.git"
     git(work, "remote", "set-url", "origin", str(remote))
     ids = Setup(lambda *a: Ran(0, "", "")).ids(work)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import cont, git
+from conftest import cont, git, sign_with_own_key
 from test_sweep import plumb
 
 
@@ -26,7 +26,9 @@ def also_at(repo: Path, path: str, oid: str) -> None:
     Path(repo.parent / "sweep-index").unlink(missing_ok=True)
     plumb(repo, "read-tree", old)
     plumb(repo, "update-index", "--add", "--cacheinfo", f"100644,{oid},{path}")
-    new = plumb(repo, "commit-tree", plumb(repo, "write-tree"), "-p", old, "-m", "hand edit")
+    new = plumb(
+        repo, *sign_with_own_key(), "commit-tree", "-S", plumb(repo, "write-tree"), "-p", old, "-m", "hand edit"
+    )
     plumb(repo, "update-ref", "refs/continuity/main", new, old)
 
 

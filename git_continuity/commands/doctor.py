@@ -21,9 +21,33 @@ from git_continuity.errors import UserError
 from git_continuity.health import Finding
 from git_continuity.repo import Oid, Repo, locks
 
+
+def signing_checks(repo: Repo) -> list[Finding]:
+    """Every stream whose state a read would refuse: not what this user last saw, or not
+    signed by a key trusted here (store/integrity.py)."""
+    from git_continuity.store import integrity
+
+    found = []
+    for refname in git.list_refs(repo, constants.STATE_PREFIX):
+        stream = refname.removeprefix(constants.STATE_PREFIX)
+        if not constants.usable_stream(stream):
+            continue
+        try:
+            problem = integrity.problem(repo, stream)
+        except git.HistoryCut:
+            continue  # health.state names the cut
+        if problem:
+            first, _, rest = problem.partition("\n")
+            fix = rest.rsplit("\n", 1)[-1] if rest else "git continuity doctor --accept COMMIT"
+            details = "".join(f"; {line.strip()}" for line in rest.splitlines() if line.startswith("  "))
+            found.append(Finding("signing", refname, first.removesuffix(":") + details, fix))
+    return found
+
+
 CHECKS: tuple[Callable[[Repo], list[Finding]], ...] = (
     health.lock_files,
     health.state,
+    signing_checks,
     health.notes,
     health.tracking_refs,
     health.refspecs,
@@ -39,7 +63,9 @@ def examine(repo: Repo) -> list[Finding]:
     return [f for check in CHECKS for f in check(repo)]
 
 
-def doctor(repo: Repo, *, fix: bool, as_json: bool) -> int:
+def doctor(repo: Repo, *, fix: bool, as_json: bool, accept: str | None = None) -> int:
+    if accept is not None:
+        return _accept_state(repo, accept)
     repaired: list[dict[str, str]] = []
     if fix:
         repaired = _repair(repo, examine(repo))
@@ -156,3 +182,40 @@ def _quarantine_remote(repo: Repo, remote: str, stream: str, refname: str) -> li
         *_moved(stream, where, made),
         {"area": "tracking", "where": refname, "what": f"to repair {remote}: git continuity push {remote}"},
     ]
+
+
+def _accept_state(repo: Repo, rev: str) -> int:
+    """Take a stream's state as it is now at COMMIT, after a look: the witness is re-anchored
+    there (this user's record of the newest state seen, outside .git), and the journal says so."""
+    from git_continuity import session, store
+    from git_continuity.errors import UserError
+    from git_continuity.model import JournalEntry, new_id, now, stamp
+    from git_continuity.store import integrity
+
+    try:
+        commit = git.resolve_commit(repo, rev)
+    except UserError:
+        commit = None
+    streams = [
+        name.removeprefix(constants.STATE_PREFIX)
+        for name in git.list_refs(repo, constants.STATE_PREFIX)
+        if commit is not None and git.ref_target(repo, name) == commit
+    ]
+    if commit is None or not streams:
+        raise UserError(
+            f"doctor --accept {rev}: no stream's ref is at that commit; nothing was changed.\n"
+            "Name the commit a refusal named (git continuity doctor lists them)"
+        )
+    for stream in streams:
+        before = integrity.accept(repo, stream, commit)
+        had = f"; the witness had {before.commit[:7]} (seen {before.seen})" if before else ""
+        text = f"accepted {constants.STATE_PREFIX}{stream} at {commit[:7]} after a look (doctor --accept){had}"
+        moment = now()
+        who = session.who(repo)
+        entry = JournalEntry(new_id("journal"), text, stamp(moment), who.by, who.host, **who.stamp())
+        change = store.Change(
+            f"journal add {entry.id}: {text}", {store.journal_path(entry, moment): store.entry_bytes(entry)}
+        )
+        store.update(repo, stream, lambda snap, change=change: change)  # type: ignore[misc]
+        print(f"Accepted {constants.STATE_PREFIX}{stream} at {commit[:7]}{had}; recorded in the journal ({entry.id}).")
+    return 0

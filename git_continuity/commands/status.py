@@ -8,6 +8,7 @@ from git_continuity import labels, places, policy, quarantine, render, store, tr
 from git_continuity import repo as git
 from git_continuity.model import ago, now, stamp
 from git_continuity.repo import Repo
+from git_continuity.store import integrity
 
 JOURNAL_SHOWN = 5
 
@@ -43,7 +44,7 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
     journal, journal_total = store.read_journal(snap, latest=JOURNAL_SHOWN)
     changes = store.count_objective_changes(snap)
     updated = git.commit_info(repo, snap.commit).time
-    warnings = []
+    warnings = [w for w in [integrity.off_warning(repo)] if w]
     if packet is not None and packet.objective is None:
         warnings.append("no objective: a new session cannot tell what this work is for (git continuity objective set)")
     warnings += [labels.undone_warning(tv) for tv in seen.undone]

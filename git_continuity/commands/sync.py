@@ -18,6 +18,7 @@ from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.records import ConflictRecord
 from git_continuity.repo import Oid, Repo
+from git_continuity.store import integrity
 
 TIMEOUT = 120.0  # seconds for one git fetch or push
 MAX_TRIES = 5  # pushes refused because the remote moved meanwhile, before giving up
@@ -113,6 +114,7 @@ def validate(repo: Repo, fetched: Fetched) -> None:
 def take_in(repo: Repo, stream: str, theirs: Oid, remote: str) -> str:
     """Bring a fetched state into the local stream (create, fast-forward or merge); what
     happened, for the report. Retried when a local writer moved the ref meanwhile."""
+    integrity.admit(repo, stream, theirs, remote)
     ref = store.ref_name(stream)
     return git.update_ref(
         repo, ref, lambda ours: _take_in_once(repo, ref, ours, theirs, remote), gave_up="nothing was merged. Try again."

@@ -51,3 +51,76 @@ def list_trusted(repo: Repo, *, as_json: bool) -> int:
         for e in entries:
             print(f"{e['command']}\n  approved {e['approved_at']} by {e['by']}")
     return 0
+
+
+def signer_add(repo: Repo, *, principal: str, key: str) -> int:
+    """Trust a teammate's signing key (or one of your own) for state commits read here."""
+    from git_continuity import signers
+
+    parsed = _key_argument(key)
+    if not principal or any(c.isspace() or c in "\"'#" or ord(c) < 32 for c in principal):
+        raise UserError(
+            f"trust signer add: {principal!r} is not a principal: an e-mail address (no spaces or quotes), as git"
+            " names a signer, e.g. git continuity trust signer add bea@example.com 'ssh-ed25519 AAAA…'"
+        )
+    if not signers.add(principal, parsed, "added by git continuity trust signer add"):
+        print(f"Already trusted: {parsed[:60]}…")
+        return 0
+    print(
+        f"Trusted for {principal}: {parsed[:60]}…\n  (kept in {signers.path()}, outside every repository;"
+        " git log --show-signature reads it with git config gpg.ssh.allowedSignersFile)"
+    )
+    return 0
+
+
+def _key_argument(key: str) -> str:
+    """The key as TYPE BASE64, from the text itself or a .pub file that holds it."""
+    from pathlib import Path
+
+    from git_continuity import signers
+
+    text = key.strip()
+    if signers.parse_key(text) is None and text.endswith(".pub") and Path(text).expanduser().is_file():
+        text = Path(text).expanduser().read_text().strip()
+    parsed = signers.parse_key(text.removeprefix("key::"))
+    if parsed is None:
+        raise UserError(
+            f"trust signer add: {key[:60]!r} is not an SSH public key; nothing was written.\n"
+            "Give it as ssh-keygen writes it ('ssh-ed25519 AAAA…', quoted) or as the .pub file that holds it"
+        )
+    return parsed
+
+
+def signer_remove(repo: Repo, *, key: str) -> int:
+    from git_continuity import signers
+
+    parsed = _key_argument(key)
+    gone = signers.remove(parsed)
+    if not gone:
+        raise UserError(f"not trusted here: {parsed[:60]}… (git continuity trust signer list shows what is)")
+    print(f"No longer trusted: {parsed[:60]}… (for {', '.join(s.principals for s in gone)})")
+    return 0
+
+
+def signer_list(repo: Repo, *, as_json: bool) -> int:
+    from git_continuity import signers, signing
+
+    own = signing.own_key_path()
+    mine = signers.parse_key(own.with_name(own.name + ".pub").read_text()) if own.is_file() else None
+    listed = signers.read()
+    if as_json:
+        render.emit_json(
+            "trust-signer-list",
+            {
+                "file": str(signers.path()),
+                "signers": [{"principals": s.principals, "key": s.key, "own": s.key == mine} for s in listed],
+            },
+        )
+        return 0
+    if not listed:
+        print(f"No signing key is trusted here yet ({signers.path()}); the first state write adds your own.")
+        return 0
+    print(f"Trusted signers ({signers.path()}):")
+    for s in listed:
+        print(f"  {s.principals}  {s.key}" + ("  (your own key)" if s.key == mine else ""))
+    return 0

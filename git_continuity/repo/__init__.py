@@ -7,6 +7,7 @@ values. Callers use it as one module (``from git_continuity import repo as git``
 - ``history``: revisions, ancestry, merge bases, commits between two points;
 - ``objects``: trees, blobs and commits not yet on a ref;
 - ``notes``: one commit note, and whole notes trees for merging;
+- ``signed``: signed commits as git defines them, and the signature of one;
 - ``worktree``: uncommitted changes, the work tree's tree, the stash.
 """
 
@@ -25,6 +26,7 @@ from git_continuity.repo.base import (
     remote_names,
     remote_url,
     reread_environment,
+    user_config_value,
     worktree_git_dir,
 )
 from git_continuity.repo.history import (
@@ -86,6 +88,7 @@ from git_continuity.repo.refs import (
     set_ref,
     update_ref,
 )
+from git_continuity.repo.signed import Unarmed, commit_ids_since, commit_signature, history_depth
 from git_continuity.repo.worktree import (
     STAGED,
     UNSTAGED,
@@ -111,6 +114,7 @@ __all__ = [
     "RefMoved",
     "Repo",
     "TreeEntry",
+    "Unarmed",
     "add_local_config",
     "ahead_behind",
     "ancestors",
@@ -118,8 +122,10 @@ __all__ = [
     "changed_tracked_paths",
     "changes",
     "cloned_at",
+    "commit_ids_since",
     "commit_info",
     "commit_parents",
+    "commit_signature",
     "commit_time",
     "commit_tree",
     "commits_since",
@@ -137,6 +143,7 @@ __all__ = [
     "head_commit",
     "head_reflog",
     "head_reflog_since",
+    "history_depth",
     "hooks_dir",
     "identity",
     "is_ancestor",
@@ -166,6 +173,7 @@ __all__ = [
     "tree_entries",
     "tree_size",
     "update_ref",
+    "user_config_value",
     "worktree_git_dir",
     "worktree_name",
     "worktree_tree",

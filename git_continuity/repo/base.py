@@ -4,6 +4,7 @@ who is writing (identity, config) and the remotes."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NewType
@@ -33,6 +34,10 @@ class Repo:
     _tree_paths: dict[tuple[str, str], bool] | None = None
     _tree_paths_asked: set[tuple[str, str]] = field(default_factory=set)
     _tree_paths_new: bool = False
+    # How a state or notes commit is signed (signing.arm): the commit's bytes in, the
+    # signature out, or None when signing is off for this repository. None here: not
+    # decided yet, and then no such commit is written (repo.signed.Unarmed).
+    signer: Callable[[bytes], str | None] | None = None
 
     @property
     def local_dir(self) -> Path:
@@ -111,6 +116,23 @@ def _ident(repo: Repo) -> tuple[str, str]:
 
 def config_value(repo: Repo, key: str) -> str | None:
     return _config(repo, key)
+
+
+def user_config_value(repo: Repo, key: str) -> str | None:
+    """A config value from the user's own config only (global, XDG, system), never the
+    repository's: what decides trust must not be settable by anything holding ``.git``."""
+    global_file = os.environ.get("GIT_CONFIG_GLOBAL")
+    try:
+        if global_file:
+            value = pygit2.Config(global_file)[key] if Path(global_file).is_file() else None
+            return str(value) if value else None
+        found = None
+        for entry in repo.git.config:
+            if entry.name == key and entry.level < pygit2.enums.ConfigLevel.LOCAL and entry.value:
+                found = str(entry.value)
+        return found
+    except (KeyError, pygit2.GitError):
+        return None
 
 
 def identity(repo: Repo) -> str:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pygit2
 
 from git_continuity.repo.base import Oid, Repo, _signature
+from git_continuity.repo.signed import write_commit_signed
 
 
 @dataclass(frozen=True)
@@ -97,10 +98,9 @@ def _write_folder(
 
 
 def write_commit(repo: Repo, tree: Oid, parents: list[Oid], message: str) -> Oid:
-    """A commit object not yet on any ref (compare_and_swap puts it there)."""
-    sig = _signature(repo)
-    oid = repo.git.create_commit(None, sig, sig, message, pygit2.Oid(hex=tree), [pygit2.Oid(hex=p) for p in parents])
-    return Oid(str(oid))
+    """A commit object not yet on any ref (compare_and_swap puts it there), signed as
+    ``repo.signer`` says (signed.write_commit_signed)."""
+    return write_commit_signed(repo, _signature(repo), tree, parents, message)
 
 
 def write_commit_at(repo: Repo, tree: Oid, parents: list[Oid], message: str, when: int) -> Oid:

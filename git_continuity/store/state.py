@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from git_continuity import repo as git
+from git_continuity import signing
 from git_continuity.constants import STATE_PREFIX, usable_stream
 from git_continuity.errors import NoState, UserError
 from git_continuity.repo import Oid, Repo
@@ -171,11 +172,18 @@ class Snapshot:
 
 
 def snapshot(repo: Repo, stream: str) -> Snapshot:
-    return snapshot_at(repo, stream, git.ref_target(repo, ref_name(stream)))
+    """The stream as its ref says now, refused unless it is what was written (integrity.py)."""
+    from git_continuity.store import integrity
+
+    snap = snapshot_at(repo, stream, git.ref_target(repo, ref_name(stream)))
+    integrity.check(repo, stream, snap.commit)
+    return snap
 
 
 def snapshot_at(repo: Repo, stream: str, target: Oid | None) -> Snapshot:
-    """The stream as of target, the commit its ref was read at (None: no ref)."""
+    """The stream as of target, the commit its ref was read at (None: no ref). Commits
+    written from here on are signed as this repository says (signing.arm)."""
+    signing.arm(repo)
     ref = ref_name(stream)
     if target is not None and git.peel_to_commit(repo, target) != target:
         raise UserError(

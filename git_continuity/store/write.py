@@ -16,7 +16,7 @@ from git_continuity.constants import ENV_CHECK_JSON
 from git_continuity.errors import UserError
 from git_continuity.model import Evidence, JournalEntry, ObjectiveChange, sortable_name, stamp, to_json
 from git_continuity.repo import Oid, Repo
-from git_continuity.store import queue
+from git_continuity.store import integrity, queue
 from git_continuity.store.problems import all_problems
 from git_continuity.store.read import read_packet, read_places
 from git_continuity.store.state import KINDS, ROOT, Snapshot, good, ref_name, require_state, snapshot_at
@@ -208,6 +208,7 @@ def update(
 
     def step(tip: Oid | None) -> tuple[Snapshot, bool]:
         snap = snapshot_at(repo, stream, tip)
+        integrity.check(repo, stream, tip)
         if not create:
             require_state(snap)
         require_well_formed(snap, replacing=replacing)
@@ -220,6 +221,7 @@ def update(
         commit = git.write_commit(repo, tree, [snap.commit] if snap.commit else [], message)
         summary = change.message.splitlines()[0]
         git.compare_and_swap(repo, ref, commit, snap.commit, f"continuity: {summary}")
+        integrity.wrote(repo, stream, snap.commit, commit)
         snap.cache.add([good("tree", tree)])
         return Snapshot(repo, stream, commit, tree, validity=snap.cache), True
 

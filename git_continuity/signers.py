@@ -1,0 +1,155 @@
+"""The keys whose signatures this user trusts on state commits: an allowed-signers file in
+the user's config folder (``$XDG_CONFIG_HOME/git-continuity/allowed_signers``), in git's
+``gpg.ssh.allowedSignersFile`` format, so ``git -c gpg.ssh.allowedSignersFile=FILE log
+--show-signature`` checks the same commits with the same keys.
+
+It lives outside ``.git`` on purpose: nothing that can write the repository (a script, an
+agent, a fetched state) can add a key. This user's own key is in it from the start
+(signing.py puts it there when it makes the key); a teammate's comes in only by
+``git continuity trust signer add``.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from git_continuity import atomic
+from git_continuity.errors import UserError
+
+KEY_TYPES = (
+    "ssh-ed25519",
+    "ssh-rsa",
+    "ecdsa-sha2-nistp256",
+    "ecdsa-sha2-nistp384",
+    "ecdsa-sha2-nistp521",
+    "sk-ssh-ed25519@openssh.com",
+    "sk-ecdsa-sha2-nistp256@openssh.com",
+)
+
+
+def config_folder() -> Path:
+    """``$XDG_CONFIG_HOME/git-continuity`` (``~/.config/git-continuity`` without it)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "git-continuity"
+
+
+def path() -> Path:
+    return config_folder() / "allowed_signers"
+
+
+@dataclass(frozen=True)
+class Signer:
+    principals: str  # who, as git names them: comma-separated e-mail addresses (or *)
+    key: str  # "ssh-ed25519 AAAA…": the key type and its base64 blob
+    line: int
+
+
+def parse_key(text: str) -> str | None:
+    """``TYPE BASE64`` from a public key as ssh-keygen writes it (a comment after it is
+    dropped), or None when it is not one."""
+    words = text.split()
+    if len(words) < 2 or words[0] not in KEY_TYPES:
+        return None
+    try:
+        blob = base64.b64decode(words[1], validate=True)
+    except ValueError:
+        return None
+    if len(blob) < 4 or blob[4 : 4 + int.from_bytes(blob[:4], "big")] != words[0].encode():
+        return None
+    return f"{words[0]} {words[1]}"
+
+
+def read() -> list[Signer]:
+    """Every line of the file (none when it does not exist); a line that is not
+    ``PRINCIPALS [OPTIONS] KEYTYPE BASE64 [COMMENT]`` is refused, naming it."""
+    where = path()
+    try:
+        info = where.stat()
+        text = where.read_text()
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as error:
+        raise UserError(f"{where}: cannot be read ({error}); fix its permissions or remove it") from None
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) or info.st_uid != os.getuid():
+        raise UserError(
+            f"{where}: other users can change it (mode {stat.S_IMODE(info.st_mode):04o}), and it says whose"
+            f" signatures are trusted; nothing was read or written.\nFix: chmod 600 {where}"
+        )
+    found = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        words = _words(line)
+        if words is None:
+            raise _bad(where, number, "a quotation mark is not closed")
+        start = 1 if len(words) > 1 and words[1] in KEY_TYPES else 2
+        key = parse_key(" ".join(words[start : start + 2])) if len(words) > start + 1 else None
+        if key is None:
+            raise _bad(where, number, "expected PRINCIPALS [OPTIONS] KEYTYPE BASE64 (git's allowed-signers format)")
+        found.append(Signer(words[0], key, number))
+    return found
+
+
+def _words(line: str) -> list[str] | None:
+    """The line's words, split at spaces outside double quotes (as ssh-keygen reads
+    options such as ``namespaces="git,file"``); None when a quote is not closed."""
+    words, word, quoted = [], "", False
+    for char in line:
+        if char == '"':
+            quoted = not quoted
+        if char.isspace() and not quoted:
+            if word:
+                words.append(word)
+            word = ""
+        else:
+            word += char
+    if quoted:
+        return None
+    return [*words, word] if word else words
+
+
+def _bad(where: Path, number: int, why: str) -> UserError:
+    return UserError(
+        f"{where} line {number}: {why}; nothing was read or written.\n"
+        "Fix the line or remove it (git continuity trust signer list shows what is read)"
+    )
+
+
+def trusted() -> dict[str, str]:
+    """Each trusted key (``TYPE BASE64``) and the principals it is trusted for."""
+    return {s.key: s.principals for s in read()}
+
+
+def add(principals: str, key: str, comment: str = "") -> bool:
+    """Trust ``key`` for ``principals``; False when it is trusted already."""
+    if key in trusted():
+        return False
+    where = path()
+    where.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        before = where.read_text()
+    except FileNotFoundError:
+        before = ""
+    if before and not before.endswith("\n"):
+        before += "\n"
+    line = f'{principals} namespaces="git" {key}' + (f" {comment}" if comment else "")
+    atomic.write(where, before + line + "\n")
+    where.chmod(0o600)
+    return True
+
+
+def remove(key: str) -> list[Signer]:
+    """Stop trusting a key; the lines removed."""
+    gone = [s for s in read() if s.key == key]
+    if gone:
+        numbers = {s.line for s in gone}
+        lines = path().read_text().splitlines()
+        kept = [text for number, text in enumerate(lines, 1) if number not in numbers]
+        atomic.write(path(), "".join(line + "\n" for line in kept))
+        path().chmod(0o600)
+    return gone

@@ -1,0 +1,118 @@
+"""The witness: for each repository and stream, the newest state commit this user has seen
+here, and its depth (how many commits its history holds), kept outside ``.git`` in the
+user's state folder (``$XDG_STATE_HOME/git-continuity/witness/<repository>/<stream>.json``).
+
+Git's hashes chain a state's history, but nothing in ``.git`` says where its ref should be:
+a ref moved back (the newest changes cut off), a rewritten history, or a whole ``.git`` put
+back to an older copy all look like a state. Every read checks that the ref still descends
+from the witness (store/integrity.py), and the witness only ever moves forward.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from git_continuity import atomic
+from git_continuity import repo as git
+from git_continuity.errors import UserError
+from git_continuity.repo import Oid, Repo
+
+
+def state_folder() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "git-continuity"
+
+
+def folder(repo: Repo) -> Path:
+    """This repository's witness folder, named by a digest of where its ``.git`` is."""
+    return state_folder() / "witness" / hashlib.sha256(str(repo.common_dir).encode()).hexdigest()[:20]
+
+
+def path(repo: Repo, stream: str) -> Path:
+    return folder(repo) / f"{stream}.json"
+
+
+@dataclass(frozen=True)
+class Seen:
+    commit: Oid
+    depth: int
+    seen: str  # when, as an ISO time (UTC)
+    baseline: str | None = None  # why this commit was taken without its signatures checked
+
+
+def read(repo: Repo, stream: str) -> Seen | None:
+    """What this user last saw of the stream here (None: never read here)."""
+    where = path(repo, stream)
+    try:
+        text = where.read_text()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise _corrupt(where, f"cannot be read ({error})") from None
+    try:
+        data = json.loads(text)
+        if data["repository"] != str(repo.common_dir) or data["stream"] != stream:
+            raise _corrupt(where, f"belongs to {data['repository']} ({data['stream']}), not to {repo.common_dir}")
+        commit = Oid(str(data["commit"]))
+        if len(commit) != 40 or any(c not in "0123456789abcdef" for c in commit):
+            raise ValueError(f"{commit!r} is not a commit id")
+        return Seen(commit, int(data["depth"]), str(data["seen"]), data.get("baseline"))
+    except (ValueError, KeyError, TypeError) as error:
+        raise _corrupt(where, f"is not a witness file ({error})") from None
+
+
+def read_unchecked(repo: Repo, stream: str) -> Seen | None:
+    """What the witness holds, or None when it holds nothing readable (a corrupt file is
+    about to be replaced: doctor --accept)."""
+    try:
+        return read(repo, stream)
+    except UserError:
+        return None
+
+
+def _corrupt(where: Path, why: str) -> UserError:
+    return UserError(
+        f"{where} {why}; nothing was read or written.\nIt records the newest state seen here: check the state by"
+        f" hand (git continuity log), then remove the file (rm {where}) to start it again from the state as it is"
+    )
+
+
+@contextlib.contextmanager
+def _locked(repo: Repo, stream: str) -> Iterator[None]:
+    where = path(repo, stream)
+    where.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with open(where.with_suffix(".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def record(repo: Repo, stream: str, seen: Seen, *, force: bool = False) -> None:
+    """Remember seen as the newest state of the stream, unless the witness already holds a
+    commit that descends from it (another reader or writer got further meanwhile). ``force``
+    re-anchors it wherever it is (doctor --accept)."""
+    with _locked(repo, stream):
+        now = read_unchecked(repo, stream) if force else read(repo, stream)
+        if not force and now is not None and now.commit != seen.commit and git.has_commit(repo, now.commit):
+            with contextlib.suppress(git.HistoryCut):
+                if git.is_ancestor(repo, seen.commit, now.commit):
+                    return
+        data = {
+            "repository": str(repo.common_dir),
+            "stream": stream,
+            "commit": seen.commit,
+            "depth": seen.depth,
+            "seen": seen.seen,
+        }
+        if seen.baseline:
+            data["baseline"] = seen.baseline
+        atomic.write(path(repo, stream), json.dumps(data, indent=1) + "\n")
