@@ -175,6 +175,8 @@ STARTS_PROGRAMS = {
     "git_continuity.commands.ci": "the command `ci run` records",
     "git_continuity.commands.edit": "the user's editor",
     "git_continuity.commands.demo": "the tour's steps, as a user types them",
+    "git_continuity.signing": "ssh-keygen or the user's gpg.program, signing a state commit",
+    "git_continuity.signatures": "ssh-keygen -Y verify (or git's gpg.program), checking a state commit's signature",
 }
 GIT_DOORS = {"git_continuity.gitcli", "git_continuity.transport"}
 STARTERS = re.compile(r"os\.(exec|spawn|posix_spawn|system$|popen$)|asyncio\.create_subprocess")
