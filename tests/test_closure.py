@@ -210,6 +210,7 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
             }
         ],
         "problems": [],
+        "unjudged": [],
         "message": f"Not done: 1 open thread ({tid}) not verified now.",
     }
     # Refusing wrote no evidence (nothing costly ran) and closed nothing: the refused close
@@ -442,7 +443,9 @@ def test_a_done_thread_that_stops_holding_is_called_out_and_a_new_check_reopens_
     (check_id,) = [c["id"] for c in status["threads"][0]["checks"]]
     assert status["warnings"][1:] == [
         f"{tid} is done, but no longer holds: {check_id} tag:v1 is contradicted now: tag v1 does not exist here;"
-        f" it holds a stop like an open thread (git continuity thread set {tid} open, or restore the work)"
+        f" it holds a stop like an open thread (git continuity thread set {tid} open, or restore the work)",
+        "no closure gate here: this clone's git hooks are not installed, so a commit that closes a thread is not "
+        "checked (git continuity hooks install)",
     ]
     assert (status["threads"][0]["standing"], status["threads"][0]["undone"]) == (
         "undone",
