@@ -32,9 +32,9 @@ from pathlib import Path
 
 from git_continuity import merge, packetfile, store
 from git_continuity import repo as git
-from git_continuity.commands import sync
 from git_continuity.model import Claim, JournalEntry, new_id
 from git_continuity.repo import Oid, Repo
+from git_continuity.syncing import pulling as sync
 
 os.environ.update(
     {

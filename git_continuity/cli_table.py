@@ -256,7 +256,7 @@ AROUND: tuple[Command, ...] = (
         ),
         repo=False,
         stream=False,
-        # The names are the tour's (commands/demo.py CHAPTERS); tests/test_demo.py checks they agree.
+        # The names are the tour's (commands/demo/__init__.py CHAPTERS); tests/test_demo.py checks they agree.
         epilog="chapters (--full tells them all, in this order):\n"
         "  story     the short story: a rejected push, a false close refused, a second clone\n"
         "  sync      two clones change the state at once; sync merges it field by field\n"

@@ -3,6 +3,7 @@ from __future__ import annotations
 from git_continuity import constants, packetfile, store, tracking, transport
 from git_continuity import repo as git
 from git_continuity.repo import Repo
+from git_continuity.syncing import pulling
 
 
 def init(
@@ -50,8 +51,6 @@ def init(
 
 def _take_remote_state(repo: Repo, remote: str, stream: str) -> bool:
     """Pull instead of starting when the remote has this stream; True if it did."""
-    from git_continuity.commands import sync
-
     try:
         found = transport.list_refs(repo, remote, [f"{constants.STATE_PREFIX}{stream}"], tracking.HINT_TIMEOUT)
     except transport.TransportError as error:
@@ -62,7 +61,7 @@ def _take_remote_state(repo: Repo, remote: str, stream: str) -> bool:
         return False
     if f"{constants.STATE_PREFIX}{stream}" not in found:
         return False
-    _, lines = sync.pull_from(repo, remote)
+    _, lines = pulling.pull_from(repo, remote)
     print(
         f"{remote} already has state for stream '{stream}': took it in instead of starting an unrelated history.\n"
         f"From {remote}:\n" + "\n".join(lines) + "\n\nNext:\n  git continuity status"
