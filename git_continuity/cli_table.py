@@ -194,7 +194,7 @@ AROUND: tuple[Command, ...] = (
         "fetch every stream's state and the commit notes from a remote and merge them in",
         "  git continuity pull\n  git continuity pull upstream",
         "git_continuity.commands.sync:pull",
-        (REMOTE,),
+        (REMOTE, JSON),
         stream=False,
     ),
     Command(
@@ -202,7 +202,7 @@ AROUND: tuple[Command, ...] = (
         "publish every stream's state and the commit notes (merging first if the remote moved)",
         "  git continuity push",
         "git_continuity.commands.sync:push",
-        (REMOTE,),
+        (REMOTE, JSON),
         stream=False,
     ),
     Command(
@@ -210,7 +210,7 @@ AROUND: tuple[Command, ...] = (
         "pull, then push: both sides end with the same state",
         "  git continuity sync",
         "git_continuity.commands.sync:sync",
-        (REMOTE,),
+        (REMOTE, JSON),
         stream=False,
     ),
     Command(

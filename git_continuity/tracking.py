@@ -172,11 +172,22 @@ def remote_state_hint(repo: Repo, stream: str) -> tuple[bool, str | None]:
     if default is None:
         return False, None
     remote = default
+    from git_continuity import remote_layout  # the error path only: the cheap paths never need it
+
     try:
-        refs = transport.list_refs(repo, remote, [f"{STATE_PREFIX}*"], HINT_TIMEOUT)
+        layout = remote_layout.layout_of(repo, remote)
+    except UserError:
+        layout = None  # a bad setting is named by the command that uses it
+    patterns = [f"{STATE_PREFIX}*", *([layout.branch_glob] if layout else [])]
+    try:
+        refs = transport.list_refs(repo, remote, patterns, HINT_TIMEOUT)
     except transport.TransportError as error:
         return False, f"(Could not ask {remote} whether it has state: {error})"
-    streams = sorted(name[len(STATE_PREFIX) :] for name in refs)
+    names = [
+        name[len(STATE_PREFIX) :] if name.startswith(STATE_PREFIX) else layout and layout.parse_branch(name)
+        for name in refs
+    ]
+    streams = sorted({n for n in names if n and n != "notes"})
     if stream in streams:
         return True, (
             f"{remote} has state for stream '{stream}' that this clone has never fetched.\n"

@@ -1,47 +1,59 @@
-"""push, pull and sync: parse, call the sync engine (syncing/), say what it did."""
+"""push, pull and sync: call the sync engine (syncing/), say what it did."""
 
 from __future__ import annotations
 
-from git_continuity import tracking
+from git_continuity import render
+from git_continuity.display import clean
 from git_continuity.errors import UserError
 from git_continuity.repo import Repo
-from git_continuity.syncing import pulling, pushing
+from git_continuity.syncing import exchange
+from git_continuity.syncing.fetching import Line
 
 
-def pull(repo: Repo, *, remote: str | None) -> int:
-    name = tracking.pick_remote(repo, remote)
-    fetched, lines = pulling.pull_from(repo, name)
-    if not fetched.streams and fetched.notes is None:
-        print(f"{name} has no continuity state yet: nothing to pull.")
-        if pushing.local_streams(repo):
-            print(f"Publish this clone's with: git continuity push {name}")
-        return 0
-    print(f"From {name}:\n" + "\n".join(lines))
+def _lines(found: list[Line]) -> str:
+    return "\n".join(
+        f"  {'(the remote moved meanwhile) ' if meanwhile else ''}{clean(name)}: {clean(what)}"
+        for name, what, meanwhile in found
+    )
+
+
+def _end(report: exchange.Report, command: str, as_json: bool) -> int:
+    if as_json:
+        render.emit_json("sync", exchange.to_json(report, command))
+    refused = exchange.refusal(report)
+    if refused:
+        raise UserError(refused)
     return 0
 
 
-def push(repo: Repo, *, remote: str | None) -> int:
-    name = tracking.pick_remote(repo, remote)
-    if not pushing.local_streams(repo):
-        raise UserError(
-            f"no continuity state here to push.\nStart with git continuity init (or git continuity pull {name})."
-        )
-    pushing.require_sendable(repo, name)
-    lines = pushing.publish(repo, name, pushing.last_fetched(repo, name))
-    print(f"To {name}:\n" + "\n".join(lines))
-    return 0
+def pull(repo: Repo, *, remote: str | None, as_json: bool = False) -> int:
+    report = exchange.pull(repo, remote)
+    if not as_json:
+        if report.remote_empty:
+            print(f"{report.remote} has no continuity state yet: nothing to pull.")
+            if not report.local_empty:
+                print(f"Publish this clone's with: git continuity push {report.remote}")
+        else:
+            print(f"From {report.remote}:\n" + _lines(report.pulled or []))
+    return _end(report, "pull", as_json)
 
 
-def sync(repo: Repo, *, remote: str | None) -> int:
-    name = tracking.pick_remote(repo, remote)
-    pushing.require_sendable(repo, name)
-    fetched, lines = pulling.pull_from(repo, name)
-    if not fetched.streams and fetched.notes is None:
-        print(f"{name} has no continuity state yet.")
-    else:
-        print(f"From {name}:\n" + "\n".join(lines))
-    if not pushing.local_streams(repo):
-        print("No continuity state here to push (git continuity init starts one).")
-        return 0
-    print(f"To {name}:\n" + "\n".join(pushing.publish(repo, name, fetched)))
-    return 0
+def push(repo: Repo, *, remote: str | None, as_json: bool = False) -> int:
+    report = exchange.push(repo, remote)
+    if not as_json and report.pushed and report.pushed.lines:
+        print(f"To {report.remote}:\n" + _lines(report.pushed.lines))
+    return _end(report, "push", as_json)
+
+
+def sync(repo: Repo, *, remote: str | None, as_json: bool = False) -> int:
+    report = exchange.sync(repo, remote)
+    if not as_json:
+        if report.remote_empty:
+            print(f"{report.remote} has no continuity state yet.")
+        else:
+            print(f"From {report.remote}:\n" + _lines(report.pulled or []))
+        if report.local_empty:
+            print("No continuity state here to push (git continuity init starts one).")
+        elif report.pushed and report.pushed.lines:
+            print(f"To {report.remote}:\n" + _lines(report.pushed.lines))
+    return _end(report, "sync", as_json)

@@ -1,81 +1,26 @@
-"""Fetch a remote's state into the tracking refs, validate it there, and take it in."""
+"""Validate a fetched state (syncing.fetching) and take it in: create, fast-forward or merge."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from git_continuity import constants, merge, render, store, tracking, transport
+from git_continuity import constants, merge, render, store
 from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.records import ConflictRecord
+from git_continuity.remote_layout import Layout
 from git_continuity.repo import Oid, Repo
-
-TIMEOUT = 120.0  # seconds for one git fetch or push
-NOTES = "notes"  # how the notes ref is named in reports (no stream can be named with a '/')
-
-
-@dataclass
-class Fetched:
-    """What one remote has, as just fetched into the tracking refs."""
-
-    remote: str
-    streams: dict[str, Oid]
-    notes: Oid | None
-    ignored: list[str] = field(default_factory=list)  # refs under refs/continuity/ that name no stream
-
-
-def unreachable(repo: Repo, remote: str, error: transport.TransportError, what: str) -> UserError:
-    url = git.remote_url(repo, remote)
-    where = f" ({url})" if url else ""
-    return UserError(
-        f"cannot {what} {remote}{where}:\n  {error}\nNothing was changed here; the local state is untouched."
-    )
-
-
-def fetch(repo: Repo, remote: str) -> Fetched:
-    """Ask the remote what state it has, fetch what is new into the tracking refs, and drop
-    tracking refs of streams the remote no longer has."""
-    try:
-        refs = transport.list_refs(repo, remote, [f"{constants.STATE_PREFIX}*", constants.NOTES_REF], TIMEOUT)
-    except transport.TransportError as error:
-        raise unreachable(repo, remote, error, "reach") from None
-    streams: dict[str, Oid] = {}
-    ignored = []
-    for name, oid in refs.items():
-        if name.startswith(constants.STATE_PREFIX):
-            stream = name[len(constants.STATE_PREFIX) :]
-            if constants.usable_stream(stream):
-                streams[stream] = Oid(oid)
-            else:
-                ignored.append(name)
-    notes = Oid(refs[constants.NOTES_REF]) if constants.NOTES_REF in refs else None
-    wanted = {tracking.tracking_ref(remote, s): (f"{constants.STATE_PREFIX}{s}", oid) for s, oid in streams.items()}
-    if notes is not None:
-        wanted[tracking.notes_tracking_ref(remote)] = (constants.NOTES_REF, notes)
-    refspecs = []
-    for local, (theirs, oid) in sorted(wanted.items()):
-        if git.ref_target(repo, local) != oid or not git.has_commit(repo, oid):
-            git.create_reflog(repo, local)  # so git logs when it moves, as for refs/remotes
-            refspecs.append(f"+{theirs}:{local}")
-    try:
-        transport.fetch(repo, remote, refspecs, TIMEOUT)
-    except transport.TransportError as error:
-        raise unreachable(repo, remote, error, "fetch the state from") from None
-    for stream in tracking.tracked_streams(repo, remote):
-        if stream not in streams:
-            git.delete_ref(repo, tracking.tracking_ref(remote, stream))
-    if notes is None:
-        git.delete_ref(repo, tracking.notes_tracking_ref(remote))
-    return Fetched(remote, streams, notes, ignored)
+from git_continuity.syncing.fetching import NOTES, Fetched, Line, fetch
 
 
 def validate(repo: Repo, fetched: Fetched) -> None:
     """Refuse, naming every bad entry, when the remote's state or ours is malformed: nothing
     is merged then, and the local state stays as it was."""
     found = []
-    for stream, commit in sorted(fetched.streams.items()):
+    theirs = [*fetched.streams.items(), *((s, oid) for s, (_, oid) in fetched.other.streams.items())]
+    for stream, commit in sorted(set(theirs)):
         if not git.has_commit(repo, commit):
-            found.append(f"{fetched.remote}'s {stream} ({commit[:7]}): refs/continuity/{stream} is not a commit")
+            found.append(
+                f"{fetched.remote}'s {stream} ({commit[:7]}): {fetched.layout.state_ref(stream)} is not a commit"
+            )
             continue
         snap = store.Snapshot(repo, stream, commit, git.commit_tree(repo, commit))
         problems = store.all_problems(snap)
@@ -89,7 +34,7 @@ def validate(repo: Repo, fetched: Fetched) -> None:
             f"\nRepair it: git continuity doctor --fix (moves the malformed files aside in a new commit on top),"
             f" then git continuity push {fetched.remote} (a fast-forward)."
         )
-    for stream in fetched.streams:
+    for stream in {s for s, _ in theirs}:
         local = store.snapshot(repo, stream)
         problems = store.all_problems(local) if local.commit else []
         if problems:
@@ -170,12 +115,24 @@ def take_in_notes(repo: Repo, theirs: Oid, remote: str) -> str:
     return git.update_ref(repo, constants.NOTES_REF, step, gave_up="nothing was merged. Try again.")
 
 
-def pull_from(repo: Repo, remote: str) -> tuple[Fetched, list[str]]:
-    """Fetch, validate and take in every stream and the notes; the report lines."""
-    fetched = fetch(repo, remote)
+def pull_from(repo: Repo, remote: str, layout: Layout) -> tuple[Fetched, list[Line]]:
+    """Fetch, validate and take in every stream and the notes, in both layouts; what each did."""
+    fetched = fetch(repo, remote, layout)
     validate(repo, fetched)
-    lines = [f"  {stream}: {take_in(repo, stream, c, remote)}" for stream, c in sorted(fetched.streams.items())]
+    lines = [Line(stream, take_in(repo, stream, c, remote)) for stream, c in sorted(fetched.streams.items())]
     if fetched.notes is not None:
-        lines.append(f"  {NOTES}: {take_in_notes(repo, fetched.notes, remote)}")
-    lines += [f"  ignored {name}: not a stream name" for name in fetched.ignored]
+        lines.append(Line(NOTES, take_in_notes(repo, fetched.notes, remote)))
+    # The other layout's (a remote that moved between transports): said only when it brought something.
+    for stream, (name, commit) in sorted(fetched.other.streams.items()):
+        said = take_in(repo, stream, commit, remote)
+        if not said.startswith("up to date"):
+            lines.append(Line(stream, f"{said} (from {name})"))
+    if fetched.other.notes is not None:
+        said = take_in_notes(repo, fetched.other.notes[1], remote)
+        if not said.startswith("up to date"):
+            lines.append(Line(NOTES, f"{said} (from {fetched.other.notes[0]})"))
+    lines += [Line(f"ignored {name}", "not a stream name") for name in fetched.ignored]
+    lines += [
+        Line(f"ignored {name}", "not continuity state (a branch of someone's: left alone)") for name in fetched.foreign
+    ]
     return fetched, lines

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import dataclass, field
 
 from git_continuity import constants, store, tracking, transport
 from git_continuity import repo as git
 from git_continuity.errors import UserError
+from git_continuity.remote_layout import Layout
 from git_continuity.repo import Oid, Repo
-from git_continuity.syncing.pulling import NOTES, TIMEOUT, Fetched, pull_from, unreachable
+from git_continuity.syncing.fetching import NOTES, TIMEOUT, Fetched, Line, unreachable
+from git_continuity.syncing.pulling import pull_from
 
-MAX_TRIES = 5  # pushes refused because the remote moved meanwhile, before giving up
+MAX_RETRIES = 5  # pushes again after the remote moved meanwhile, before giving up
+BACKOFF_CAP = 8.0  # seconds: the widest window a retry's pause is drawn from
 
 
 def local_streams(repo: Repo) -> dict[str, Oid]:
@@ -47,57 +51,101 @@ def require_sendable(repo: Repo, remote: str) -> None:
         )
 
 
-def publish(repo: Repo, remote: str, known: Fetched) -> list[str]:
-    """Push every stream and the notes that the remote lacks; when it moved meanwhile,
-    fetch, merge and try again. ``known`` is what the remote had, as far as we know."""
-    lines: list[str] = []
-    for attempt in range(MAX_TRIES):
+@dataclass
+class Published:
+    """What a push did: each ref's line, the retries it took, and what the server refused."""
+
+    lines: list[Line] = field(default_factory=list)
+    retries: int = 0
+    refused: list[str] = field(default_factory=list)  # state refs: "<ref>: <the server's verdict>"
+    kept_local: list[str] = field(default_factory=list)  # the notes, refused while the state went through
+    said: list[str] = field(default_factory=list)  # the server's own words (remote: lines)
+
+
+def _refuse_foreign(known: Fetched, dst: str, name: str) -> None:
+    if dst in known.foreign:
+        raise UserError(
+            f"{dst} on {known.remote} is not continuity state (a branch of someone's), and the "
+            f"{'commit notes' if name == NOTES else f'state of stream {name!r}'} would go there; nothing was pushed.\n"
+            f"Choose a prefix no branch uses: git config {known.layout.prefix_key} <prefix> "
+            f"(now {known.layout.prefix!r}). This tool never moves a branch that is not its own."
+        )
+
+
+def publish(repo: Repo, remote: str, known: Fetched) -> Published:
+    """Push every stream and the notes that the remote lacks, never forced. A ref refused
+    because the remote moved meanwhile (another clone pushed first) is fetched, merged and
+    pushed again after a random pause that grows with each retry, at most MAX_RETRIES
+    times. ``known`` is what the remote had, as far as we know."""
+    layout = known.layout
+    done = Published()
+    given_up: set[str] = set()  # refused for good: never offered again in this push
+    cycle = time.monotonic()  # a retry's cycle: fetch, merge, push
+    while True:
         ours = local_streams(repo)
         notes = git.ref_target(repo, constants.NOTES_REF)
         updates = {
-            f"{constants.STATE_PREFIX}{s}": (oid, known.streams.get(s), s)
+            layout.state_ref(s): (f"{constants.STATE_PREFIX}{s}", oid, known.streams.get(s), s)
             for s, oid in sorted(ours.items())
             if known.streams.get(s) != oid
         }
         if notes is not None and notes != known.notes:
-            updates[constants.NOTES_REF] = (notes, known.notes, NOTES)
+            updates[layout.notes_ref] = (constants.NOTES_REF, notes, known.notes, NOTES)
+        for dst in given_up:
+            updates.pop(dst, None)
+        for dst, (_, _, _, name) in updates.items():
+            _refuse_foreign(known, dst, name)
         if not updates:
-            return lines or [f"  {s}: up to date" for s in sorted(ours)]
+            if not done.lines and not done.refused and not done.kept_local:
+                done.lines = [Line(s, "up to date") for s in sorted(ours)]
+            return done
         try:
-            result = transport.push(repo, remote, [f"{ref}:{ref}" for ref in updates], TIMEOUT)
+            result = transport.push(repo, remote, [f"{src}:{dst}" for dst, (src, *_) in updates.items()], TIMEOUT)
         except transport.TransportError as error:
             raise unreachable(repo, remote, error, "push to") from None
-        for ref in result.accepted:
-            if ref not in updates:
+        took, cycle = time.monotonic() - cycle, time.monotonic()
+        for dst in result.accepted:
+            if dst not in updates:
                 continue
-            new, old, name = updates[ref]
+            _, new, old, name = updates[dst]
             track = tracking.notes_tracking_ref(remote) if name == NOTES else tracking.tracking_ref(remote, name)
             git.create_reflog(repo, track)
             git.set_ref(repo, track, new, f"continuity: push {remote}")
-            lines.append(
-                f"  {name}: pushed {old[:7]}..{new[:7]}" if old else f"  {name}: created on {remote} ({new[:7]})"
+            where = "" if dst in (constants.NOTES_REF, f"{constants.STATE_PREFIX}{name}") else f" as {dst}"
+            done.lines.append(
+                Line(name, f"pushed {old[:7]}..{new[:7]}{where}" if old else f"created on {remote} ({new[:7]}){where}")
             )
-        if result.refused:
-            said = "\n  ".join([*result.said, *result.refused])
-            raise UserError(
-                f"{remote} refused the push of the state:\n  {said}\n"
-                "The local state is kept as it is; what the server said above names why."
+        for dst, verdict in result.refused:
+            given_up.add(dst)
+            (done.kept_local if updates.get(dst, ("", "", "", ""))[3] == NOTES else done.refused).append(
+                f"{dst}: {verdict}"
             )
+        done.said += [line for line in result.said if line not in done.said]
         if not result.behind:
-            return lines
-        # Another clone pushed first: take its state in and try again.
-        time.sleep(random.uniform(0.01, 0.1 * (attempt + 1)))
-        known, taken = pull_from(repo, remote)
-        lines += [f"  (the remote moved meanwhile) {line.strip()}" for line in taken if "up to date" not in line]
-    said = "".join(f"\n  {line}" for line in result.said)
-    raise UserError(
-        f"{remote} kept moving: {MAX_TRIES} pushes were refused because other clones pushed first.{said}\n"
-        "What was fetched is merged here; run git continuity sync again."
-    )
+            return done
+        if done.retries == MAX_RETRIES:
+            said = "".join(f"\n  {line}" for line in result.said)
+            raise UserError(
+                f"{remote} kept moving: {MAX_RETRIES} retries were refused because other clones pushed first.{said}\n"
+                "What was fetched is merged here; run git continuity sync again."
+            )
+        # Another clone pushed first: take its state in and try again, after a pause drawn
+        # at random from a window that doubles with each retry, so a fleet does not retry in
+        # step. The window is counted in cycles like the last one (fetch, merge, push): a
+        # push lands only when no other lands during its cycle, so a slow remote or a busy
+        # machine spreads the clones wider. At least one clone lands in each round.
+        done.retries += 1
+        time.sleep(random.uniform(0, min(BACKOFF_CAP, max(took, 0.1) * 2**done.retries)))
+        cycle = time.monotonic()
+        known, taken = pull_from(repo, remote, layout)
+        done.lines += [Line(n, what, meanwhile=True) for n, what, _ in taken if not what.startswith("up to date")]
 
 
-def last_fetched(repo: Repo, remote: str) -> Fetched:
+def last_fetched(repo: Repo, remote: str, layout: Layout) -> Fetched:
     """What the remote had as of the last fetch (the tracking refs)."""
     return Fetched(
-        remote, tracking.tracked_streams(repo, remote), git.ref_target(repo, tracking.notes_tracking_ref(remote))
+        remote,
+        layout,
+        tracking.tracked_streams(repo, remote),
+        git.ref_target(repo, tracking.notes_tracking_ref(remote)),
     )
