@@ -67,6 +67,20 @@ class Layout:
         return rest
 
 
+def advice(layout: Layout) -> str:
+    """The setting that would get the state through a remote that refused it."""
+    if layout.transport == "refs":
+        return (
+            f"If {layout.remote} takes only branches (a sandbox's proxy, some forges), send the state as branches:\n"
+            f"  git config continuity.{layout.remote}.transport branches"
+        )
+    return (
+        f"The state went as branches under {layout.prefix!r} ({layout.prefix_key}); if {layout.remote} takes only "
+        "some branch names (claude/* in a Claude Code sandbox), put it under one:\n"
+        f"  git config {layout.prefix_key} claude/continuity-"
+    )
+
+
 def layout_of(repo: Repo, remote: str) -> Layout:
     """The layout the config chooses for this remote; a bad value is refused, naming its key."""
     transport_key = f"continuity.{remote}.transport"
@@ -76,16 +90,22 @@ def layout_of(repo: Repo, remote: str) -> Layout:
     if value not in (None, "refs", "branches"):
         raise UserError(f"{transport_key} is {value!r}: give refs (the default) or branches")
     prefix_key = f"continuity.{remote}.branchPrefix"
-    prefix = git.config_value(repo, prefix_key)
+    prefix = _setting(repo, prefix_key)
     if prefix is None:
         prefix_key = "continuity.branchPrefix"
-        prefix = git.config_value(repo, prefix_key)
+        prefix = _setting(repo, prefix_key)
     prefix = DEFAULT_PREFIX if prefix is None else prefix
     problem = prefix_problem(prefix)
     if problem:
         raise UserError(f"{prefix_key} is {prefix!r}: {problem}\ne.g. git config {prefix_key} claude/continuity-")
     transport: Transport = "branches" if value == "branches" else "refs"
     return Layout(remote, transport, prefix, transport_key, prefix_key)
+
+
+def _setting(repo: Repo, key: str) -> str | None:
+    """A config value, an empty one included (config_value reads it as unset)."""
+    value = git.config_value(repo, key)
+    return value if value is not None else ("" if "" in git.config_values(repo, key) else None)
 
 
 # What git refuses in a ref name (git check-ref-format), checked on <prefix><stream>.

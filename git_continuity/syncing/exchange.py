@@ -7,7 +7,7 @@ from typing import Any
 
 from git_continuity import tracking
 from git_continuity.errors import UserError
-from git_continuity.remote_layout import Layout, layout_of
+from git_continuity.remote_layout import Layout, advice, layout_of
 from git_continuity.repo import Repo
 from git_continuity.syncing.fetching import Line
 from git_continuity.syncing.pulling import pull_from
@@ -75,20 +75,7 @@ def refusal(report: Report) -> str | None:
         )
     head = f"{remote} refused the push of the state:\n  {said}\n"
     kept = "Nothing here is lost: the local state is kept as it is, and the next sync sends it all.\n"
-    if layout.transport == "refs":
-        return (
-            head
-            + kept
-            + f"If {remote} takes only branches (a sandbox's proxy, some forges), send the state as branches:\n"
-            f"  git config continuity.{remote}.transport branches"
-        )
-    return (
-        head
-        + kept
-        + f"The state went as branches under {layout.prefix!r} ({layout.prefix_key}); if {remote} takes only "
-        f"some branch names (claude/* in a Claude Code sandbox), put it under one:\n"
-        f"  git config {layout.prefix_key} claude/continuity-"
-    )
+    return head + kept + advice(layout)
 
 
 def to_json(report: Report, command: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from git_continuity import constants, store, tracking, transport
 from git_continuity import repo as git
 from git_continuity.errors import UserError
-from git_continuity.remote_layout import Layout
+from git_continuity.remote_layout import Layout, advice
 from git_continuity.repo import Oid, Repo
 from git_continuity.syncing.fetching import NOTES, TIMEOUT, Fetched, Line, unreachable
 from git_continuity.syncing.pulling import pull_from
@@ -72,6 +72,14 @@ def _refuse_foreign(known: Fetched, dst: str, name: str) -> None:
         )
 
 
+def _forbidden(error: UserError, layout: Layout, said: str) -> UserError:
+    """A push the server refused as a whole before any ref was judged (a proxy's HTTP 403):
+    the setting that would get the state through, after git's words."""
+    if not any(f"error: {code}" in said or f"HTTP {code}" in said for code in ("403", "401", "404")):
+        return error
+    return UserError(f"{error}\n{advice(layout)}")
+
+
 def publish(repo: Repo, remote: str, known: Fetched) -> Published:
     """Push every stream and the notes that the remote lacks, never forced. A ref refused
     because the remote moved meanwhile (another clone pushed first) is fetched, merged and
@@ -102,7 +110,7 @@ def publish(repo: Repo, remote: str, known: Fetched) -> Published:
         try:
             result = transport.push(repo, remote, [f"{src}:{dst}" for dst, (src, *_) in updates.items()], TIMEOUT)
         except transport.TransportError as error:
-            raise unreachable(repo, remote, error, "push to") from None
+            raise _forbidden(unreachable(repo, remote, error, "push to"), layout, str(error)) from None
         took, cycle = time.monotonic() - cycle, time.monotonic()
         for dst in result.accepted:
             if dst not in updates:
@@ -115,12 +123,18 @@ def publish(repo: Repo, remote: str, known: Fetched) -> Published:
             done.lines.append(
                 Line(name, f"pushed {old[:7]}..{new[:7]}{where}" if old else f"created on {remote} ({new[:7]}){where}")
             )
+        refused = dict(result.refused)
+        notes_too = layout.notes_ref in refused and len(refused) > 1
         for dst, verdict in result.refused:
+            if dst != layout.notes_ref and notes_too:
+                continue  # refused with the notes: tried again without them (below)
             given_up.add(dst)
-            (done.kept_local if updates.get(dst, ("", "", "", ""))[3] == NOTES else done.refused).append(
-                f"{dst}: {verdict}"
-            )
+            (done.kept_local if dst == layout.notes_ref else done.refused).append(f"{dst}: {verdict}")
         done.said += [line for line in result.said if line not in done.said]
+        if notes_too:
+            # A server that refuses a whole push for one ref (a pre-receive hook that takes no
+            # refs/notes/*, as Bitbucket Server's): the state alone may go through.
+            continue
         if not result.behind:
             return done
         if done.retries == MAX_RETRIES:
