@@ -15,7 +15,7 @@ from git_continuity.syncing.fetching import NOTES, TIMEOUT, Fetched, Line, unrea
 from git_continuity.syncing.pulling import pull_from
 
 MAX_RETRIES = 5  # pushes again after the remote moved meanwhile, before giving up
-BACKOFF_CAP = 8.0  # seconds: the widest window a retry's pause is drawn from
+BACKOFF_CAP = 60.0  # seconds: the widest window a retry's pause is drawn from (a fleet on a busy machine)
 
 
 def local_streams(repo: Repo) -> dict[str, Oid]:
