@@ -114,6 +114,17 @@ def test_a_sandbox_proxy_that_takes_claude_branches_only(server: Server, tmp_pat
     assert journal(inproc, fresh) == ["from the sandbox"]
     assert git(fresh, "notes", "--ref=continuity", "show", "HEAD") == "stream main"
     assert git(fresh, "branch", "--list") == "* main"  # no branch of the state checked out here
+    # init in a fresh clone set the same way takes the branch's state in, never a new history.
+    git(tmp_path, "clone", "-q", url, str(tmp_path / "third"))
+    third = tmp_path / "third"
+    git(third, "config", "continuity.transport", "branches")
+    git(third, "config", "continuity.branchPrefix", "claude/continuity-")
+    took = inproc(third, "init")
+    assert took.code == 0
+    assert took.out.startswith(
+        "origin already has state for stream 'main': took it in instead of starting an unrelated history.\n"
+    )
+    assert state_refs(third) == state_refs(work)
 
 
 def test_a_proxy_answering_403_is_told_with_the_setting(proxy: Server, tmp_path: Path, inproc) -> None:  # type: ignore[no-untyped-def]
