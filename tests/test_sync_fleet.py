@@ -110,3 +110,55 @@ def test_a_ref_the_server_is_moving_at_that_moment_is_retried(server: Server, tm
     assert git(work, "ls-remote", url, "refs/continuity/main").split()[0] == git(
         work, "rev-parse", "refs/continuity/main"
     )
+
+
+def session_end(where: Path) -> str:
+    """Claude Code's SessionEnd hook, as `agent install` writes it, with its JSON on stdin."""
+    payload = {"session_id": "s-end", "transcript_path": "/tmp/t.jsonl", "cwd": str(where), "reason": "exit"}
+    done = subprocess.run(
+        ["git-continuity-hook", "agent", "claude", "session-end"],
+        cwd=where,
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    return str(json.loads(done.stdout).get("systemMessage", ""))
+
+
+def test_a_session_that_ends_sends_its_state_where_it_was_synced_before(
+    remote_and_clone: tuple[Path, Path],
+    tmp_path: Path,
+    inproc,  # type: ignore[no-untyped-def]
+) -> None:
+    bare, work = remote_and_clone
+    assert inproc(work, "init").code == 0
+    assert inproc(work, "objective", "set", "ship the fix", "--why", "users wait").code == 0
+    assert inproc(work, "sync").code == 0
+    assert inproc(work, "journal", "add", "done for today").code == 0
+    said = session_end(work)
+    assert said.startswith("git-continuity: handoff h-") and said.endswith("; synced with origin"), said
+    assert git(work, "ls-remote", str(bare), "refs/continuity/main").split()[0] == git(
+        work, "rev-parse", "refs/continuity/main"
+    )
+    # Unreachable now: said so, nothing lost; the outbox keeps counting.
+    git(work, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    assert inproc(work, "journal", "add", "offline").code == 0
+    said = session_end(work)
+    assert f"; not synced with origin: cannot reach origin ({tmp_path / 'gone.git'}):" in said, said
+    assert said.endswith("(the next git continuity sync sends it)")
+    boxes = json.loads(inproc(work, "status", "--json").out)["outbox"]
+    assert [(b["remote"], b["changes"] >= 2) for b in boxes] == [("origin", True)]
+
+
+def test_a_session_that_ends_in_a_clone_kept_local_sends_nothing(
+    remote_and_clone: tuple[Path, Path],
+    inproc,  # type: ignore[no-untyped-def]
+) -> None:
+    bare, work = remote_and_clone
+    assert inproc(work, "init", "--local").code == 0
+    assert inproc(work, "objective", "set", "ship the fix", "--why", "users wait").code == 0
+    assert inproc(work, "journal", "add", "private notes").code == 0
+    said = session_end(work)
+    assert said.startswith("git-continuity: handoff h-") and "sync" not in said, said
+    assert git(work, "ls-remote", str(bare), "refs/continuity/*") == ""

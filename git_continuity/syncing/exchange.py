@@ -5,13 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from git_continuity import repo as git
 from git_continuity import tracking
 from git_continuity.errors import UserError
 from git_continuity.remote_layout import Layout, advice, layout_of
 from git_continuity.repo import Repo
-from git_continuity.syncing.fetching import Line
+from git_continuity.syncing.fetching import TIMEOUT, Line
 from git_continuity.syncing.pulling import pull_from
-from git_continuity.syncing.pushing import Published, last_fetched, local_streams, publish, require_sendable
+from git_continuity.syncing.pushing import (
+    MAX_RETRIES,
+    Published,
+    last_fetched,
+    local_streams,
+    publish,
+    require_sendable,
+)
 
 
 @dataclass(frozen=True)
@@ -45,15 +53,15 @@ def push(repo: Repo, remote: str | None) -> Report:
     return Report(name, layout, None, False, publish(repo, name, last_fetched(repo, name, layout)), False)
 
 
-def sync(repo: Repo, remote: str | None) -> Report:
+def sync(repo: Repo, remote: str | None, *, timeout: float = TIMEOUT, retries: int = MAX_RETRIES) -> Report:
     name = tracking.pick_remote(repo, remote)
     layout = layout_of(repo, name)
     require_sendable(repo, name)
-    fetched, lines = pull_from(repo, name, layout)
+    fetched, lines = pull_from(repo, name, layout, timeout)
     empty = not fetched.streams and fetched.notes is None and not fetched.other.streams
     if not local_streams(repo):
         return Report(name, layout, lines, empty, None, True)
-    return Report(name, layout, lines, empty, publish(repo, name, fetched), False)
+    return Report(name, layout, lines, empty, publish(repo, name, fetched, timeout=timeout, retries=retries), False)
 
 
 def refusal(report: Report) -> str | None:
@@ -100,3 +108,25 @@ def to_json(report: Report, command: str) -> dict[str, Any]:
         "said": [line.removeprefix("remote:").strip() for line in done.said] if done else [],
         "message": refusal(report),
     }
+
+
+SESSION_END_TIMEOUT = 10.0  # seconds per git call when a session ends: an agent waits for its hook
+
+
+def at_session_end(repo: Repo) -> str | None:
+    """A bounded sync with the default remote when a session ends, only where this clone
+    has synced the state with it before (a clone kept local stays local): what to say of it,
+    or None when there was nothing to try."""
+    remote = tracking.default_remote(repo)
+    if remote is None or not (
+        tracking.tracked_streams(repo, remote) or git.ref_target(repo, tracking.notes_tracking_ref(remote))
+    ):
+        return None
+    try:
+        report = sync(repo, remote, timeout=SESSION_END_TIMEOUT, retries=2)
+    except UserError as error:
+        return f"not synced with {remote}: {str(error).splitlines()[0]} (the next git continuity sync sends it)"
+    refused = refusal(report)
+    if refused:
+        return f"not all synced with {remote}: {refused.splitlines()[0]} (git continuity sync says more)"
+    return f"synced with {remote}"

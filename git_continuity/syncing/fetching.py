@@ -86,7 +86,7 @@ def _missing(repo: Repo, *sides: Side) -> list[str]:
     return sorted({name for name, oid in wanted if not git.has_commit(repo, oid)})
 
 
-def _list(repo: Repo, remote: str, layout: Layout) -> tuple[Side, Side, list[str]]:
+def _list(repo: Repo, remote: str, layout: Layout, timeout: float) -> tuple[Side, Side, list[str]]:
     """The remote's state refs in both layouts, with every commit they name fetched here.
 
     Objects only, no ref written (tracking refs are moved after the checks). A ref that
@@ -96,12 +96,12 @@ def _list(repo: Repo, remote: str, layout: Layout) -> tuple[Side, Side, list[str
     patterns = [f"{constants.STATE_PREFIX}*", constants.NOTES_REF, layout.branch_glob]
     for attempt in range(3):
         try:
-            refs = transport.list_refs(repo, remote, patterns, TIMEOUT)
+            refs = transport.list_refs(repo, remote, patterns, timeout)
         except transport.TransportError as error:
             raise unreachable(repo, remote, error, "reach") from None
         as_refs, as_branches, ignored = _sides(layout, refs)
         try:
-            transport.fetch(repo, remote, _missing(repo, as_refs, as_branches), TIMEOUT)
+            transport.fetch(repo, remote, _missing(repo, as_refs, as_branches), timeout)
         except transport.TransportError as error:
             if LOCK_RACE not in str(error) or attempt == 2:
                 raise unreachable(repo, remote, error, "fetch the state from") from None
@@ -122,10 +122,10 @@ def _drop_foreign(repo: Repo, side: Side, found: list[str]) -> None:
         side.notes = None
 
 
-def fetch(repo: Repo, remote: str, layout: Layout) -> Fetched:
+def fetch(repo: Repo, remote: str, layout: Layout, timeout: float = TIMEOUT) -> Fetched:
     """Ask the remote what state it has, fetch what is new, move the tracking refs to the
     chosen layout's refs, and drop tracking refs of streams the remote no longer has."""
-    as_refs, as_branches, ignored = _list(repo, remote, layout)
+    as_refs, as_branches, ignored = _list(repo, remote, layout, timeout)
     chosen, other = (as_refs, as_branches) if layout.transport == "refs" else (as_branches, as_refs)
     foreign: list[str] = []
     _drop_foreign(repo, as_branches, foreign)

@@ -8,7 +8,7 @@ from git_continuity.errors import UserError
 from git_continuity.records import ConflictRecord
 from git_continuity.remote_layout import Layout
 from git_continuity.repo import Oid, Repo
-from git_continuity.syncing.fetching import NOTES, Fetched, Line, fetch
+from git_continuity.syncing.fetching import NOTES, TIMEOUT, Fetched, Line, fetch
 
 
 def validate(repo: Repo, fetched: Fetched) -> None:
@@ -115,9 +115,9 @@ def take_in_notes(repo: Repo, theirs: Oid, remote: str) -> str:
     return git.update_ref(repo, constants.NOTES_REF, step, gave_up="nothing was merged. Try again.")
 
 
-def pull_from(repo: Repo, remote: str, layout: Layout) -> tuple[Fetched, list[Line]]:
+def pull_from(repo: Repo, remote: str, layout: Layout, timeout: float = TIMEOUT) -> tuple[Fetched, list[Line]]:
     """Fetch, validate and take in every stream and the notes, in both layouts; what each did."""
-    fetched = fetch(repo, remote, layout)
+    fetched = fetch(repo, remote, layout, timeout)
     validate(repo, fetched)
     lines = [Line(stream, take_in(repo, stream, c, remote)) for stream, c in sorted(fetched.streams.items())]
     if fetched.notes is not None:

@@ -80,11 +80,13 @@ def _forbidden(error: UserError, layout: Layout, said: str) -> UserError:
     return UserError(f"{error}\n{advice(layout)}")
 
 
-def publish(repo: Repo, remote: str, known: Fetched) -> Published:
+def publish(
+    repo: Repo, remote: str, known: Fetched, *, timeout: float = TIMEOUT, retries: int = MAX_RETRIES
+) -> Published:
     """Push every stream and the notes that the remote lacks, never forced. A ref refused
     because the remote moved meanwhile (another clone pushed first) is fetched, merged and
-    pushed again after a random pause that grows with each retry, at most MAX_RETRIES
-    times. ``known`` is what the remote had, as far as we know."""
+    pushed again after a random pause that grows with each retry, at most ``retries``
+    times (each git call at most ``timeout`` seconds). ``known`` is what the remote had, as far as we know."""
     layout = known.layout
     done = Published()
     given_up: set[str] = set()  # refused for good: never offered again in this push
@@ -108,7 +110,7 @@ def publish(repo: Repo, remote: str, known: Fetched) -> Published:
                 done.lines = [Line(s, "up to date") for s in sorted(ours)]
             return done
         try:
-            result = transport.push(repo, remote, [f"{src}:{dst}" for dst, (src, *_) in updates.items()], TIMEOUT)
+            result = transport.push(repo, remote, [f"{src}:{dst}" for dst, (src, *_) in updates.items()], timeout)
         except transport.TransportError as error:
             raise _forbidden(unreachable(repo, remote, error, "push to"), layout, str(error)) from None
         took, cycle = time.monotonic() - cycle, time.monotonic()
@@ -137,10 +139,10 @@ def publish(repo: Repo, remote: str, known: Fetched) -> Published:
             continue
         if not result.behind:
             return done
-        if done.retries == MAX_RETRIES:
+        if done.retries >= retries:
             said = "".join(f"\n  {line}" for line in result.said)
             raise UserError(
-                f"{remote} kept moving: {MAX_RETRIES} retries were refused because other clones pushed first.{said}\n"
+                f"{remote} kept moving: {retries} retries were refused because other clones pushed first.{said}\n"
                 "What was fetched is merged here; run git continuity sync again."
             )
         # Another clone pushed first: take its state in and try again, after a pause drawn
@@ -151,7 +153,7 @@ def publish(repo: Repo, remote: str, known: Fetched) -> Published:
         done.retries += 1
         time.sleep(random.uniform(0, min(BACKOFF_CAP, max(took, 0.1) * 2**done.retries)))
         cycle = time.monotonic()
-        known, taken = pull_from(repo, remote, layout)
+        known, taken = pull_from(repo, remote, layout, timeout)
         done.lines += [Line(n, what, meanwhile=True) for n, what, _ in taken if not what.startswith("up to date")]
 
 
