@@ -173,7 +173,7 @@ def outbox(repo: Repo, stream: str, local: Oid) -> list[Outbox]:
             continue
         try:
             shown, total = git.commits_since(repo, local, hidden, show=OUTBOX_COUNT, count_up_to=OUTBOX_COUNT)
-        except git.HistoryCut:
+        except (git.HistoryCut, KeyError):  # a missing parent (KeyError: pygit2's NotFoundError is one)
             continue  # a cut history is a problem of the state, which the caller reports
         found.append(Outbox(remote, total, min((c.time for c in shown), default=None), theirs is None))
     return found

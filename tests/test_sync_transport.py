@@ -334,6 +334,6 @@ def test_status_counts_what_has_not_reached_each_remote(server: Server, tmp_path
     assert "Outbox" not in inproc(work, "status").out
     assert inproc(work, "journal", "add", "one more").code == 0
     assert outbox() == [("origin", 1, False, True)]
-    assert inproc(work, "status").out.endswith(
-        "\nOutbox\n  origin: 1 change not sent yet, the oldest made just now (git continuity sync origin)\n"
-    )
+    text = inproc(work, "status").out
+    assert "Outbox" not in text  # the Sync line says it: "origin: 1 change here not on origin yet"
+    assert "\nSync       origin: 1 change here not on origin yet (as of the last fetch): git continuity push\n" in text

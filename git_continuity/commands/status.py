@@ -127,8 +127,8 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
             ),
             end="",
         )
-        # The outbox (#25): state changes that have not reached a remote, and since when.
-        waiting_to_go = [said for box in outbox if (said := tracking.outbox_text(box, moment))]
+        # The outbox (#25) of remotes never sent the state (the Sync line above speaks of the others).
+        waiting_to_go = [said for box in outbox if box.never and (said := tracking.outbox_text(box, moment))]
         if waiting_to_go:
             print("\nOutbox\n" + "\n".join(f"  {said}" for said in waiting_to_go))
     return 2 if problems else 0

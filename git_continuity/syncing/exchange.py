@@ -13,6 +13,7 @@ from git_continuity.repo import Repo
 from git_continuity.syncing.fetching import TIMEOUT, Line
 from git_continuity.syncing.pulling import pull_from
 from git_continuity.syncing.pushing import (
+    BACKOFF_CAP,
     MAX_RETRIES,
     Published,
     last_fetched,
@@ -53,7 +54,9 @@ def push(repo: Repo, remote: str | None) -> Report:
     return Report(name, layout, None, False, publish(repo, name, last_fetched(repo, name, layout)), False)
 
 
-def sync(repo: Repo, remote: str | None, *, timeout: float = TIMEOUT, retries: int = MAX_RETRIES) -> Report:
+def sync(
+    repo: Repo, remote: str | None, *, timeout: float = TIMEOUT, retries: int = MAX_RETRIES, cap: float = BACKOFF_CAP
+) -> Report:
     name = tracking.pick_remote(repo, remote)
     layout = layout_of(repo, name)
     require_sendable(repo, name)
@@ -61,7 +64,9 @@ def sync(repo: Repo, remote: str | None, *, timeout: float = TIMEOUT, retries: i
     empty = not fetched.streams and fetched.notes is None and not fetched.other.streams
     if not local_streams(repo):
         return Report(name, layout, lines, empty, None, True)
-    return Report(name, layout, lines, empty, publish(repo, name, fetched, timeout=timeout, retries=retries), False)
+    return Report(
+        name, layout, lines, empty, publish(repo, name, fetched, timeout=timeout, retries=retries, cap=cap), False
+    )
 
 
 def refusal(report: Report) -> str | None:
@@ -110,7 +115,9 @@ def to_json(report: Report, command: str) -> dict[str, Any]:
     }
 
 
-SESSION_END_TIMEOUT = 10.0  # seconds per git call when a session ends: an agent waits for its hook
+# When a session ends the agent waits for its hook (Claude Code gives a hook 60 s): each git
+# call at most 10 s, two retries, pauses of at most 2 s.
+SESSION_END_TIMEOUT = 10.0
 
 
 def at_session_end(repo: Repo) -> str | None:
@@ -123,7 +130,7 @@ def at_session_end(repo: Repo) -> str | None:
     ):
         return None
     try:
-        report = sync(repo, remote, timeout=SESSION_END_TIMEOUT, retries=2)
+        report = sync(repo, remote, timeout=SESSION_END_TIMEOUT, retries=2, cap=2.0)
     except UserError as error:
         return f"not synced with {remote}: {str(error).splitlines()[0]} (the next git continuity sync sends it)"
     refused = refusal(report)

@@ -81,7 +81,13 @@ def _forbidden(error: UserError, layout: Layout, said: str) -> UserError:
 
 
 def publish(
-    repo: Repo, remote: str, known: Fetched, *, timeout: float = TIMEOUT, retries: int = MAX_RETRIES
+    repo: Repo,
+    remote: str,
+    known: Fetched,
+    *,
+    timeout: float = TIMEOUT,
+    retries: int = MAX_RETRIES,
+    cap: float = BACKOFF_CAP,
 ) -> Published:
     """Push every stream and the notes that the remote lacks, never forced. A ref refused
     because the remote moved meanwhile (another clone pushed first) is fetched, merged and
@@ -151,7 +157,7 @@ def publish(
         # push lands only when no other lands during its cycle, so a slow remote or a busy
         # machine spreads the clones wider. At least one clone lands in each round.
         done.retries += 1
-        time.sleep(random.uniform(0, min(BACKOFF_CAP, max(took, 0.1) * 2**done.retries)))
+        time.sleep(random.uniform(0, min(cap, max(took, 0.1) * 2**done.retries)))
         cycle = time.monotonic()
         known, taken = pull_from(repo, remote, layout, timeout)
         done.lines += [Line(n, what, meanwhile=True) for n, what, _ in taken if not what.startswith("up to date")]
