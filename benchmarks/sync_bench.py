@@ -32,9 +32,11 @@ from pathlib import Path
 
 from git_continuity import merge, packetfile, store
 from git_continuity import repo as git
-from git_continuity.commands import sync
 from git_continuity.model import Claim, JournalEntry, new_id
+from git_continuity.remote_layout import layout_of
 from git_continuity.repo import Oid, Repo
+from git_continuity.syncing import pulling as sync
+from git_continuity.syncing.fetching import Fetched
 
 os.environ.update(
     {
@@ -93,7 +95,7 @@ def take_in(r: Repo, left: Oid, right: Oid) -> float:
     git.set_ref(r, "refs/continuity/main", left, "bench: reset")
     cold(r)
     start = time.perf_counter()
-    sync.validate(r, sync.Fetched("origin", {"main": right}, None))
+    sync.validate(r, Fetched("origin", layout_of(r, "origin"), {"main": right}, None))
     with contextlib.redirect_stdout(io.StringIO()):
         sync.take_in(r, "main", right, "origin")
     return time.perf_counter() - start

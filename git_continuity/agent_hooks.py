@@ -174,7 +174,13 @@ def _handoff(repo: Repo, stream: str, agent_session: str | None, action: str, pl
     if plain:
         return _plain(_instructions(done))
     when = "before the compaction" if action == "pre-compact" else "at the end of the session"
-    return _answer({"systemMessage": f"git-continuity: handoff {done.id} recorded {when} (session {done.session})"})
+    said = f"git-continuity: handoff {done.id} recorded {when} (session {done.session})"
+    if action == "session-end":  # a bounded sync, so the next machine starts from it (#25)
+        from git_continuity.syncing import exchange
+
+        synced = exchange.at_session_end(repo)
+        said += f"; {synced}" if synced else ""
+    return _answer({"systemMessage": said})
 
 
 def _changed_nothing(repo: Any, stream: str) -> bool:

@@ -230,7 +230,7 @@ AROUND: tuple[Command, ...] = (
         "fetch every stream's state and the commit notes from a remote and merge them in",
         "  git continuity pull\n  git continuity pull upstream",
         "git_continuity.commands.sync:pull",
-        (REMOTE,),
+        (REMOTE, JSON),
         stream=False,
     ),
     Command(
@@ -238,7 +238,7 @@ AROUND: tuple[Command, ...] = (
         "publish every stream's state and the commit notes (merging first if the remote moved)",
         "  git continuity push",
         "git_continuity.commands.sync:push",
-        (REMOTE,),
+        (REMOTE, JSON),
         stream=False,
     ),
     Command(
@@ -246,7 +246,7 @@ AROUND: tuple[Command, ...] = (
         "pull, then push: both sides end with the same state",
         "  git continuity sync",
         "git_continuity.commands.sync:sync",
-        (REMOTE,),
+        (REMOTE, JSON),
         stream=False,
     ),
     Command(
@@ -297,7 +297,7 @@ AROUND: tuple[Command, ...] = (
         ),
         repo=False,
         stream=False,
-        # The names are the tour's (commands/demo.py CHAPTERS); tests/test_demo.py checks they agree.
+        # The names are the tour's (commands/demo/__init__.py CHAPTERS); tests/test_demo.py checks they agree.
         epilog="chapters (--full tells them all, in this order):\n"
         "  story     the short story: a rejected push, a false close refused, a second clone\n"
         "  sync      two clones change the state at once; sync merges it field by field\n"

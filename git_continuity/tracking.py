@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 from git_continuity import repo as git
 from git_continuity import transport
 from git_continuity.constants import NOTES_TRACKING_PREFIX, STATE_PREFIX, TRACKING_PREFIX
 from git_continuity.errors import NoState, UserError
+from git_continuity.model import ago, stamp
 from git_continuity.repo import Oid, Repo
 
 HINT_TIMEOUT = 10.0  # seconds: the no-state error path asks the remote, briefly
@@ -145,6 +147,56 @@ def standings(repo: Repo, stream: str, local: Oid) -> list[Standing]:
     return found
 
 
+OUTBOX_COUNT = 1000  # state changes counted per remote before "1000 or more" (status stays quick)
+
+
+@dataclass(frozen=True)
+class Outbox:
+    """The state changes of a stream that have not reached one remote, as far as this clone
+    knows (its tracking ref: moved by every fetch and push, never by the network here)."""
+
+    remote: str
+    changes: int  # at most OUTBOX_COUNT (then: that many or more)
+    since: datetime | None  # when the oldest of them was made; None when there are none
+    never: bool  # the remote has never had this stream's state, as far as this clone knows
+
+
+def outbox(repo: Repo, stream: str, local: Oid) -> list[Outbox]:
+    """One per remote of this repository: how many changes have not reached it, and since
+    when. Writes never need the network; this says what is waiting for it."""
+    found = []
+    for remote in git.remote_names(repo):
+        theirs = git.ref_target(repo, tracking_ref(remote, stream))
+        hidden = [theirs] if theirs is not None and theirs != local else []
+        if theirs == local:
+            found.append(Outbox(remote, 0, None, False))
+            continue
+        try:
+            shown, total = git.commits_since(repo, local, hidden, show=OUTBOX_COUNT, count_up_to=OUTBOX_COUNT)
+        except (git.HistoryCut, KeyError):  # a missing parent (KeyError: pygit2's NotFoundError is one)
+            continue  # a cut history is a problem of the state, which the caller reports
+        found.append(Outbox(remote, total, min((c.time for c in shown), default=None), theirs is None))
+    return found
+
+
+def outbox_text(box: Outbox, at: datetime) -> str | None:
+    """The status line of one remote's outbox, or None when nothing is waiting."""
+    if not box.changes or box.since is None:
+        return None
+    count = f"{box.changes}{' or more' if box.changes >= OUTBOX_COUNT else ''} change{'s' if box.changes != 1 else ''}"
+    where = "never sent there" if box.never else "not sent yet"
+    return f"{box.remote}: {count} {where}, the oldest made {ago(box.since, at)} (git continuity sync {box.remote})"
+
+
+def outbox_json(box: Outbox) -> dict[str, object]:
+    return {
+        "remote": box.remote,
+        "changes": box.changes,
+        "since": stamp(box.since) if box.since else None,
+        "never_sent": box.never,
+    }
+
+
 def explain_missing(error: NoState) -> str:
     """A missing state's whole message: the store's (how to start one), or, when a remote
     has the state, how to take it in. Never let a clone that lacks the state ref look like it
@@ -172,11 +224,22 @@ def remote_state_hint(repo: Repo, stream: str) -> tuple[bool, str | None]:
     if default is None:
         return False, None
     remote = default
+    from git_continuity import remote_layout  # the error path only: the cheap paths never need it
+
     try:
-        refs = transport.list_refs(repo, remote, [f"{STATE_PREFIX}*"], HINT_TIMEOUT)
+        layout = remote_layout.layout_of(repo, remote)
+    except UserError:
+        layout = None  # a bad setting is named by the command that uses it
+    patterns = [f"{STATE_PREFIX}*", *([layout.branch_glob] if layout else [])]
+    try:
+        refs = transport.list_refs(repo, remote, patterns, HINT_TIMEOUT)
     except transport.TransportError as error:
         return False, f"(Could not ask {remote} whether it has state: {error})"
-    streams = sorted(name[len(STATE_PREFIX) :] for name in refs)
+    names = [
+        name[len(STATE_PREFIX) :] if name.startswith(STATE_PREFIX) else layout and layout.parse_branch(name)
+        for name in refs
+    ]
+    streams = sorted({n for n in names if n and n != "notes"})
     if stream in streams:
         return True, (
             f"{remote} has state for stream '{stream}' that this clone has never fetched.\n"

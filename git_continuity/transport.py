@@ -70,9 +70,10 @@ def list_refs(repo: Repo, remote: str, patterns: list[str], timeout: float) -> d
 
 def fetch(repo: Repo, remote: str, refspecs: list[str], timeout: float) -> None:
     """Fetch exactly these refspecs (no tags, FETCH_HEAD left alone: a state fetch must not
-    change what a later ``git merge FETCH_HEAD`` of the user's would take)."""
+    change what a later ``git merge FETCH_HEAD`` of the user's would take; ``--refmap=``: no
+    remote-tracking branch moved behind the user's back, as git would for a branch named)."""
     if refspecs:
-        _git(repo, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, *refspecs], timeout)
+        _git(repo, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--refmap=", remote, *refspecs], timeout)
 
 
 @dataclass(frozen=True)
@@ -81,15 +82,16 @@ class Pushed:
 
     accepted: list[str]  # remote ref names now updated
     behind: list[str]  # refused because the remote moved: fetch, merge, retry
-    refused: list[str]  # refused for another reason: each line says what the server said
+    refused: list[tuple[str, str]]  # refused for another reason: (ref, git's verdict, e.g. "[remote rejected] …")
     said: list[str]  # the server's own words (``remote:`` lines), for the refusal message
 
 
 # `git push --porcelain` reasons that mean "the remote has what you do not have yet".
 RETRYABLE = ("fetch first", "non-fast-forward", "stale info", "already exists")
 # A server-side compare-and-swap lost to another push landing at the same moment (its
-# receive-pack says "cannot lock ref … is at X but expected Y"): the same, one step later.
-RACED = ("failed to update ref", "failed to lock", "incorrect old value")
+# receive-pack says "cannot lock ref 'refs/…': is at X but expected Y", older ones "failed
+# to lock"): the same, one step later.
+RACED = ("failed to update ref", "failed to lock", "incorrect old value", "cannot lock ref")
 
 
 def push(repo: Repo, remote: str, refspecs: list[str], timeout: float) -> Pushed:
@@ -101,7 +103,7 @@ def push(repo: Repo, remote: str, refspecs: list[str], timeout: float) -> Pushed
     done = _run(repo, ["push", "--porcelain", "--no-verify", remote, *refspecs], timeout)
     accepted: list[str] = []
     behind: list[str] = []
-    refused: list[str] = []
+    refused: list[tuple[str, str]] = []
     for line in done.stdout.splitlines():
         flag, _, rest = line.partition("\t")
         spec, _, summary = rest.partition("\t")
@@ -116,7 +118,7 @@ def push(repo: Repo, remote: str, refspecs: list[str], timeout: float) -> Pushed
         ):
             behind.append(dst)
         elif flag == "!":
-            refused.append(f"{dst}: {summary}")
+            refused.append((dst, summary))
     said = [line for line in done.stderr.splitlines() if line.startswith("remote:") and line[7:].strip()]
     if done.returncode != 0 and not (behind or refused):
         # No per-ref verdict: the push never got that far (unreachable, no permission).

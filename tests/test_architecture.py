@@ -301,3 +301,26 @@ def test_a_module_imports_from_its_own_floor_only_the_groups_below_its_own() -> 
                 )
     assert sorted(set(found)) == []
     assert used == set(ALLOWED_FOR_NOW)  # an entry no longer needed goes
+
+
+def _command_of(module: str) -> str | None:
+    """The command a module belongs to: ``git_continuity.commands.<name>`` (a module, or a
+    package such as the demo tour's chapters), or None below the commands floor."""
+    parts = module.split(".")
+    return ".".join(parts[:3]) if parts[:2] == ["git_continuity", "commands"] and len(parts) > 2 else None
+
+
+def test_no_command_imports_another_command() -> None:
+    """Commands are thin: what two of them share lives in a service below (syncing/, which
+    init and doctor call; retractions, which claim and verify read)."""
+    paths = _modules()
+    found = sorted(
+        {
+            f"{paths[module].relative_to(PACKAGE.parent)}:{line}: imports {target}"
+            for module in paths
+            if (mine := _command_of(module)) is not None
+            for line, name in _imports(paths[module])
+            if (target := _ours(name)) is not None and (theirs := _command_of(target)) is not None and theirs != mine
+        }
+    )
+    assert found == []

@@ -54,6 +54,7 @@ def test_a_new_session_sees_the_rejected_push_as_contradicted(
     text = re.sub(r"\b([cb])-[2-9a-hjkmnp-z]{6}\b", r"\1-ID", text)
     text = re.sub(r"refs/continuity/main at [0-9a-f]{7}, changed [^)]*", "refs/continuity/main at REF", text)
     text = re.sub(r"\((fetched|as pushed from here) [^)]*\)", r"(\1 AGO)", text)
+    text = re.sub(r"the oldest made .* \(git", "the oldest made AGO (git", text)
     assert (
         text
         == f"""\
@@ -83,6 +84,9 @@ Claims (1 verified, 2 contradicted, 1 prose; states derived now, not stored)
 Journal (2: git continuity journal)
   TIME  reproduced the loop with an expired cookie
   TIME  fix written; pushing
+
+Outbox
+  origin: 11 changes never sent there, the oldest made AGO (git continuity sync origin)
 """
     )
 

@@ -186,7 +186,9 @@ def test_a_push_the_server_refuses_quotes_the_server(server: Server, tmp_path: P
         "git-continuity: error: origin refused the push of the state:\n"
         "  remote: state pushes are closed for maintenance until 18:00        \n"
         "  refs/continuity/main: [remote rejected] (pre-receive hook declined)\n"
-        "The local state is kept as it is; what the server said above names why.\n"
+        "Nothing here is lost: the local state is kept as it is, and the next sync sends it all.\n"
+        "If origin takes only branches (a sandbox's proxy, some forges), send the state as branches:\n"
+        "  git config continuity.origin.transport branches\n"
     )
     assert state_refs(work) == before
     assert git(work, "ls-remote", url, "refs/continuity/*") == ""

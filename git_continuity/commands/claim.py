@@ -1,12 +1,12 @@
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from git_continuity import commit_notes, policy, render, session, store, verify, view
 from git_continuity.errors import UserError
-from git_continuity.model import STATES, Claim, JournalEntry, ago, new_id, now, parse_stamp, shown, stamp, to_json
+from git_continuity.model import Claim, JournalEntry, ago, new_id, now, parse_stamp, shown, stamp, to_json
 from git_continuity.repo import Repo
+from git_continuity.retractions import retractions
 
 
 def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | None = None) -> int:
@@ -118,25 +118,6 @@ def retract(repo: Repo, *, stream: str, claim_id: str, why: str) -> int:
     else:
         print(f"Claim {claim_id} retracted; the journal keeps what it said and why.")
     return 0
-
-
-# What retract writes in the journal (above), read back: the first ", <state> when withdrawn: "
-# ends what the claim said (a claim's text could hold those words too, but seldom does).
-RETRACTED = re.compile(r'retracted claim \S+ ".*?, (?:' + "|".join(STATES) + r") when withdrawn: (?P<why>.*)", re.S)
-
-
-def retractions(snap: store.Snapshot, ids: list[str]) -> dict[str, str]:
-    """For each of ``ids`` that names no claim because it was retracted: when and why, as
-    a sentence (the journal keeps it; the latest retraction counts)."""
-    found: dict[str, str] = {}
-    for entry in reversed(store.read_journal(snap)[0]):
-        match = RETRACTED.match(entry.text)
-        if match is None:
-            continue
-        for claim_id in ids:
-            if claim_id not in found and entry.text.startswith(f'retracted claim {claim_id} "'):
-                found[claim_id] = f"claim {claim_id} was retracted at {shown(entry.at)} UTC: {match['why']}"
-    return found
 
 
 def _claim(snap: store.Snapshot, claim_id: str) -> Claim:

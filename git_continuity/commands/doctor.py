@@ -15,11 +15,11 @@ from collections.abc import Callable
 
 from git_continuity import constants, health, health_setup, quarantine, render, tracking
 from git_continuity import repo as git
-from git_continuity.commands import sync
 from git_continuity.display import clean
 from git_continuity.errors import UserError
 from git_continuity.health import Finding
 from git_continuity.repo import Oid, Repo, locks
+from git_continuity.syncing import pulling
 
 
 def signing_checks(repo: Repo) -> list[Finding]:
@@ -176,7 +176,7 @@ def _quarantine_remote(repo: Repo, remote: str, stream: str, refname: str) -> li
     made = quarantine.repair(repo, stream, tip)
     if made is None:
         return []
-    said = sync.take_in(repo, stream, made.commit, remote)
+    said = pulling.take_in(repo, stream, made.commit, remote)
     where = f"{remote}'s {stream} ({tip[:7]}), here as {constants.STATE_PREFIX}{stream}: {said}"
     return [
         *_moved(stream, where, made),

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
-from git_continuity import constants, packetfile, store, tracking, transport
+from git_continuity import constants, packetfile, remote_layout, store, tracking, transport
 from git_continuity import repo as git
 from git_continuity.repo import Repo
+from git_continuity.syncing import pulling
 
 
 def init(
@@ -50,22 +51,24 @@ def init(
 
 def _take_remote_state(repo: Repo, remote: str, stream: str) -> bool:
     """Pull instead of starting when the remote has this stream; True if it did."""
-    from git_continuity.commands import sync
-
+    layout = remote_layout.layout_of(repo, remote)
+    wanted = [f"{constants.STATE_PREFIX}{stream}", f"refs/heads/{layout.prefix}{stream}"]
     try:
-        found = transport.list_refs(repo, remote, [f"{constants.STATE_PREFIX}{stream}"], tracking.HINT_TIMEOUT)
+        found = transport.list_refs(repo, remote, wanted, tracking.HINT_TIMEOUT)
     except transport.TransportError as error:
         print(
             f"Could not ask {remote} whether it already has state ({error});\n"
             "starting here. If it has, git continuity sync merges both histories, losing nothing.\n"
         )
         return False
-    if f"{constants.STATE_PREFIX}{stream}" not in found:
+    if not set(wanted) & set(found):
         return False
-    _, lines = sync.pull_from(repo, remote)
+    _, lines = pulling.pull_from(repo, remote, layout)
     print(
         f"{remote} already has state for stream '{stream}': took it in instead of starting an unrelated history.\n"
-        f"From {remote}:\n" + "\n".join(lines) + "\n\nNext:\n  git continuity status"
+        f"From {remote}:\n"
+        + "\n".join(f"  {name}: {what}" for name, what, _ in lines)
+        + "\n\nNext:\n  git continuity status"
     )
     return True
 

@@ -61,6 +61,7 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
     # known good (store.ValidityCache).
     conflicts = store.read_conflicts(snap)
     standings = tracking.standings(repo, stream, snap.commit)
+    outbox = tracking.outbox(repo, stream, snap.commit)  # what has not reached each remote (#25)
     problems = store.all_problems(snap)
     lead, place = places.situation(repo, snap)
     snap.cache.save()
@@ -84,6 +85,7 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
                 "counts": render.counts(assessed),
                 "conflicts": [c.to_json() for c in conflicts],
                 "remotes": [render.standing_json(s) for s in standings],
+                "outbox": [tracking.outbox_json(box) for box in outbox],
                 "place": place,
                 "warnings": warnings,
                 "problems": problems,
@@ -110,4 +112,8 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
             ),
             end="",
         )
+        # The outbox (#25) of remotes never sent the state (the Sync line above speaks of the others).
+        waiting_to_go = [said for box in outbox if box.never and (said := tracking.outbox_text(box, moment))]
+        if waiting_to_go:
+            print("\nOutbox\n" + "\n".join(f"  {said}" for said in waiting_to_go))
     return 2 if problems else 0

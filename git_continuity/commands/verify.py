@@ -24,7 +24,7 @@ def verify_claims(
     claims = store.read_claims(snap)
     unknown = [i for i in ids if i not in claims]
     if unknown:
-        from git_continuity.commands.claim import retractions
+        from git_continuity.retractions import retractions
 
         said = retractions(snap, unknown)
         rest = [i for i in unknown if i not in said]

@@ -126,9 +126,10 @@ def compare_and_swap(repo: Repo, refname: str, new: Oid, old: Oid | None, reason
                     raise RefMoved(refname)
                 txn.set_target(refname, pygit2.Oid(hex=new), message=reason)
     except pygit2.GitError as error:
-        if str(error).startswith("failed to create locked file"):
+        if str(error).startswith("failed to create locked file") and "File exists" not in str(error):
             # The system refused to make the lock file (a read-only file system, a folder's
             # permissions): libgit2's message names it and the reason; retrying never helps.
+            # "File exists" is another writer's lock, taken at that moment: below.
             raise UserError(str(error)) from None
         # Another process holds the lock file: the same situation as a moved ref, unless
         # its writer is gone (then retrying never helps).

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from git_continuity.commands.demo import Tour, made
-from git_continuity.commands.demo_story import world
+from git_continuity.commands.demo.story import world
 
 
 def hook_input(t: Tour, where: str, **fields: object) -> str:

@@ -4,7 +4,7 @@ session handing off to the next on another machine (handoff)."""
 from __future__ import annotations
 
 from git_continuity.commands.demo import Tour, made
-from git_continuity.commands.demo_story import world
+from git_continuity.commands.demo.story import world
 
 
 def sync(t: Tour) -> None:

@@ -5,7 +5,7 @@ remote as a fast-forward."""
 from __future__ import annotations
 
 from git_continuity.commands.demo import Tour
-from git_continuity.commands.demo_story import world
+from git_continuity.commands.demo.story import world
 
 BAD = '{"id": "c-222222", "text": "the fix is pushed",\n<<<<<<< HEAD\n'
 

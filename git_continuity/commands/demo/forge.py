@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from git_continuity.commands.demo import Tour, made
-from git_continuity.commands.demo_story import world
+from git_continuity.commands.demo.story import world
 
 PULL = re.compile(r"^/repos/([^/]+)/([^/]+)/pulls/(\d+)$")
 

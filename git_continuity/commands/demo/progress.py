@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from git_continuity.commands.demo import Tour, made
-from git_continuity.commands.demo_story import world
+from git_continuity.commands.demo.story import world
 
 BUILD = "echo building the image; echo 'step 4/9: RUN make' >&2; echo OOMKilled >&2; exit 2\n"
 

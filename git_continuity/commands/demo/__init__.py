@@ -21,15 +21,15 @@ from git_continuity.errors import UserError
 # The chapters, in the order --full tells them: (name, "module:function" that tells it). The
 # command table's help lists them with what each shows.
 CHAPTERS = (
-    ("story", "git_continuity.commands.demo_story:story"),
-    ("sync", "git_continuity.commands.demo_sync:sync"),
-    ("agents", "git_continuity.commands.demo_agents:agents"),
-    ("ci", "git_continuity.commands.demo_forge:forges"),
-    ("handoff", "git_continuity.commands.demo_sync:handoff"),
-    ("progress", "git_continuity.commands.demo_progress:progress"),
-    ("places", "git_continuity.commands.demo_places:places"),
-    ("siblings", "git_continuity.commands.demo_siblings:siblings"),
-    ("doctor", "git_continuity.commands.demo_doctor:doctor"),
+    ("story", "git_continuity.commands.demo.story:story"),
+    ("sync", "git_continuity.commands.demo.sync:sync"),
+    ("agents", "git_continuity.commands.demo.agents:agents"),
+    ("ci", "git_continuity.commands.demo.forge:forges"),
+    ("handoff", "git_continuity.commands.demo.sync:handoff"),
+    ("progress", "git_continuity.commands.demo.progress:progress"),
+    ("places", "git_continuity.commands.demo.places:places"),
+    ("siblings", "git_continuity.commands.demo.siblings:siblings"),
+    ("doctor", "git_continuity.commands.demo.doctor:doctor"),
 )
 NAMES = tuple(name for name, _ in CHAPTERS)
 

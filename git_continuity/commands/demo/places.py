@@ -4,7 +4,7 @@ home, and whose commits the hooks refuse."""
 from __future__ import annotations
 
 from git_continuity.commands.demo import Tour
-from git_continuity.commands.demo_story import world
+from git_continuity.commands.demo.story import world
 
 
 def places(t: Tour) -> None:

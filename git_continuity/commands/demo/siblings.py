@@ -4,7 +4,7 @@ dereferenced in its own, closing only when all hold."""
 from __future__ import annotations
 
 from git_continuity.commands.demo import Tour, made
-from git_continuity.commands.demo_story import world
+from git_continuity.commands.demo.story import world
 
 
 def siblings(t: Tour) -> None:

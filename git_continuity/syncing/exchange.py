@@ -1,0 +1,139 @@
+"""One exchange with a remote (pull, push or sync) and its report, which the commands render."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from git_continuity import repo as git
+from git_continuity import tracking
+from git_continuity.errors import UserError
+from git_continuity.remote_layout import Layout, advice, layout_of
+from git_continuity.repo import Repo
+from git_continuity.syncing.fetching import TIMEOUT, Line
+from git_continuity.syncing.pulling import pull_from
+from git_continuity.syncing.pushing import (
+    BACKOFF_CAP,
+    MAX_RETRIES,
+    Published,
+    last_fetched,
+    local_streams,
+    publish,
+    require_sendable,
+)
+
+
+@dataclass(frozen=True)
+class Report:
+    """What one exchange did: what came in, what went out, what the server refused."""
+
+    remote: str
+    layout: Layout
+    pulled: list[Line] | None  # None: nothing was fetched (push alone)
+    remote_empty: bool  # the remote had no state at all
+    pushed: Published | None  # None: nothing was pushed (pull, or nothing here to push)
+    local_empty: bool  # this clone has no state
+
+
+def pull(repo: Repo, remote: str | None) -> Report:
+    name = tracking.pick_remote(repo, remote)
+    layout = layout_of(repo, name)
+    fetched, lines = pull_from(repo, name, layout)
+    empty = not fetched.streams and fetched.notes is None and not fetched.other.streams
+    return Report(name, layout, lines, empty, None, not local_streams(repo))
+
+
+def push(repo: Repo, remote: str | None) -> Report:
+    name = tracking.pick_remote(repo, remote)
+    layout = layout_of(repo, name)
+    if not local_streams(repo):
+        raise UserError(
+            f"no continuity state here to push.\nStart with git continuity init (or git continuity pull {name})."
+        )
+    require_sendable(repo, name)
+    return Report(name, layout, None, False, publish(repo, name, last_fetched(repo, name, layout)), False)
+
+
+def sync(
+    repo: Repo, remote: str | None, *, timeout: float = TIMEOUT, retries: int = MAX_RETRIES, cap: float = BACKOFF_CAP
+) -> Report:
+    name = tracking.pick_remote(repo, remote)
+    layout = layout_of(repo, name)
+    require_sendable(repo, name)
+    fetched, lines = pull_from(repo, name, layout, timeout)
+    empty = not fetched.streams and fetched.notes is None and not fetched.other.streams
+    if not local_streams(repo):
+        return Report(name, layout, lines, empty, None, True)
+    return Report(
+        name, layout, lines, empty, publish(repo, name, fetched, timeout=timeout, retries=retries, cap=cap), False
+    )
+
+
+def refusal(report: Report) -> str | None:
+    """The message for what the server refused: its words, and the setting that would get
+    the state through; None when nothing was refused."""
+    done, layout = report.pushed, report.layout
+    if done is None or not (done.refused or done.kept_local):
+        return None
+    said = "\n  ".join([*done.said, *done.refused, *done.kept_local])
+    remote = report.remote
+    if not done.refused:
+        return (
+            f"{remote} refused the commit notes; the state went through, and the notes are kept here:\n  {said}\n"
+            + (
+                f"To send the notes too, as a branch: git config continuity.{remote}.transport branches"
+                if layout.transport == "refs"
+                else f"The next sync sends them again; {layout.prefix_key} ({layout.prefix!r}) names their branch."
+            )
+        )
+    head = f"{remote} refused the push of the state:\n  {said}\n"
+    kept = "Nothing here is lost: the local state is kept as it is, and the next sync sends it all.\n"
+    return head + kept + advice(layout)
+
+
+def to_json(report: Report, command: str) -> dict[str, Any]:
+    """The --json document of an exchange (schema/sync.schema.json)."""
+    done = report.pushed
+
+    def lines(found: list[Line] | None) -> list[dict[str, Any]] | None:
+        if found is None:
+            return None
+        return [{"name": n, "what": w, "meanwhile": m} for n, w, m in found]
+
+    return {
+        "command": command,
+        "remote": report.remote,
+        "transport": report.layout.transport,
+        "branch_prefix": report.layout.prefix,
+        "pulled": lines(report.pulled),
+        "pushed": lines(done.lines if done else None),
+        "retries": done.retries if done else 0,
+        "refused": done.refused if done else [],
+        "kept_local": done.kept_local if done else [],
+        "said": [line.removeprefix("remote:").strip() for line in done.said] if done else [],
+        "message": refusal(report),
+    }
+
+
+# When a session ends the agent waits for its hook (Claude Code gives a hook 60 s): each git
+# call at most 10 s, two retries, pauses of at most 2 s.
+SESSION_END_TIMEOUT = 10.0
+
+
+def at_session_end(repo: Repo) -> str | None:
+    """A bounded sync with the default remote when a session ends, only where this clone
+    has synced the state with it before (a clone kept local stays local): what to say of it,
+    or None when there was nothing to try."""
+    remote = tracking.default_remote(repo)
+    if remote is None or not (
+        tracking.tracked_streams(repo, remote) or git.ref_target(repo, tracking.notes_tracking_ref(remote))
+    ):
+        return None
+    try:
+        report = sync(repo, remote, timeout=SESSION_END_TIMEOUT, retries=2, cap=2.0)
+    except UserError as error:
+        return f"not synced with {remote}: {str(error).splitlines()[0]} (the next git continuity sync sends it)"
+    refused = refusal(report)
+    if refused:
+        return f"not all synced with {remote}: {refused.splitlines()[0]} (git continuity sync says more)"
+    return f"synced with {remote}"

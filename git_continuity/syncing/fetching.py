@@ -1,0 +1,176 @@
+"""Ask a remote what state it has, in either layout, and bring it here.
+
+The chosen layout's refs land in the tracking refs (tracking.py); the other layout's (a
+remote that moved between transports) are fetched as objects only and taken in once, so
+nothing is lost in a move. A branch under the prefix counts only when its tip is state (or
+notes): a person's branch there is named, never merged; one that was rewritten since it was
+last fetched (a force push) is refused, naming it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from git_continuity import constants, tracking, transport
+from git_continuity import repo as git
+from git_continuity.errors import UserError
+from git_continuity.remote_layout import NOTES_BRANCH, Layout, is_notes_commit, is_state_commit
+from git_continuity.repo import Oid, Repo
+
+TIMEOUT = 120.0  # seconds for one git fetch or push
+NOTES = "notes"  # how the notes are named in reports (NOTES_BRANCH on a branch remote)
+LOCK_RACE = "cannot lock ref"  # git's word for a ref another process moved at that moment
+
+
+class Line(NamedTuple):
+    """What one stream (or the notes) did in a pull or a push."""
+
+    name: str  # a stream, NOTES, or "ignored <ref>"
+    what: str
+    meanwhile: bool = False  # taken in while pushing: the remote had moved meanwhile
+
+
+@dataclass
+class Side:
+    """One layout's refs on the remote: stream -> (remote ref, commit), and the notes."""
+
+    streams: dict[str, tuple[str, Oid]] = field(default_factory=dict)
+    notes: tuple[str, Oid] | None = None
+
+
+@dataclass
+class Fetched:
+    """What one remote has: the chosen layout's refs (as now in the tracking refs), the
+    other layout's, and what was left alone."""
+
+    remote: str
+    layout: Layout
+    streams: dict[str, Oid]
+    notes: Oid | None
+    other: Side = field(default_factory=Side)
+    ignored: list[str] = field(default_factory=list)  # remote refs that name no stream
+    foreign: list[str] = field(default_factory=list)  # branches under the prefix that are not state
+
+
+def unreachable(repo: Repo, remote: str, error: transport.TransportError, what: str) -> UserError:
+    url = git.remote_url(repo, remote)
+    where = f" ({url})" if url else ""
+    return UserError(
+        f"cannot {what} {remote}{where}:\n  {error}\nNothing was changed here; the local state is untouched."
+    )
+
+
+def _sides(layout: Layout, refs: dict[str, str]) -> tuple[Side, Side, list[str]]:
+    """The remote's refs as the refs layout and the branch layout see them."""
+    as_refs, as_branches, ignored = Side(), Side(), []
+    for name, oid in sorted(refs.items()):
+        if name == constants.NOTES_REF:
+            as_refs.notes = (name, Oid(oid))
+        elif name.startswith(constants.STATE_PREFIX):
+            stream = name[len(constants.STATE_PREFIX) :]
+            if constants.usable_stream(stream):
+                as_refs.streams[stream] = (name, Oid(oid))
+            else:
+                ignored.append(name)
+        elif (what := layout.parse_branch(name)) == NOTES_BRANCH:
+            as_branches.notes = (name, Oid(oid))
+        elif what is not None:
+            as_branches.streams[what] = (name, Oid(oid))
+    return as_refs, as_branches, ignored
+
+
+def _missing(repo: Repo, *sides: Side) -> list[str]:
+    """The remote refs whose commits are not here yet."""
+    wanted = [ref for side in sides for ref in [*side.streams.values(), *([side.notes] if side.notes else [])]]
+    return sorted({name for name, oid in wanted if not git.has_commit(repo, oid)})
+
+
+def _list(repo: Repo, remote: str, layout: Layout, timeout: float) -> tuple[Side, Side, list[str]]:
+    """The remote's state refs in both layouts, with every commit they name fetched here.
+
+    Objects only, no ref written (tracking refs are moved after the checks). A ref that
+    moved between the listing and the fetch, or a lock another fetch held at that moment,
+    means one more look, a bounded number of times.
+    """
+    patterns = [f"{constants.STATE_PREFIX}*", constants.NOTES_REF, layout.branch_glob]
+    for attempt in range(3):
+        try:
+            refs = transport.list_refs(repo, remote, patterns, timeout)
+        except transport.TransportError as error:
+            raise unreachable(repo, remote, error, "reach") from None
+        as_refs, as_branches, ignored = _sides(layout, refs)
+        try:
+            transport.fetch(repo, remote, _missing(repo, as_refs, as_branches), timeout)
+        except transport.TransportError as error:
+            if LOCK_RACE not in str(error) or attempt == 2:
+                raise unreachable(repo, remote, error, "fetch the state from") from None
+            continue
+        if not _missing(repo, as_refs, as_branches):
+            return as_refs, as_branches, ignored
+    raise UserError(f"{remote}'s state kept moving while it was fetched; nothing was merged. Try again.")
+
+
+def _drop_foreign(repo: Repo, side: Side, found: list[str]) -> None:
+    """Keep only the branches whose tips are state (or notes); name the others."""
+    for stream, (name, oid) in list(side.streams.items()):
+        if not is_state_commit(repo, oid):
+            found.append(name)
+            del side.streams[stream]
+    if side.notes is not None and not is_notes_commit(repo, side.notes[1]):
+        found.append(side.notes[0])
+        side.notes = None
+
+
+def fetch(repo: Repo, remote: str, layout: Layout, timeout: float = TIMEOUT) -> Fetched:
+    """Ask the remote what state it has, fetch what is new, move the tracking refs to the
+    chosen layout's refs, and drop tracking refs of streams the remote no longer has."""
+    as_refs, as_branches, ignored = _list(repo, remote, layout, timeout)
+    chosen, other = (as_refs, as_branches) if layout.transport == "refs" else (as_branches, as_refs)
+    foreign: list[str] = []
+    _drop_foreign(repo, as_branches, foreign)
+    if layout.transport == "branches":
+        _refuse_rewritten(repo, remote, chosen)
+    _move_tracking(repo, remote, chosen)
+    streams = {s: oid for s, (_, oid) in chosen.streams.items()}
+    notes = chosen.notes[1] if chosen.notes else None
+    return Fetched(remote, layout, streams, notes, other, ignored, foreign)
+
+
+def _refuse_rewritten(repo: Repo, remote: str, side: Side) -> None:
+    """A state branch whose new tip does not contain what was fetched from it before was
+    rewritten (a force push): refused, naming it, before anything is merged."""
+    found = []
+    entries = [(tracking.tracking_ref(remote, s), ref) for s, ref in side.streams.items()]
+    if side.notes:
+        entries.append((tracking.notes_tracking_ref(remote), side.notes))
+    for track, (name, oid) in entries:
+        seen = git.ref_target(repo, track)
+        if seen is not None and seen != oid and git.has_commit(repo, seen) and not git.is_ancestor(repo, seen, oid):
+            found.append(f"{name} was at {seen[:7]}, now {oid[:7]}, which does not contain it ({track})")
+    if found:
+        raise UserError(
+            f"a state branch on {remote} was rewritten (force-pushed) since it was last fetched; "
+            "nothing was merged:\n  "
+            + "\n  ".join(found)
+            + "\nThe local state is untouched. To take the rewritten branch in (both sides are merged, losing"
+            " nothing here): git update-ref -d TRACKING-REF, then git continuity sync. This tool never force-pushes."
+        )
+
+
+def _move_tracking(repo: Repo, remote: str, side: Side) -> None:
+    for stream, (_, oid) in side.streams.items():
+        _track(repo, tracking.tracking_ref(remote, stream), oid, remote)
+    if side.notes:
+        _track(repo, tracking.notes_tracking_ref(remote), side.notes[1], remote)
+    for stream in tracking.tracked_streams(repo, remote):
+        if stream not in side.streams:
+            git.delete_ref(repo, tracking.tracking_ref(remote, stream))
+    if side.notes is None:
+        git.delete_ref(repo, tracking.notes_tracking_ref(remote))
+
+
+def _track(repo: Repo, ref: str, oid: Oid, remote: str) -> None:
+    if git.ref_target(repo, ref) != oid:
+        git.create_reflog(repo, ref)  # so git logs when it moves, as for refs/remotes
+        git.set_ref(repo, ref, oid, f"continuity: fetch {remote}")
