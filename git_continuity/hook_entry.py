@@ -1,8 +1,11 @@
 """``git-continuity-hook``: the hooks' entry point.
 
-The loop notice runs after every tool call an agent makes, so it goes straight to
-tool_calls.py, before the command line is imported and its parser built (twice what the
-notice itself costs); every other hook enters the same ``main`` as the command line.
+A coding agent's hook is handed to the repository's helper process when it can take it, under
+the same rules as any command (helper.py: no terminal, a repository of this user's, a helper
+alike); git's hooks, and the pre-commit framework's, never are. Where no helper takes it, the
+loop notice, which runs after every tool call an agent makes, goes straight to tool_calls.py,
+before the command line is imported and its parser built (twice what the notice itself
+costs); every other hook enters the same ``main`` as the command line.
 """
 
 from __future__ import annotations
@@ -12,6 +15,12 @@ import sys
 
 def main() -> int:
     args = sys.argv[1:]
+    if len(args) == 3 and args[0] == "agent":
+        from git_continuity import helper
+
+        done = helper.through_helper(["hook-impl", *args])
+        if done is not None:
+            return done
     if (
         len(args) == 3
         and args[0] == "agent"
