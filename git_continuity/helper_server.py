@@ -67,14 +67,15 @@ def serve(folder: str) -> Taken | None:
     own = helper_peer.fingerprint(sys.path)
     name = helper_peer.name_of(own)
     lock = _lock(name)
-    if lock is None:
+    if lock is None:  # another helper of this fingerprint holds it
         os.close(fd)
         return None
-    listener = _listen(fd, name)
+    listener = _listen(fd, name) if lock >= 0 else None
     os.close(fd)
     if listener is None:
         helper_place.failed(folder, name)
-        os.close(lock)
+        if lock >= 0:
+            os.close(lock)
         return None
     helper_place.listened(folder, name)
     _warm()
@@ -128,17 +129,20 @@ def _warm() -> None:
 
 
 def _lock(name: str) -> int | None:
-    """The lock that makes this the one helper of its fingerprint here, held while it lives
-    (None: another holds it, or it cannot be made, as in a read-only folder)."""
+    """The lock that makes this the one helper of its fingerprint here, held while it lives:
+    None when another holds it, -1 when it cannot be made (a read-only folder)."""
     try:
         fd = os.open(name.replace(".sock", ".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError:
-        return None
+        return -1
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    except BlockingIOError:
         os.close(fd)
         return None
+    except OSError:
+        os.close(fd)
+        return -1
     return fd
 
 

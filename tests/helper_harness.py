@@ -51,7 +51,7 @@ def helper_of(repo: Path) -> int | None:
 
 
 def sockets(repo: Path) -> list[Path]:
-    return sorted((repo / ".git" / "continuity").glob("helper-*.sock"))
+    return sorted((repo / ".git" / "continuity").glob("helper*.sock"))
 
 
 def listening(repo: Path, besides: tuple[int, ...] = ()) -> int:
