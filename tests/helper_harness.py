@@ -5,15 +5,13 @@ their command line, and the probe that tells which process a `cmd:` check ran un
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Ran, commit
+from conftest import Ran, commit, helpers
 
 ON = {"GIT_CONTINUITY_HELPER": "1", "GIT_CONTINUITY_HELPER_IDLE": "60"}
 
@@ -24,19 +22,6 @@ def run(cwd: Path, *args: str, helper: bool = True, **env: str) -> Ran:
         ["git", "continuity", *args], cwd=cwd, env=settings, capture_output=True, text=True, start_new_session=True
     )
     return Ran(done.returncode, done.stdout, done.stderr)
-
-
-def helpers() -> dict[int, str]:
-    """Every helper process on this machine: pid -> the folder it serves."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        try:
-            words = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if len(words) > 3 and b"helper_server.serve" in words[2]:
-            found[int(entry.name)] = words[3].decode()
-    return found
 
 
 def helpers_of(repo: Path) -> list[int]:
@@ -91,15 +76,6 @@ def gone(pid: int) -> bool:
             return True
         time.sleep(0.05)
     return False
-
-
-@pytest.fixture(autouse=True)
-def no_helper_left(tmp_path: Path) -> Iterator[None]:
-    yield
-    for pid, folder in helpers().items():
-        if folder.startswith(str(tmp_path)):
-            os.kill(pid, signal.SIGCONT)
-            os.kill(pid, signal.SIGKILL)
 
 
 # The parent of the Python process the command ran in, its nearest ancestor named python*

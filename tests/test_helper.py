@@ -26,7 +26,6 @@ from helper_harness import (
     gone_now,
     helper_of,
     listening,
-    no_helper_left,
     run,
     runs_in_helper,
     sockets,
@@ -34,7 +33,7 @@ from helper_harness import (
     work,
 )
 
-__all__ = ["no_helper_left", "work"]  # fixtures
+__all__ = ["work"]  # a fixture
 
 
 def test_a_command_prints_in_the_helper_exactly_what_it_prints_in_its_own_process(work: Path) -> None:

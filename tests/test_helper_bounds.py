@@ -24,14 +24,13 @@ from helper_harness import (
     helpers,
     helpers_of,
     listening,
-    no_helper_left,
     run,
     runs_in_helper,
     sockets,
     work,
 )
 
-__all__ = ["no_helper_left", "work"]  # fixtures
+__all__ = ["work"]  # a fixture
 
 
 def connect(path: Path) -> socket.socket:

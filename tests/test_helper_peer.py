@@ -19,7 +19,6 @@ from helper_harness import (
     gone_now,
     helpers_of,
     listening,
-    no_helper_left,
     run,
     runs_in_helper,
     wait_for_child_of,
@@ -29,7 +28,7 @@ from helper_harness import (
 from git_continuity import helper
 from git_continuity.cli_table import COMMANDS
 
-__all__ = ["no_helper_left", "work"]  # fixtures
+__all__ = ["work"]  # a fixture
 
 
 def test_the_helper_reads_its_clients_confinement_itself(work: Path) -> None:
