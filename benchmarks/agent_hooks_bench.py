@@ -8,7 +8,8 @@ file, through `sh -c`, with no controlling terminal and the agent's JSON on stdi
   - SessionStart (Claude Code): the brief;
   - Stop (Claude Code): the closure gate at every turn's end;
   - PostToolUse (Codex, after every shell command) and PostToolUseFailure (Claude Code):
-    the loop notice;
+    the loop notice, which runs in its own process either way (hook_entry.py: handing it to
+    the helper costs more than it saves);
   - UserPromptSubmit: no hook is installed for it (the row says so);
 
 each in its own process (GIT_CONTINUITY_HELPER=0, as at a terminal) and handed to the

@@ -294,7 +294,7 @@ def test_ignored_signals_stay_ignored_and_a_broken_pipe_ends_alike(work: Path) -
     os.kill(command, signal.SIGTERM)
     client.communicate(timeout=30)
     for i in range(300):
-        run(work, "journal", "add", f"a long enough line to fill the pipe, number {i}", helper=False)
+        run(work, "journal", "add", f"a long enough line to fill the pipe, number {i}")
     script = "git continuity journal -n 300 --json | head -c 100 >/dev/null; echo ${PIPESTATUS[0]}"
     ends = [
         subprocess.run(
