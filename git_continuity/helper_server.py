@@ -3,8 +3,8 @@ that has imported what commands need, and forks a copy of itself to run each com
 handed (helper.py says which, and when).
 
 It takes the repository's ``continuity`` folder only where git would (helper_place), holds a
-lock there so that one helper serves each fingerprint, and listens on the socket that
-fingerprint names. It answers only its own user, reads the confinement of the process at the
+lock there so that one helper serves each fingerprint, and, once warmed, listens on the socket
+that fingerprint names. It answers only its own user, reads the confinement of the process at the
 other end itself (SO_PEERCRED, then /proc/<pid>) and refuses one confined otherwise, or a
 fingerprint not its own, without stepping down: each kind of client keeps its own helper.
 
@@ -70,7 +70,15 @@ def serve(folder: str) -> Taken | None:
     if lock is None:  # another helper of this fingerprint holds it
         os.close(fd)
         return None
-    listener = _listen(fd, name) if lock >= 0 else None
+    listener = _bind() if lock >= 0 else None
+    if listener is not None:
+        # Warmed before it is found: a client finds no socket, runs its command at once, and
+        # the helper it starts leaves at the lock; none waits for the warming.
+        _warm()
+        # What the warming made lives as long as the helper: the collector leaves it be, in each
+        # command's copy too (whose interpreter exit, a collection, took twice as long without).
+        gc.freeze()
+        listener = _place(listener, fd, name)
     os.close(fd)
     if listener is None:
         helper_place.failed(folder, name)
@@ -78,10 +86,6 @@ def serve(folder: str) -> Taken | None:
             os.close(lock)
         return None
     helper_place.listened(folder, name)
-    _warm()
-    # What the warming made lives as long as the helper: the collector leaves it be, in each
-    # command's copy too (whose interpreter exit, a collection, took twice as long without).
-    gc.freeze()
     me, mine = os.getpid(), _identity(name)
     wake, woken = os.pipe()
     os.set_blocking(woken, False)
@@ -146,25 +150,33 @@ def _lock(name: str) -> int | None:
     return fd
 
 
-def _listen(folder: int, name: str) -> socket.socket | None:
-    """Listen on the socket, made under a name of its own and moved into place. What is at the
-    name already is replaced only if it is a socket of this user's (left by a helper that was
-    killed: the lock says none lives); a file, a link or another's is left alone (None)."""
+def _bind() -> socket.socket | None:
+    """A socket listening under a name of its own (None: no socket can be made here)."""
     os.umask(0o077)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    partial = f".helper.{os.getpid()}.sock"
     try:
-        listener.bind(partial)
+        listener.bind(_partial())
+        listener.listen(128)
     except OSError:
         listener.close()
         return None
+    return listener
+
+
+def _partial() -> str:
+    return f".helper.{os.getpid()}.sock"
+
+
+def _place(listener: socket.socket, folder: int, name: str) -> socket.socket | None:
+    """Move the listening socket to its name. What is at the name already is replaced only if
+    it is a socket of this user's (left by a helper that was killed: the lock says none
+    lives); a file, a link or another's is left alone (None)."""
     try:
-        listener.listen(128)
         if helper_place.socket_state(folder, name) == "other":
             raise OSError(f"{name} is not a socket of this user's")
-        os.rename(partial, name)
+        os.rename(_partial(), name)
     except OSError:
-        os.unlink(partial)
+        os.unlink(_partial())
         listener.close()
         return None
     listener.setblocking(False)

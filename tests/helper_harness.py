@@ -40,26 +40,30 @@ def sockets(repo: Path) -> list[Path]:
 
 
 def listening(repo: Path, besides: tuple[int, ...] = ()) -> int:
-    """Wait for a helper of the repository (other than ``besides``) to listen; its pid."""
+    """Wait for a helper of the repository (other than ``besides``, each listening already) to
+    listen; its pid. A helper listens once warmed: its socket is then one more that answers."""
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         pids = [pid for pid in helpers_of(repo) if pid not in besides]
-        for path in sockets(repo):
-            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            back = os.open(".", os.O_RDONLY)
-            try:
-                os.chdir(path.parent)  # a deep checkout's path is longer than a socket's may be
-                probe.connect(path.name)
-            except OSError:
-                continue
-            finally:
-                os.fchdir(back)
-                os.close(back)
-                probe.close()
-            if len(pids) == 1:
-                return pids[0]
+        if len(pids) == 1 and len([path for path in sockets(repo) if answers(path)]) > len(besides):
+            return pids[0]
         time.sleep(0.05)
     raise AssertionError(f"no helper listens for {repo}: {helpers()}")
+
+
+def answers(path: Path) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    back = os.open(".", os.O_RDONLY)
+    try:
+        os.chdir(path.parent)  # a deep checkout's path is longer than a socket's may be
+        probe.connect(path.name)
+    except OSError:
+        return False
+    finally:
+        os.fchdir(back)
+        os.close(back)
+        probe.close()
+    return True
 
 
 def gone_now(pid: int) -> bool:
