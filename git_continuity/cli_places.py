@@ -67,6 +67,7 @@ PLACES: tuple[Command, ...] = (
             ),
         ),
         epilog=PLACE_EPILOG,
+        served=True,
     ),
     Command(
         "repo",

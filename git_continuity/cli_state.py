@@ -42,6 +42,7 @@ STATE: tuple[Command, ...] = (
         "  git continuity status\n  git continuity status --json | jq '.claims[] | select(.state != \"verified\")'",
         "git_continuity.commands.status:status",
         (JSON,),
+        served=True,
     ),
     Command(
         "objective",
@@ -67,6 +68,7 @@ STATE: tuple[Command, ...] = (
                 (JSON,),
             ),
         ),
+        served=True,
     ),
     Command(
         "next",
@@ -74,6 +76,7 @@ STATE: tuple[Command, ...] = (
         '  git continuity next "rebase on origin/main and push again"\n  git continuity next --json',
         "git_continuity.commands.next:next_action",
         (opt("text", nargs="?", help="the first thing the next session should do (none: print it)"), JSON),
+        served=True,
     ),
     Command(
         "blocker",
@@ -103,6 +106,7 @@ STATE: tuple[Command, ...] = (
                 (JSON,),
             ),
         ),
+        served=True,
     ),
     Command(
         "claim",
@@ -164,6 +168,7 @@ STATE: tuple[Command, ...] = (
                 ),
             ),
         ),
+        served=True,
     ),
     Command(
         "thread",
@@ -262,6 +267,7 @@ STATE: tuple[Command, ...] = (
                 (opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"), JSON),
             ),
         ),
+        served=True,
     ),
     Command(
         "check",
@@ -271,6 +277,7 @@ STATE: tuple[Command, ...] = (
         "  git continuity check --closing --json",
         "git_continuity.commands.check:check",
         (opt("--closing", action="store_true", help="every open thread's checks must verify now"), ONLINE, JSON),
+        served=True,
     ),
     Command(
         "verify",
@@ -287,6 +294,7 @@ STATE: tuple[Command, ...] = (
             opt("--timeout", type=float, metavar="SECONDS", help="per network request (default 10)"),
             JSON,
         ),
+        served=True,
     ),
     Command(
         "progress",
@@ -302,6 +310,7 @@ STATE: tuple[Command, ...] = (
         "check --closing, an agent's Stop gate, a refused thread close). A thread makes progress when\n"
         "what it fails changes; it is stalled when that stayed the same for N attempts over M sessions\n"
         "(.continuity.yaml stalled: {attempts: 3, sessions: 2}).",
+        served=True,
     ),
     Command(
         "journal",
@@ -345,6 +354,7 @@ STATE: tuple[Command, ...] = (
                 ),
             ),
         ),
+        served=True,
     ),
     Command(
         "log",
@@ -352,6 +362,7 @@ STATE: tuple[Command, ...] = (
         "  git continuity log -n 10",
         "git_continuity.commands.log:log",
         (opt("-n", type=int, dest="count", help="how many changes (default: all)"), JSON),
+        served=True,
     ),
     Command(
         "edit",

@@ -51,6 +51,7 @@ AROUND: tuple[Command, ...] = (
         "git_continuity.commands.show:show",
         (opt("rev", nargs="?", default="HEAD", help="the commit (default: HEAD)"), JSON),
         stream=False,
+        served=True,
     ),
     Command(
         "hooks",
@@ -160,6 +161,7 @@ AROUND: tuple[Command, ...] = (
         "the open one); GIT_CONTINUITY_SESSION and GIT_CONTINUITY_AGENT override it.\n"
         "Exit 1 when this clone has no state for the stream (the brief says how to fetch it), 2 when\n"
         "the state is malformed (the brief names each problem).",
+        served=True,
     ),
     Command(
         "handoff",
@@ -172,6 +174,7 @@ AROUND: tuple[Command, ...] = (
         "on each branch it touched, claims added, threads moved), the work tree (branch, HEAD,\n"
         "uncommitted changes, stashes), open threads, blockers and the next action. It needs an\n"
         "objective (exit 2 otherwise). The next session reads it with git continuity orient.",
+        served=True,
     ),
     Command(
         "agent",

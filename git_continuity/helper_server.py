@@ -1,27 +1,30 @@
-"""The helper: a process per user and repository that has imported what commands need, and
-forks a copy of itself to run each command it is handed (helper.py says which, and when).
+"""The helper: a process per user, repository and kind of client (helper_peer's fingerprint)
+that has imported what commands need, and forks a copy of itself to run each command it is
+handed (helper.py says which, and when).
 
-It listens on ``helper.sock`` in the repository's ``continuity`` folder, answers only its own
-user (the socket's peer credentials), and steps down when a client's fingerprint is not its
-own (an upgrade, another installation, other Python settings, another confinement), when
-idle for GIT_CONTINUITY_HELPER_IDLE seconds, or when its socket is no longer the one it made
-(removed, replaced, the repository deleted).
+It takes the repository's ``continuity`` folder only where git would (helper_place), holds a
+lock there so that one helper serves each fingerprint, and, once warmed, listens on the socket
+that fingerprint names. It answers only its own user, reads the confinement of the process at the
+other end itself (SO_PEERCRED, then /proc/<pid>) and refuses one confined otherwise, or a
+fingerprint not its own, without stepping down: each kind of client keeps its own helper.
 
-A command's copy takes the client's standard input, output and error, folder, environment,
-umask and ignored signals, says its pid, waits for the client's go, and returns to the top
-of the program (``serve`` returns the command there, ``run`` runs it), so that it ends as a
-command in its own process ends: the interpreter's own exit, flush and traceback. The helper
-waits for it and tells the client its exit status. A copy whose client is gone (killed) is
-killed too. The helper itself never reads the repository, and imports but calls nothing, so
-no cache of one command is seen by the next.
+Nothing waits unboundedly: one ``select`` loop takes every connection, reads each request as
+it arrives, drops one that did not arrive whole within HANDSHAKE seconds, and holds at most
+PER_CLIENT connections of one process and MOST_PENDING in all. It leaves when idle for
+GIT_CONTINUITY_HELPER_IDLE seconds, or when its socket is no longer the one it made (removed,
+replaced, the repository deleted); it removes only that socket, checked by its inode.
+
+A command's copy (helper_copy) becomes the client's process and returns to the top of the
+program, where ``run`` runs the command. The helper waits for it and tells the client its exit
+status. The helper itself never reads the repository, and imports but calls nothing, so no
+cache of one command is seen by the next.
 """
 
 from __future__ import annotations
 
-import array
+import fcntl
 import gc
 import importlib
-import io
 import marshal
 import math
 import os
@@ -30,67 +33,98 @@ import signal
 import socket
 import struct
 import sys
-import threading
 import time
-from typing import Any
+from dataclasses import dataclass, field
 
-from git_continuity import helper
+from git_continuity import helper, helper_copy, helper_peer, helper_place
 
 IDLE_ENV = "GIT_CONTINUITY_HELPER_IDLE"
 IDLE_SECONDS = 300.0
 TICK = 2.0  # how often an idle helper checks that its socket is still its own
 MOST = 64 << 20  # the longest request taken (arguments and environment)
-Taken = list[str]  # in a command's copy: the arguments it is to run
+PER_CLIENT = 4  # connections of one process being read at once; more are closed
+MOST_PENDING = 64  # connections being read at once, of all processes
+Taken = helper_copy.Taken
+run = helper_copy.run
+
+
+@dataclass
+class Pending:
+    """A connection whose request is still arriving."""
+
+    connection: socket.socket
+    pid: int
+    deadline: float
+    data: bytearray = field(default_factory=bytearray)
 
 
 def serve(folder: str) -> Taken | None:
     """Answer commands until it is time to leave (None); in a command's copy, the command."""
-    os.chdir(folder)
-    _warm()
-    # What the warming made lives as long as the helper: the collector leaves it be, in each
-    # command's copy too (whose interpreter exit, a collection, took twice as long without).
-    gc.freeze()
-    own = helper.fingerprint(sys.path).encode("utf-8", "surrogateescape")
-    try:
-        idle = float(os.environ.get(IDLE_ENV, IDLE_SECONDS))
-    except ValueError:
-        idle = IDLE_SECONDS
-    if not math.isfinite(idle) or idle <= 0:
-        idle = IDLE_SECONDS
-    listener = _listen()
-    if listener is None:
+    fd = helper_place.open_folder(folder)
+    if fd is None:
         return None
-    me, mine = os.getpid(), _identity()
+    os.fchdir(fd)
+    own = helper_peer.fingerprint(sys.path)
+    name = helper_peer.name_of(own)
+    lock = _lock(name)
+    if lock is None:  # another helper of this fingerprint holds it
+        os.close(fd)
+        return None
+    listener = _bind() if lock >= 0 else None
+    if listener is not None:
+        # Warmed before it is found: a client finds no socket, runs its command at once, and
+        # the helper it starts leaves at the lock; none waits for the warming.
+        _warm()
+        # What the warming made lives as long as the helper: the collector leaves it be, in each
+        # command's copy too (whose interpreter exit, a collection, took twice as long without).
+        gc.freeze()
+        listener = _place(listener, fd, name)
+    os.close(fd)
+    if listener is None:
+        helper_place.failed(folder, name)
+        if lock >= 0:
+            os.close(lock)
+        return None
+    helper_place.listened(folder, name)
+    me, mine = os.getpid(), _identity(name)
     wake, woken = os.pipe()
     os.set_blocking(woken, False)
     signal.set_wakeup_fd(woken)
     signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)  # wakes select through the pipe
     running: dict[int, socket.socket] = {}
+    pending: dict[int, Pending] = {}
+    helper_copy.CLOSE[:] = [lock, wake, woken]
     try:
-        return _answer(listener, own, idle, mine, wake, running)
+        return _answer(listener, own.encode("utf-8", "surrogateescape"), name, mine, wake, running, pending)
     finally:
         if os.getpid() == me:
-            if _still(mine):
-                os.unlink(helper.SOCKET)
+            if _identity(name) == mine:
+                os.unlink(name)
             listener.close()
+            for each in pending.values():
+                each.connection.close()
             while running:  # tell the clients still waiting how their commands end
                 _reap(running, block=True)
+            os.close(lock)
 
 
-def run(argv: Taken) -> None:
-    """Run the command in this copy, at the top of the program: it ends as in its own process."""
-    from git_continuity.cli import main
-
-    raise SystemExit(main(argv))
+def _idle() -> float:
+    try:
+        idle = float(os.environ.get(IDLE_ENV, IDLE_SECONDS))
+    except ValueError:
+        return IDLE_SECONDS
+    return idle if math.isfinite(idle) and idle > 0 else IDLE_SECONDS
 
 
 def _warm() -> None:
-    """Import what the served commands import: the command line, pygit2, each command."""
+    """Import what the served commands import: the command line, pygit2, each command, the
+    agents' hooks."""
     from git_continuity import cli_table
     from git_continuity import repo as _repo  # noqa: F401  (pygit2)
 
-    importlib.import_module("git_continuity.cli")
-    commands = [c for c in cli_table.COMMANDS if c.name in helper.SERVED]
+    for module in ("git_continuity.cli", "git_continuity.guards", "git_continuity.agent_hooks"):
+        importlib.import_module(module)
+    commands = [c for c in cli_table.COMMANDS if c.served]
     while commands:
         command = commands.pop()
         commands.extend(command.subcommands)
@@ -98,61 +132,193 @@ def _warm() -> None:
             importlib.import_module(command.target.partition(":")[0])
 
 
-def _listen() -> socket.socket | None:
-    """Listen on the socket, made under another name and linked into place, so that of two
-    helpers started at once only one takes it (None: another did)."""
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    partial = f".helper.{os.getpid()}.sock"
-    os.umask(0o077)
-    listener.bind(partial)
-    listener.listen(16)
+def _lock(name: str) -> int | None:
+    """The lock that makes this the one helper of its fingerprint here, held while it lives:
+    None when another holds it, -1 when it cannot be made (a read-only folder)."""
     try:
-        os.link(partial, helper.SOCKET)
+        fd = os.open(name.replace(".sock", ".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return -1
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except OSError:
+        os.close(fd)
+        return -1
+    return fd
+
+
+def _bind() -> socket.socket | None:
+    """A socket listening under a name of its own (None: no socket can be made here)."""
+    os.umask(0o077)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(_partial())
+        listener.listen(128)
     except OSError:
         listener.close()
         return None
-    finally:
-        os.unlink(partial)
     return listener
 
 
-def _identity() -> tuple[int, int, int] | None:
+def _partial() -> str:
+    return f".helper.{os.getpid()}.sock"
+
+
+def _place(listener: socket.socket, folder: int, name: str) -> socket.socket | None:
+    """Move the listening socket to its name. What is at the name already is replaced only if
+    it is a socket of this user's (left by a helper that was killed: the lock says none
+    lives); a file, a link or another's is left alone (None)."""
+    try:
+        if helper_place.socket_state(folder, name) == "other":
+            raise OSError(f"{name} is not a socket of this user's")
+        os.rename(_partial(), name)
+    except OSError:
+        os.unlink(_partial())
+        listener.close()
+        return None
+    listener.setblocking(False)
+    return listener
+
+
+def _identity(name: str) -> tuple[int, int, int] | None:
     """The socket file's device, inode and change time (an inode alone is soon reused)."""
     try:
-        found = os.stat(helper.SOCKET)
+        found = os.lstat(name)
     except OSError:
         return None
     return found.st_dev, found.st_ino, found.st_ctime_ns
 
 
-def _still(mine: tuple[int, int, int] | None) -> bool:
-    return mine is not None and _identity() == mine
-
-
 def _answer(
     listener: socket.socket,
     own: bytes,
-    idle: float,
+    name: str,
     mine: tuple[int, int, int] | None,
     wake: int,
     running: dict[int, socket.socket],
+    pending: dict[int, Pending],
 ) -> Taken | None:
+    idle, confined = _idle(), helper_peer.confinement("self")
     last = time.monotonic()
     while True:
-        ready = select.select([listener.fileno(), wake], [], [], TICK)[0]
+        now = time.monotonic()
+        soonest = min((each.deadline for each in pending.values()), default=now + TICK)
+        readers: list[socket.socket | int] = [listener, wake, *(each.connection for each in pending.values())]
+        ready = select.select(readers, [], [], max(0, soonest - now))[0]
+        now = time.monotonic()
         if wake in ready:
             os.read(wake, 512)
             _reap(running, block=False)
-        if listener.fileno() in ready:
-            connection, _ = listener.accept()
-            last = time.monotonic()
-            taken = _take(listener, connection, own, wake, running)
-            if isinstance(taken, list):
-                return taken  # in the command's copy
-            if taken == "fingerprint":
-                return None
-        elif not ready and not running and (time.monotonic() - last > idle or not _still(mine)):
+        if listener in ready:
+            last = now
+            _accept(listener, pending, now)
+        for connection in ready:
+            if isinstance(connection, socket.socket) and connection.fileno() in pending:
+                each = pending[connection.fileno()]
+                request = _read(each)
+                if request is None:
+                    continue
+                del pending[connection.fileno()]
+                taken = _take(each, request, own, confined, listener, running, pending)
+                if taken is not None:
+                    return taken  # in the command's copy
+                last = now
+        for key, each in list(pending.items()):
+            if each.deadline <= now:  # it did not send its request in time
+                del pending[key]
+                each.connection.close()
+        quiet = not ready and not running and not pending
+        if quiet and (now - last > idle or _identity(name) != mine):
             return None
+
+
+def _accept(listener: socket.socket, pending: dict[int, Pending], now: float) -> None:
+    """Take every connection waiting; keep those of this user's, within the bounds."""
+    while True:
+        try:
+            connection, _ = listener.accept()
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            return
+        try:
+            pid, uid, _ = struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        except (OSError, struct.error):
+            connection.close()
+            continue
+        theirs = sum(1 for each in pending.values() if each.pid == pid)
+        if uid != os.geteuid() or pid <= 0 or theirs >= PER_CLIENT or len(pending) >= MOST_PENDING:
+            connection.close()
+            continue
+        connection.setblocking(False)
+        pending[connection.fileno()] = Pending(connection, pid, now + helper.HANDSHAKE)
+
+
+def _read(each: Pending) -> tuple[bytes, bytes] | None:
+    """What arrived of the request; the fingerprint and the request once it is whole. A
+    connection that ended, or announced more than MOST, is closed (its deadline is now)."""
+    try:
+        more = each.connection.recv(1 << 20)
+    except (BlockingIOError, InterruptedError):
+        return None
+    except OSError:
+        more = b""
+    each.data += more
+    sizes = struct.unpack("!II", each.data[:8]) if len(each.data) >= 8 else None
+    if not more or (sizes is not None and sum(sizes) > MOST):
+        each.deadline = 0.0
+        return None
+    if sizes is None or len(each.data) < 8 + sum(sizes):
+        return None
+    return bytes(each.data[8 : 8 + sizes[0]]), bytes(each.data[8 + sizes[0] :])
+
+
+def _take(
+    each: Pending,
+    request: tuple[bytes, bytes],
+    own: bytes,
+    confined: list[str],
+    listener: socket.socket,
+    running: dict[int, socket.socket],
+    pending: dict[int, Pending],
+) -> Taken | None:
+    """Fork the request's command: in the copy, the command to run. A client of another
+    fingerprint or confinement is refused, and the helper goes on serving its own."""
+    connection = each.connection
+    theirs, body = request
+    refused = None
+    if theirs != own:
+        refused = "fingerprint"
+    elif helper_peer.confinement(str(each.pid)) != confined:
+        refused = "confinement"
+    try:
+        asked = marshal.loads(body) if refused is None else None
+    except (ValueError, EOFError, TypeError):
+        asked = None
+    if refused is None and not isinstance(asked, dict):
+        refused = "request"
+    if refused is not None or not isinstance(asked, dict):
+        _say(connection, f"refused {refused}\n")
+        connection.close()
+        return None
+    pid = os.fork()
+    if pid == 0:
+        signal.set_wakeup_fd(-1)
+        for other in (listener, *running.values(), *(e.connection for e in pending.values())):
+            other.close()  # a client reaching a killed helper is refused, not left waiting
+        return helper_copy.become(connection, asked)
+    running[pid] = connection
+    return None
+
+
+def _say(connection: socket.socket, line: str) -> None:
+    try:  # noqa: SIM105
+        connection.send(line.encode())
+    except OSError:
+        pass
 
 
 def _reap(running: dict[int, socket.socket], *, block: bool) -> None:
@@ -168,137 +334,6 @@ def _reap(running: dict[int, socket.socket], *, block: bool) -> None:
         connection = running.pop(pid, None)
         if connection is not None:
             with connection:
-                try:  # noqa: SIM105
-                    connection.sendall(f"exit {os.waitstatus_to_exitcode(status)}\n".encode())
-                except OSError:
-                    pass
+                _say(connection, f"exit {os.waitstatus_to_exitcode(status)}\n")
         if block:
             return
-
-
-def _take(
-    listener: socket.socket, connection: socket.socket, own: bytes, wake: int, running: dict[int, socket.socket]
-) -> Taken | str | None:
-    """Read one request and fork its command: in the copy, the command to run; in the
-    helper, the reason it was refused, if it was."""
-    connection.settimeout(5)
-    try:
-        peer = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        if struct.unpack("3i", peer)[1] != os.getuid():
-            connection.close()
-            return "user"
-        theirs, data = _receive(connection)
-        if theirs != own:
-            os.unlink(helper.SOCKET)  # the client starts the helper of its own installation
-            connection.sendall(b"refused fingerprint\n")
-            connection.close()
-            return "fingerprint"
-        request = marshal.loads(data)
-        if not isinstance(request, dict):
-            connection.close()
-            return "request"
-        pid = os.fork()
-        if pid == 0:
-            signal.set_wakeup_fd(-1)
-            for other in (listener, *running.values()):  # a client reaching a killed helper is refused
-                other.close()
-            os.close(wake)
-            return _child(connection, request)
-        running[pid] = connection
-    except (OSError, ValueError, EOFError, TypeError, struct.error):
-        connection.close()
-        return "request"
-    return None
-
-
-def _receive(connection: socket.socket) -> tuple[bytes, bytes]:
-    """The fingerprint and the request."""
-    data = b""
-    while len(data) < 8:
-        more = connection.recv(8 - len(data))
-        if not more:
-            raise ValueError("short request")
-        data += more
-    sizes = struct.unpack("!II", data)
-    if sum(sizes) > MOST:
-        raise ValueError("request too long")
-    body = bytearray()
-    while len(body) < sum(sizes):
-        more = connection.recv(min(1 << 20, sum(sizes) - len(body)))
-        if not more:
-            raise ValueError("short request")
-        body += more
-    return bytes(body[: sizes[0]]), bytes(body[sizes[0] :])
-
-
-def _streams_of(connection: socket.socket) -> list[int]:
-    """The client's go, and the standard streams it passes with it (none: no go)."""
-    data, ancillary, _, _ = connection.recvmsg(3, socket.CMSG_SPACE(3 * array.array("i").itemsize))
-    fds: list[int] = []
-    for level, kind, payload in ancillary:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            received = array.array("i")
-            received.frombytes(payload[: len(payload) - len(payload) % received.itemsize])
-            fds.extend(received)
-    if data != b"go\n" or len(fds) != 3:
-        return []
-    return fds
-
-
-def _child(connection: socket.socket, request: dict[str, Any]) -> Taken:
-    """Become the client's process for one command; the command, once the client said go.
-    Anything wrong before that, and the copy leaves having run nothing (the client runs the
-    command itself)."""
-    try:
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        for name in helper.FORWARDED:  # as the client has them
-            signal.signal(getattr(signal, name), signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        for signum in request["ignored"]:
-            signal.signal(signum, signal.SIG_IGN)
-        os.chdir(request["cwd"])
-        os.environ.clear()
-        os.environ.update(request["env"])
-        os.umask(int(request["umask"]))
-        from git_continuity import repo as git
-
-        git.reread_environment()
-        argv = [str(arg) for arg in request["argv"]]
-        sys.argv = ["git-continuity", *argv]
-        connection.sendall(f"started {os.getpid()}\n".encode())
-        fds = _streams_of(connection)
-        if not fds:
-            os._exit(0)
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-            os.close(fd)
-        _streams(request["streams"])
-    except BaseException:  # nothing ran: the client runs the command itself
-        os._exit(1)
-    connection.settimeout(None)
-    threading.Thread(target=_die_with_client, args=(connection,), daemon=True).start()
-    return argv
-
-
-def _die_with_client(connection: socket.socket) -> None:
-    """The client sends nothing more: its end closes when it dies, and so does the command."""
-    try:
-        while connection.recv(4096):
-            pass
-    except OSError:
-        pass
-    os.kill(os.getpid(), signal.SIGKILL)
-
-
-def _streams(kinds: list[list[str]]) -> None:
-    """Standard input, output and error as Python made them in the client (encoding, error
-    handler), on the client's descriptors; the process keeps them open to its end."""
-    (in_encoding, in_errors), (out_encoding, out_errors), (err_encoding, err_errors) = kinds
-    raw_in, raw_out, raw_err = (open(fd, mode, closefd=False) for fd, mode in ((0, "rb"), (1, "wb"), (2, "wb")))  # noqa: SIM115
-    sys.stdin = sys.__stdin__ = io.TextIOWrapper(raw_in, in_encoding, in_errors, newline="\n")  # type: ignore[misc]
-    sys.stdout = sys.__stdout__ = io.TextIOWrapper(  # type: ignore[misc]
-        raw_out, out_encoding, out_errors, newline="\n", line_buffering=os.isatty(1)
-    )
-    sys.stderr = sys.__stderr__ = io.TextIOWrapper(  # type: ignore[misc]
-        raw_err, err_encoding, err_errors, newline="\n", line_buffering=True
-    )

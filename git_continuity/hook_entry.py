@@ -2,7 +2,11 @@
 
 The loop notice runs after every tool call an agent makes, so it goes straight to
 tool_calls.py, before the command line is imported and its parser built (twice what the
-notice itself costs); every other hook enters the same ``main`` as the command line.
+notice itself costs), and imports no more than a helper's client would (handing it over would
+cost a fork more). Every other coding agent's hook is handed to the repository's helper
+process when it can take it, under the same rules as any command (helper.py: no terminal, a
+repository of this user's, a helper alike), else enters the same ``main`` as the command line;
+git's hooks, and the pre-commit framework's, never go to the helper.
 """
 
 from __future__ import annotations
@@ -21,6 +25,12 @@ def main() -> int:
         from git_continuity import tool_calls
 
         return tool_calls.main(args[1])
+    if len(args) == 3 and args[0] == "agent":
+        from git_continuity import helper
+
+        done = helper.through_helper(["hook-impl", *args])
+        if done is not None:
+            return done
     from git_continuity.cli import hook_main
 
     return hook_main()

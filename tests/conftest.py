@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -33,7 +34,9 @@ FIXED_ENV = {
     "GIT_EDITOR": "false",
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_CONTINUITY_CHECK_JSON": "1",  # every --json document is checked against schema/
-    "GIT_CONTINUITY_HELPER": "0",  # commands run in their own process; tests/test_helper.py runs the helper
+    # Commands run as agents run them: with no terminal, through the repository's helper
+    # (helper.py); the in_process fixture runs a test's commands in their own process.
+    "GIT_CONTINUITY_HELPER": "1",
     "LC_ALL": "C",
     "TZ": "UTC",
 }
@@ -55,6 +58,52 @@ REMOVED_ENV = (
     "GIT_CONTINUITY_BRIEF_TOKENS",
     "CLAUDE_PROJECT_DIR",
 )
+
+
+def helpers() -> dict[int, str]:
+    """Every helper process on this machine: pid -> the folder it serves."""
+    found = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as file:
+                words = file.read().split(b"\0")
+        except OSError:
+            continue
+        if len(words) > 3 and b"helper_server.serve" in words[2]:
+            found[int(entry.name)] = words[3].decode(errors="replace")
+    return found
+
+
+def end_helpers(under: Path) -> None:
+    """End the helpers that serve a folder under ``under`` (and the commands they run): none
+    started by a test outlives it, and those of another test run are left alone."""
+    for pid, folder in helpers().items():
+        if folder.startswith(f"{under}{os.sep}"):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGCONT)  # a test may have stopped it
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture(autouse=True)
+def helpers_end_with_their_test(request: pytest.FixtureRequest) -> Iterator[None]:
+    where = request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames else None
+    yield
+    if where is not None:
+        end_helpers(where)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def helpers_end_with_the_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    yield
+    end_helpers(tmp_path_factory.getbasetemp())
+
+
+@pytest.fixture
+def in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test's commands each run in a process of their own, as at a terminal (the helper off)."""
+    monkeypatch.setenv("GIT_CONTINUITY_HELPER", "0")
 
 
 @pytest.fixture(autouse=True)

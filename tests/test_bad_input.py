@@ -35,7 +35,8 @@ assert len(BOMB) == 252
 
 def everything(repo: Path) -> tuple[object, ...]:
     """All that a refused command must leave as it was: state refs and their reflogs,
-    HEAD, branches, index, work tree, and git-continuity's local folder."""
+    HEAD, branches, index, work tree, and git-continuity's local folder (but the helper's
+    socket and lock, which the helper makes for the next command)."""
     logs = repo / ".git" / "logs" / "refs" / "continuity"
     local = repo / ".git" / "continuity"
     return (
@@ -44,7 +45,13 @@ def everything(repo: Path) -> tuple[object, ...]:
         sorted((str(p.relative_to(logs)), p.read_bytes()) for p in logs.rglob("*") if p.is_file())
         if logs.exists()
         else [],
-        sorted(str(p.relative_to(local)) for p in local.rglob("*") if "cache" not in p.parts) if local.exists() else [],
+        sorted(
+            str(p.relative_to(local))
+            for p in local.rglob("*")
+            if "cache" not in p.parts and not p.name.startswith(("helper-", ".helper."))
+        )
+        if local.exists()
+        else [],
     )
 
 

@@ -16,112 +16,28 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Ran, commit, git
+from conftest import Ran, git
+from helper_harness import (
+    ON,
+    gone,
+    gone_now,
+    helper_of,
+    listening,
+    run,
+    runs_in_helper,
+    sockets,
+    wait_for_child_of,
+    work,
+)
 
-ON = {"GIT_CONTINUITY_HELPER": "1", "GIT_CONTINUITY_HELPER_IDLE": "60"}
-
-
-def run(cwd: Path, *args: str, helper: bool = True, **env: str) -> Ran:
-    settings = {**os.environ, **(ON if helper else {"GIT_CONTINUITY_HELPER": "0"}), **env}
-    done = subprocess.run(
-        ["git", "continuity", *args], cwd=cwd, env=settings, capture_output=True, text=True, start_new_session=True
-    )
-    return Ran(done.returncode, done.stdout, done.stderr)
-
-
-def helpers() -> dict[int, str]:
-    """Every helper process on this machine: pid -> the folder it serves."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        try:
-            words = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if len(words) > 3 and b"helper_server.serve" in words[2]:
-            found[int(entry.name)] = words[3].decode()
-    return found
-
-
-def helper_of(repo: Path) -> int | None:
-    folder = str(repo / ".git" / "continuity")
-    pids = [pid for pid, served in helpers().items() if served == folder]
-    assert len(pids) <= 1, pids
-    return pids[0] if pids else None
-
-
-def listening(repo: Path) -> int:
-    """Wait for the repository's helper to listen; its pid."""
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        pid = helper_of(repo)
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            probe.connect(str(repo / ".git" / "continuity" / "helper.sock"))
-        except OSError:
-            pass
-        else:
-            if pid is not None:
-                return pid
-        finally:
-            probe.close()
-        time.sleep(0.05)
-    raise AssertionError(f"no helper listens for {repo}: {helpers()}")
-
-
-def gone(pid: int) -> bool:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]:
-            return True
-        time.sleep(0.05)
-    return False
-
-
-@pytest.fixture(autouse=True)
-def no_helper_left(tmp_path: Path) -> Iterator[None]:
-    yield
-    for pid, folder in helpers().items():
-        if folder.startswith(str(tmp_path)):
-            os.kill(pid, signal.SIGKILL)
-
-
-# The parent of the Python process the command ran in, its nearest ancestor named python*
-# (a command in the helper runs in a fork of the helper's python3; a command in its own
-# process is named git-continuity, so the nearest is a farther one, never the helper).
-PROBE = """pid=$$
-while [ "$pid" -gt 1 ]; do
-  case $(cat /proc/$pid/comm) in python*) awk '/^PPid/ {print $2}' /proc/$pid/status >> "$1"; exit 0 ;; esac
-  pid=$(awk '/^PPid/ {print $2}' /proc/$pid/status)
-done
-echo 0 >> "$1"
-"""
-
-
-@pytest.fixture
-def work(repo: Path) -> Path:
-    run(repo, "init", "--no-fetch-refspecs", helper=False)
-    run(repo, "objective", "set", "Ship 1.2", "--why", "users wait", helper=False)
-    (repo / "probe.sh").write_text(PROBE)
-    commit(repo, "probe", {"probe.sh": (repo / "probe.sh").read_text()})
-    assert run(repo, "trust", "allow", "sh probe.sh ran.txt", helper=False).code == 0
-    return repo
-
-
-def runs_in_helper(repo: Path) -> list[int]:
-    """The parents of the processes a `cmd:` check ran in (verify runs them), one per run: the helper's pid
-    when the command ran in a copy of it."""
-    (repo / "ran.txt").unlink(missing_ok=True)
-    done = run(repo, "verify")
-    assert done.code == 0, done
-    return [int(line) for line in (repo / "ran.txt").read_text().split()]
+__all__ = ["work"]  # a fixture
 
 
 def test_a_command_prints_in_the_helper_exactly_what_it_prints_in_its_own_process(work: Path) -> None:
-    assert run(work, "claim", "add", "the probe runs", "--check", "cmd:sh probe.sh ran.txt").code == 0
+    run(work, "status")
     pid = listening(work)
     assert runs_in_helper(work) == [pid]
     commands = [
@@ -145,8 +61,9 @@ def test_a_command_prints_in_the_helper_exactly_what_it_prints_in_its_own_proces
 
 
 def test_writes_through_the_helper_are_the_state_every_process_reads(work: Path) -> None:
-    made = run(work, "claim", "add", "the tip exists", "--check", "commit:HEAD")
+    run(work, "status")
     listening(work)
+    made = run(work, "claim", "add", "the tip exists", "--check", "commit:HEAD")
     writes = (("journal", "add", "tried the fast path"), ("blocker", "add", "waiting for review"), ("next", "measure"))
     for args in writes:
         assert run(work, *args).code == 0, args
@@ -161,44 +78,62 @@ def test_a_killed_helper_leaves_a_socket_the_next_command_replaces(work: Path) -
     first = listening(work)
     os.kill(first, signal.SIGKILL)
     assert gone(first)
-    assert (work / ".git" / "continuity" / "helper.sock").exists()  # left behind by the kill
+    [left] = sockets(work)  # left behind by the kill
     assert run(work, "status") == run(work, "status", helper=False)
     second = listening(work)
     assert second != first
-    assert run(work, "claim", "add", "the probe runs", "--check", "cmd:sh probe.sh ran.txt").code == 0
+    assert sockets(work) == [left]  # the new helper took the socket's name over
     assert runs_in_helper(work) == [second]
 
 
-def test_a_stale_socket_file_is_taken_over(work: Path) -> None:
+def test_a_stale_socket_file_is_taken_over(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run(work, "status")
+    first = listening(work)
+    [path] = sockets(work)
+    os.kill(first, signal.SIGKILL)
+    assert gone(first)
+    path.unlink()
     stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    stale.bind(str(work / ".git" / "continuity" / "helper.sock"))
+    monkeypatch.chdir(path.parent)
+    stale.bind(path.name)
     stale.close()  # a socket file nobody listens on
     assert run(work, "status").code == 0
     pid = listening(work)
-    assert run(work, "claim", "add", "the probe runs", "--check", "cmd:sh probe.sh ran.txt").code == 0
     assert runs_in_helper(work) == [pid]
 
 
-def test_another_installations_helper_steps_down_for_this_one(work: Path) -> None:
-    folder = work / ".git" / "continuity"
-    older = subprocess.Popen(
+def test_a_helper_of_another_fingerprint_refuses_without_stepping_down(work: Path) -> None:
+    """Another installation's helper listening under this one's socket name (two fingerprints
+    sharing a name) is told apart by the whole fingerprint: it refuses, the command runs in its
+    own process, and that helper goes on serving its own clients."""
+    run(work, "status")
+    mine = listening(work)
+    [path] = sockets(work)
+    os.kill(mine, signal.SIGKILL)
+    assert gone(mine)
+    other = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            "import sys; from git_continuity import helper, helper_server; "
-            "helper.fingerprint = lambda paths: 'git-continuity 0.0.9'; helper_server.serve(sys.argv[1])",
-            str(folder),
+            "import sys; from git_continuity import helper_peer, helper_server; "
+            "helper_peer.fingerprint = lambda paths: 'git-continuity 0.0.9'; "
+            f"helper_peer.name_of = lambda f: {path.name!r}; "
+            "helper_server.serve(sys.argv[1])",
+            str(path.parent),
         ],
         env={**os.environ, **ON},
         start_new_session=True,
     )
     listening(work)
-    assert helper_of(work) == older.pid
-    assert run(work, "claim", "add", "the probe runs", "--check", "cmd:sh probe.sh ran.txt").code == 0
-    assert older.wait(timeout=20) == 0  # it stepped down, and the command ran in its own process
-    mine = listening(work)
-    assert mine != older.pid
-    assert runs_in_helper(work) == [mine]
+    assert helper_of(work) == other.pid
+    done = run(work, "journal", "add", "once")
+    assert (done.code, done.err) == (0, "")
+    assert run(work, "journal", helper=False).out.count("once") == 1
+    assert runs_in_helper(work) != [other.pid]  # refused: it ran in a process of its own
+    time.sleep(0.5)
+    assert other.poll() is None  # still serving
+    other.kill()
+    other.wait(timeout=20)
 
 
 def test_two_repositories_have_a_helper_each_and_their_own_state(work: Path, tmp_path: Path) -> None:
@@ -233,7 +168,7 @@ def test_two_repositories_have_a_helper_each_and_their_own_state(work: Path, tmp
 def slow_verify(work: Path, ignore: int | None = None) -> tuple[subprocess.Popen[str], int]:
     """`verify` of a check that runs for 30 s, started in the helper and running now: the
     client, and the process the helper runs the command in."""
-    (work / "slow.sh").write_text("echo started >> ran.txt\nsleep 30\n")
+    (work / "slow.sh").write_text("echo started >> slow.txt\nsleep 30\n")
     run(work, "trust", "allow", "sh slow.sh", helper=False)
     run(work, "claim", "add", "slow", "--check", "cmd:sh slow.sh")
     helper = listening(work)
@@ -248,7 +183,7 @@ def slow_verify(work: Path, ignore: int | None = None) -> tuple[subprocess.Popen
         preexec_fn=None if ignore is None else lambda: signal.signal(ignore, signal.SIG_IGN),
     )
     command = wait_for_child_of(helper)
-    while not (work / "ran.txt").exists():
+    while not (work / "slow.txt").exists():
         time.sleep(0.05)
     return client, command
 
@@ -258,7 +193,7 @@ def test_a_command_killed_in_the_helper_kills_its_client_alike_and_is_not_run_ag
     os.kill(command, signal.SIGKILL)
     assert client.communicate(timeout=30) == ("", "")
     assert client.returncode == -signal.SIGKILL  # as a command killed in its own process
-    assert (work / "ran.txt").read_text() == "started\n"
+    assert (work / "slow.txt").read_text() == "started\n"
 
 
 def test_a_killed_client_takes_its_command_with_it(work: Path) -> None:
@@ -287,7 +222,7 @@ def test_a_helper_that_does_not_answer_is_passed_by_and_never_runs_the_command(w
 def test_a_client_less_confined_or_otherwise_set_is_not_served_by_the_helper(work: Path) -> None:
     (work / "limits.sh").write_text("ulimit -n > limit.txt\n")
     run(work, "trust", "allow", "sh limits.sh", helper=False)
-    run(work, "claim", "add", "limits", "--check", "cmd:sh limits.sh")
+    run(work, "claim", "add", "limits", "--check", "cmd:sh limits.sh", helper=False)
     run(work, "status")
     first = listening(work)
 
@@ -305,7 +240,8 @@ def test_a_client_less_confined_or_otherwise_set_is_not_served_by_the_helper(wor
     )
     assert done.returncode == 0, done.stderr
     assert (work / "limit.txt").read_text() == "200\n"  # the client's own limit, not the helper's
-    assert gone(first)  # it stepped down for the client it could not serve alike
+    time.sleep(0.5)
+    assert not gone_now(first)  # it keeps serving the clients it can serve alike
     profiled = run(work, "status", PYTHONPROFILEIMPORTTIME="1")  # Python's own settings alike
     assert "import time:" in profiled.err
 
@@ -358,7 +294,7 @@ def test_ignored_signals_stay_ignored_and_a_broken_pipe_ends_alike(work: Path) -
     os.kill(command, signal.SIGTERM)
     client.communicate(timeout=30)
     for i in range(300):
-        run(work, "journal", "add", f"a long enough line to fill the pipe, number {i}", helper=False)
+        run(work, "journal", "add", f"a long enough line to fill the pipe, number {i}")
     script = "git continuity journal -n 300 --json | head -c 100 >/dev/null; echo ${PIPESTATUS[0]}"
     ends = [
         subprocess.run(
@@ -374,10 +310,6 @@ def test_ignored_signals_stay_ignored_and_a_broken_pipe_ends_alike(work: Path) -
     assert ends[0] == ends[1]
 
 
-def gone_now(pid: int) -> bool:
-    return not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
-
-
 def test_an_interrupt_reaches_the_command_in_the_helper(work: Path) -> None:
     client, _ = slow_verify(work)
     client.send_signal(signal.SIGINT)
@@ -385,20 +317,9 @@ def test_an_interrupt_reaches_the_command_in_the_helper(work: Path) -> None:
     assert client.returncode == 130
 
 
-def wait_for_child_of(pid: int) -> int:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        if children:
-            return int(children[0])
-        time.sleep(0.05)
-    raise AssertionError("the helper started no command")
-
-
 def test_the_off_switch_and_a_terminal_keep_commands_in_their_own_process(work: Path) -> None:
-    sock = work / ".git" / "continuity" / "helper.sock"
     assert run(work, "status", GIT_CONTINUITY_HELPER="off").code == 0
-    assert not sock.exists()
+    assert sockets(work) == []
     child, terminal = pty.fork()
     if child == 0:  # a session whose controlling terminal is the pty, as a person's shell
         os.chdir(work)
@@ -416,7 +337,7 @@ def test_the_off_switch_and_a_terminal_keep_commands_in_their_own_process(work: 
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert b"Objective  Ship 1.2" in output
-    assert not sock.exists()
+    assert sockets(work) == []
     assert helper_of(work) is None
 
 
@@ -424,7 +345,7 @@ def test_an_idle_helper_leaves_and_so_does_one_whose_repository_is_gone(work: Pa
     run(work, "status", GIT_CONTINUITY_HELPER_IDLE="1")
     pid = listening(work)
     assert gone(pid)
-    assert not (work / ".git" / "continuity" / "helper.sock").exists()
+    assert sockets(work) == []
     other = tmp_path / "other"
     git(tmp_path, "clone", "-q", str(work), str(other))
     run(other, "init", "--no-fetch-refspecs", helper=False)

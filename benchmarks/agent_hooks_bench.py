@@ -1,0 +1,133 @@
+"""What each coding agent's hook costs as the agent runs it, at 1,000 claims (issue 24's budgets).
+
+The repository of status_bench.py (commits, a state of 1,000 claims with local git handles and
+journal entries) with an open thread, the hooks installed by `agent install claude` and
+`agent install codex`; each hook's command is run exactly as it was written into the settings
+file, through `sh -c`, with no controlling terminal and the agent's JSON on stdin, in turn:
+
+  - SessionStart (Claude Code): the brief;
+  - Stop (Claude Code): the closure gate at every turn's end;
+  - PostToolUse (Codex, after every shell command) and PostToolUseFailure (Claude Code):
+    the loop notice, which runs in its own process either way (hook_entry.py: handing it to
+    the helper costs more than it saves);
+  - UserPromptSubmit: no hook is installed for it (the row says so);
+
+each in its own process (GIT_CONTINUITY_HELPER=0, as at a terminal) and handed to the
+repository's helper (as an agent without a terminal runs it), beside the floors measured in
+the same run and through the same shell: `python -c pass` and `python -c "import pygit2"`.
+
+    python benchmarks/agent_hooks_bench.py [--runs 15] [--commits 10000] [--journal 10000] [--claims 1000]
+
+Budgets, helper on, at 1,000 claims: Stop 60 ms, SessionStart 100 ms, PostToolUse 30 ms,
+UserPromptSubmit 30 ms. Printed with --runs 5 on a 2-core machine (load average 2.1 at the
+end; python -c pass 12 ms, import pygit2 91 ms), helper on / own process: SessionStart 96.8 /
+200.8 ms, Stop 63.7 / 160.7 ms, PostToolUse (codex) 21.3 / 21.5 ms, PostToolUseFailure
+(claude) 28.8 / 27.3 ms.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from status_bench import ENV, build_state, make_history, one_size_parser, sh
+
+ENV.pop("PYTHONDONTWRITEBYTECODE", None)  # installed packages carry their bytecode
+OWN = {**ENV, "GIT_CONTINUITY_HELPER": "0"}
+HELPED = {**ENV, "GIT_CONTINUITY_HELPER": "1"}
+BUDGETS = {"SessionStart": 100.0, "Stop": 60.0, "PostToolUse": 30.0, "UserPromptSubmit": 30.0}
+
+
+def installed(work: Path, settings: str, event: str) -> str | None:
+    groups = json.loads((work / settings).read_text())["hooks"].get(event, [])
+    commands = [h["command"] for g in groups for h in g["hooks"]]
+    return str(commands[0]) if commands else None
+
+
+def timed(command: str, cwd: Path, env: dict[str, str], stdin: str) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(
+        ["sh", "-c", command], cwd=cwd, env=env, input=stdin, capture_output=True, text=True, start_new_session=True
+    )
+    elapsed = (time.perf_counter() - started) * 1000
+    assert done.returncode == 0, done.stderr
+    return elapsed
+
+
+def main() -> int:
+    args = one_size_parser(__doc__).parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "history"
+        t0 = time.perf_counter()
+        revs = make_history(base, args.commits)
+        work = Path(tmp) / "work"
+        sh(Path(tmp), "git", "clone", "-q", "--no-local", str(base), str(work))
+        build_state(work, revs, args.claims, args.journal)
+        cont = ["git", "continuity"]
+        sh(work, *cont, "thread", "add", "Ship it", "--check", f"reachable:{revs[-1]}@refs/heads/main")
+        sh(work, *cont, "agent", "install", "claude")
+        sh(work, *cont, "agent", "install", "codex")
+        print(
+            f"repository: {args.commits} commits, {args.claims} claims, {args.journal} journal entries; "
+            f"built in {time.perf_counter() - t0:.1f}s"
+        )
+        said = {"session_id": "bench", "cwd": str(work)}
+        failed = {"tool_name": "Bash", "tool_input": {"command": "make"}, "error": "Exit code 2\nOOMKilled"}
+        passed = {"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": "app.py\n"}
+        python = shlex.quote(sys.executable)
+        rows: dict[str, tuple[str | None, dict[str, object]]] = {
+            "floor: python -c pass": (f"{python} -c pass", {}),
+            "floor: python -c 'import pygit2'": (f"{python} -c 'import pygit2'", {}),
+            "SessionStart (claude)": (
+                installed(work, ".claude/settings.json", "SessionStart"),
+                {"hook_event_name": "SessionStart", "source": "startup"},
+            ),
+            "Stop (claude)": (
+                installed(work, ".claude/settings.json", "Stop"),
+                {"hook_event_name": "Stop", "stop_hook_active": False},
+            ),
+            "PostToolUse (codex)": (
+                installed(work, ".codex/hooks.json", "PostToolUse"),
+                {"hook_event_name": "PostToolUse", **passed},
+            ),
+            "PostToolUseFailure (claude)": (
+                installed(work, ".claude/settings.json", "PostToolUseFailure"),
+                {"hook_event_name": "PostToolUseFailure", **failed},
+            ),
+            "UserPromptSubmit (claude)": (
+                installed(work, ".claude/settings.json", "UserPromptSubmit"),
+                {"hook_event_name": "UserPromptSubmit", "prompt": "go on"},
+            ),
+        }
+        timed(f"{python} -c pass", work, HELPED, "")
+        subprocess.run([*cont, "status"], cwd=work, env=HELPED, capture_output=True, start_new_session=True)
+        time.sleep(2)  # the helper the first run started is listening
+        times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in rows}
+        for _ in range(args.runs):
+            for name, (command, data) in rows.items():
+                if command is None:
+                    continue
+                stdin = json.dumps({**said, **data}) if data else ""
+                times[name][0].append(timed(command, work, OWN, stdin))
+                times[name][1].append(timed(command, work, HELPED, stdin))
+        print(f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
+        print(f"{'median of ' + str(args.runs):<34} {'own process':>12} {'helper':>9} {'budget':>8}")
+        for name, (own, helped) in times.items():
+            limit = BUDGETS.get(name.split(" ")[0].removesuffix("Failure"))
+            budget = f"{limit:.0f} ms" if limit else ""
+            if not own:
+                print(f"{name:<34} {'no hook installed: the agent runs nothing':>44}")
+                continue
+            print(f"{name:<34} {statistics.median(own):>9.1f} ms {statistics.median(helped):>6.1f} ms {budget:>8}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,195 @@
+"""The helper never makes a client wait unboundedly, and never acts where git would refuse:
+a stopped helper, connections that never send, garbage and huge requests each leave every
+command run once, with its output; a repository of another user's, a link or a file at the
+socket's name, a checkout deeper than a socket's path may be, are each handled without
+touching what is not the helper's own."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import struct
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+from conftest import Ran, git
+from helper_harness import (
+    ON,
+    PROBE,
+    gone,
+    helper_of,
+    helpers,
+    helpers_of,
+    listening,
+    run,
+    runs_in_helper,
+    sockets,
+    work,
+)
+
+__all__ = ["work"]  # a fixture
+
+
+def connect(path: Path) -> socket.socket:
+    made = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    back = os.open(".", os.O_RDONLY)
+    try:
+        os.chdir(path.parent)
+        made.connect(path.name)
+    finally:
+        os.fchdir(back)
+        os.close(back)
+    return made
+
+
+def test_a_stopped_helper_never_holds_its_clients(work: Path) -> None:
+    """`kill -STOP` of the helper, then 24 commands at once: each runs in its own process and
+    ends, none waits for the helper (once its listen queue was full, the next ones waited
+    forever)."""
+    run(work, "status")
+    pid = listening(work)
+    expected = run(work, "status", helper=False)
+    os.kill(pid, signal.SIGSTOP)
+    results: list[Ran | str] = []
+
+    def one() -> None:
+        try:
+            done = subprocess.run(
+                ["git", "continuity", "status"],
+                cwd=work,
+                env={**os.environ, **ON},
+                capture_output=True,
+                text=True,
+                start_new_session=True,
+                timeout=60,
+            )
+            results.append(Ran(done.returncode, done.stdout, done.stderr))
+        except subprocess.TimeoutExpired:
+            results.append("hung")
+
+    try:
+        threads = [threading.Thread(target=one) for _ in range(24)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert results == [expected] * 24
+
+
+def test_connections_that_never_send_do_not_starve_a_command(work: Path) -> None:
+    """40 connections of one process that send nothing: the helper holds a few of them, for
+    a bounded time, and serves the next command at once (each used to hold it 5 s in turn)."""
+    run(work, "status")
+    pid = listening(work)
+    [path] = sockets(work)
+    idle = []
+    for _ in range(40):
+        try:
+            idle.append(connect(path))
+        except OSError:
+            break  # the queue is full: the helper is not reading it
+    try:
+        assert runs_in_helper(work) == [pid]
+    finally:
+        for each in idle:
+            each.close()
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"garbage that is no request at all\n",
+        struct.pack("!II", 1 << 30, 1 << 30),  # a request said to be 2 GiB long
+        struct.pack("!II", 5, 100) + b"short",  # cut short, then the connection ends
+        struct.pack("!II", 1, 4) + b"x" + b"\xff\xfe\x00\x01",  # a body marshal cannot read
+    ],
+    ids=["garbage", "huge", "truncated", "unreadable"],
+)
+def test_bad_requests_crash_nothing_and_run_nothing(work: Path, request_bytes: bytes) -> None:
+    run(work, "status")
+    pid = listening(work)
+    [path] = sockets(work)
+    with connect(path) as bad:
+        bad.settimeout(10)
+        bad.sendall(request_bytes)
+        bad.shutdown(socket.SHUT_WR)
+        answer = b""
+        try:
+            while more := bad.recv(4096):
+                answer += more
+        except OSError:
+            pass
+    assert not answer.startswith(b"started")
+    assert helper_of(work) == pid  # still there
+    assert runs_in_helper(work) == [pid]
+
+
+def test_a_repository_of_another_user_is_refused_before_anything_is_touched(tmp_path: Path) -> None:
+    """Another user's repository whose .git/continuity links to a folder of yours: git refuses
+    the repository, and the command deletes, binds and starts nothing in your folder first
+    (it removed the socket there and left a helper running in it)."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(mine / "helper.sock"))
+    stale.close()
+    (mine / "notes.txt").write_text("mine\n")
+    before = sorted((p.name, p.lstat().st_ino) for p in mine.iterdir())
+    theirs = tmp_path / "theirs"
+    git(tmp_path, "init", "-q", str(theirs))
+    (theirs / ".git" / "continuity").symlink_to(mine)
+    for path in (theirs, *theirs.rglob("*")):
+        os.lchown(path, 65534, 65534)
+    done = run(theirs, "status")
+    assert (done.code, done.out) == (2, "")
+    assert done.err == (
+        f"git-continuity: error: cannot open the repository at {theirs}/.git/: {theirs}/.git/: "
+        f"repository path '{theirs}' is not owned by current user\n"
+    )
+    assert sorted((p.name, p.lstat().st_ino) for p in mine.iterdir()) == before
+    assert [pid for pid, folder in helpers().items() if folder.startswith(str(tmp_path))] == []
+
+
+@pytest.mark.parametrize("kind", ["file", "link"])
+def test_a_file_or_a_link_at_the_sockets_name_is_left_alone(work: Path, tmp_path: Path, kind: str) -> None:
+    run(work, "status")
+    first = listening(work)
+    [path] = sockets(work)
+    os.kill(first, signal.SIGKILL)
+    assert gone(first)
+    path.unlink()
+    if kind == "file":
+        path.write_text("not a socket\n")
+    else:
+        elsewhere = tmp_path / "elsewhere.sock"
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(elsewhere))
+        listener.close()
+        path.symlink_to(elsewhere)
+    made = path.lstat()
+    for _ in range(2):
+        assert run(work, "status") == run(work, "status", helper=False)
+    assert path.lstat().st_ino == made.st_ino  # neither removed nor replaced
+    assert runs_in_helper(work) != [first]
+    assert helpers_of(work) == []  # no helper was started for a name it could not take
+
+
+def test_a_checkout_deeper_than_a_sockets_path_is_served(tmp_path: Path) -> None:
+    """A socket's path holds 107 bytes; the helper and its clients reach it from its folder."""
+    deep = tmp_path / ("d" * 60) / ("e" * 60) / "repo"
+    deep.parent.mkdir(parents=True)
+    git(tmp_path, "init", "-q", str(deep))
+    git(deep, "commit", "-q", "--allow-empty", "-m", "first")
+    assert len(str(deep / ".git" / "continuity" / "helper-0123456789abcdef.sock")) > 107
+    run(deep, "init", "--no-fetch-refspecs", helper=False)
+    (deep / "probe.sh").write_text(PROBE)
+    run(deep, "trust", "allow", "sh probe.sh ran.txt", helper=False)
+    run(deep, "claim", "add", "probe", "--check", "cmd:sh probe.sh ran.txt", helper=False)
+    run(deep, "status")
+    pid = listening(deep)
+    assert runs_in_helper(deep) == [pid]
