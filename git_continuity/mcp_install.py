@@ -35,6 +35,61 @@ def _program() -> str:
     return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else "git-continuity"
 
 
+def _requirement() -> str:
+    """The SDK as this copy's metadata requires it for its ``mcp`` extra."""
+    from importlib import metadata
+
+    try:
+        required = metadata.distribution("git-continuity").requires or []
+    except metadata.PackageNotFoundError:
+        required = []
+    for line in required:
+        spec, _, marker = line.partition(";")
+        if "extra" in marker and "mcp" in marker.split("==")[-1] and spec.strip().startswith("mcp"):
+            return spec.strip().replace(" ", "")
+    return "mcp"
+
+
+def install_advice() -> str:
+    """How to add the MCP SDK to this copy, the way this copy was installed (PEP 610's
+    direct_url.json: an editable checkout, a folder, a wheel file, a git URL), else the SDK
+    itself into this Python: never a bare index name, which this project has not published."""
+    from importlib import metadata
+    from urllib.parse import unquote, urlparse
+
+    python = sys.executable
+    if "/pipx/venvs/" in sys.prefix.replace("\\", "/"):
+        return f"pipx inject git-continuity '{_requirement()}'"
+    try:
+        text = metadata.distribution("git-continuity").read_text("direct_url.json")
+        direct: dict[str, Any] = json.loads(text) if text else {}
+    except (metadata.PackageNotFoundError, ValueError):
+        direct = {}
+    url = str(direct.get("url") or "")
+    if url.startswith("file://") and "vcs_info" not in direct:
+        path = unquote(urlparse(url).path)
+        editable = "-e " if (direct.get("dir_info") or {}).get("editable") else ""
+        if path.endswith(".whl"):
+            return f"{python} -m pip install 'git-continuity[mcp] @ {url}'"
+        return f"{python} -m pip install {editable}'{path}[mcp]'"
+    vcs = direct.get("vcs_info")
+    if url and isinstance(vcs, dict):
+        at = f"@{vcs['commit_id']}" if vcs.get("commit_id") else ""
+        return f"{python} -m pip install 'git-continuity[mcp] @ {vcs.get('vcs', 'git')}+{url}{at}'"
+    return f"{python} -m pip install '{_requirement()}'"
+
+
+def check_sdk() -> None:
+    """Refuse, with the way to install it, when the MCP SDK is not importable here."""
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        raise UserError(
+            "the MCP server needs the MCP SDK, which is not installed beside this git-continuity "
+            f"({sys.executable}); nothing was written. Install it with: {install_advice()}"
+        )
+
+
 def _record_path(repo: Repo, agent: str) -> Path:
     return repo.local_dir / "agents" / f"mcp-{agent}.json"
 

@@ -23,9 +23,9 @@ def _sdk() -> None:
     try:
         import mcp  # noqa: F401
     except ImportError:
-        raise UserError(
-            "git continuity mcp needs the MCP SDK, an optional extra: pip install 'git-continuity[mcp]'"
-        ) from None
+        from git_continuity import mcp_install
+
+        raise UserError(f"git continuity mcp needs the MCP SDK: {mcp_install.install_advice()}") from None
 
 
 def _open(path: Path) -> Repo:
