@@ -9,6 +9,7 @@ Marked ``agents``."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -20,7 +21,7 @@ from typing import Any
 import pytest
 from agent_harness import claude, claude_env, codex, gemini, gemini_env, setup_codex, trust_codex_hooks
 from conftest import BIN, cont, git
-from model_imitation import Imitation, Reply, Turns, texts
+from model_imitation import Imitation, Reply, Tool, Turns, texts
 
 pytestmark = pytest.mark.agents
 
@@ -190,3 +191,49 @@ def test_a_teammates_fresh_clone_runs_the_committed_hooks_with_the_tool_on_path(
     assert f"- {thread} [open] Release v1.2: 0 of 1 checks verified now\n" in brief
     assert {p: (clone / p).read_bytes() for p in committed} == committed
     assert git(clone, "status", "--porcelain") == ""
+
+
+def test_codex_is_told_the_command_its_login_shell_finds(repo: Path, tmp_path: Path) -> None:
+    ok(repo, "init")
+    ok(repo, "objective", "set", "Ship 1.2", "--why", "release is due Friday")
+    installed = ok(repo, "agent", "install", "codex")
+    absolute = f"{BIN}/git-continuity"
+    shell = f"{os.environ.get('SHELL') or '/bin/bash'} -lc 'command -v git-continuity'"
+    assert installed.endswith(
+        f"warning: the model's shell ({shell}) does not find git-continuity: the brief tells the model to run "
+        f"{absolute}\n"
+    )
+    home = tmp_path / "agent-home"
+    home.mkdir()
+    script = Turns(
+        [
+            Reply("", Tool("exec_command", {"cmd": "git continuity journal add 'by the plain name'"})),
+            Reply("", Tool("exec_command", {"cmd": f"{absolute} journal add 'by the absolute command'"})),
+            Reply("Noted."),
+        ]
+    )
+    with Imitation("openai", script) as model:
+        env = setup_codex(repo, home, model)
+        trust_codex_hooks(repo, env)
+        ran = codex(repo, env, "Note it.")
+    assert (ran.code, ran.out) == (0, "Noted.\n"), ran
+    first, plain, _ = model.conversation()
+    (brief,) = [t for t in developer_texts(first) if t.startswith("# git-continuity brief: stream main\n")]
+    assert brief.split("\n")[1] == (
+        "In the shell you run commands in, `git continuity` is not found: wherever this brief, AGENTS.md or "
+        f"git-continuity's messages say `git continuity …`, run `{absolute} …` instead."
+    )
+    # Codex's login shell really does not find it by the plain name; the absolute command runs.
+    assert "'continuity' is not a git command" in plain["input"][-1]["output"]
+    journal = json.loads(ok(repo, "journal", "--json"))["entries"]
+    assert [e["text"] for e in journal if "command" in e["text"] or "name" in e["text"]] == ["by the absolute command"]
+    status = json.loads(ok(repo, "agent", "status", "--json"))["agents"][1]["shell"]
+    assert status == {"shell": shell, "state": "missing", "command": absolute}
+
+
+def developer_texts(body: dict[str, Any]) -> list[str]:
+    return [
+        "\n".join(p["text"] for p in item["content"] if "text" in p)
+        for item in body["input"]
+        if item.get("type") == "message" and item.get("role") == "developer"
+    ]

@@ -128,7 +128,21 @@ def install(repo: Repo, *, agent: str, mcp: bool = False) -> int:
         mcp_install.install(repo, top, agent)
     print(_after(agent))
     _report(repo, target, program)
+    _shell(repo, agent, program)
     return 0
+
+
+def _shell(repo: Repo, agent: str, program: str | None) -> None:
+    """Ask the shell the agent gives the model whether it finds git-continuity; where it does
+    not, the brief names the absolute command (agent_shell.py)."""
+    from git_continuity import agent_shell
+
+    answer = agent_shell.ask(agent, _top(repo))
+    beside = Path(program).parent / "git-continuity" if program else None
+    command = str(beside) if beside is not None and beside.is_file() else None
+    agent_shell.record(repo.common_dir, agent, answer, command)
+    kept = agent_shell.recorded(repo.common_dir, agent) or answer
+    print(("" if answer["state"] == "found" else "warning: ") + agent_shell.said(kept))
 
 
 def _report(repo: Repo, target: agents.Target, program: str | None) -> None:
@@ -235,6 +249,9 @@ def uninstall(repo: Repo, *, agent: str) -> int:
             print(f"{target.instructions}: removed the continuity routine")
     if record is not None:
         _record_path(repo, agent).unlink(missing_ok=True)
+    from git_continuity import agent_shell
+
+    agent_shell.forget(repo.common_dir, agent)
     if not any(_read_record(repo, name) for name in agents.TARGETS):
         (repo.local_dir / agents.HOOK_PROGRAM).unlink(missing_ok=True)  # no hooks of this clone read it now
     return 0
@@ -252,7 +269,7 @@ TRUST_SAID = {
 
 def status_document(repo: Repo) -> dict[str, Any]:
     """Which agents have our hooks here, whether each would run, and when each last ran."""
-    from git_continuity import agent_probe, hook_log
+    from git_continuity import agent_probe, agent_shell, hook_log
 
     top = _top(repo)
     checks = agent_probe.installed_hooks(top, common_dir=repo.common_dir)
@@ -276,6 +293,7 @@ def status_document(repo: Repo) -> dict[str, Any]:
                 }
             )
         entry: dict[str, Any] = {"agent": name, "settings": target.settings, "installed": bool(mine), "hooks": hooks}
+        entry["shell"] = agent_shell.recorded(repo.common_dir, name) if mine else None
         if name == "codex":
             entry["project_trusted"] = agent_trust.codex_project_trusted(top) if mine else None
             entry["config"] = str(agent_trust.codex_home() / "config.toml")
@@ -344,5 +362,9 @@ def status(repo: Repo, *, as_json: bool = False) -> int:
             parts = [] if one else [h["why"] if h["runs"] else f"CANNOT RUN: {h['why']}"]
             parts += [TRUST_SAID[h["trust"]]] if h["trust"] is not None else []
             print(f"  {h['event']:<{width}}" + "; ".join([*parts, _when(h)]))
+        if entry["shell"] is not None:
+            from git_continuity import agent_shell
+
+            print(f"  {agent_shell.said(entry['shell'])}")
     print(f"(each hook run adds a line to {document['log']})")
     return 0
