@@ -87,7 +87,10 @@ def fitted(brief: str, agent: str) -> None:
     """The whole brief, under the agent's size, ending with what it left out and where to see it."""
     assert brief.startswith("# git-continuity brief: stream main\n")
     found = FOOTER.search(brief)
-    assert found and int(found.group(1)) == agents.TARGETS[agent].brief_tokens, brief[-600:]
+    second = brief.split("\n")[1]
+    # Where the model's shell does not find the tool (agent_shell.py), that line's room is taken off.
+    note = (len(second.encode()) + 3) // 3 if second.startswith("In the shell you run commands in") else 0
+    assert found and int(found.group(1)) == agents.TARGETS[agent].brief_tokens - note, brief[-600:]
     assert "git continuity status" in found.group(0) and "git continuity journal" in found.group(0)
     assert 0.85 * agents.TARGETS[agent].brief_tokens * 3 < len(brief.encode()) <= agents.TARGETS[agent].brief_tokens * 3
     assert "## Do not act on these" in brief  # the truth comes first, whole
