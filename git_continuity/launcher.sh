@@ -7,6 +7,7 @@
 # there, its Python gone, exit not 0), it says so where the agent shows it, with nothing but sh:
 # the brief and the model's stop say that the hooks are off, instead of a silent exit 127.
 # With GIT_CONTINUITY_HOOK_PROBE=1 (agent status, doctor) it runs the hook on a no-op event.
+# With mcp as its first word it starts the MCP server (agent install --mcp registers that).
 
 [ "$1" = agent ] && shift
 agent=$1 action=$2
@@ -42,6 +43,15 @@ if [ -n "$recorded" ] && [ -f "$recorded" ] && ! gone "$recorded"; then
 	h=$recorded
 else
 	h=$(command -v git-continuity-hook) || h=
+fi
+
+# sh <this file> mcp ARGS: the MCP server, git-continuity beside that git-continuity-hook.
+if [ "$1" = mcp ]; then
+	[ -n "$h" ] && [ -x "${h%/*}/git-continuity" ] && exec "${h%/*}/git-continuity" "$@"
+	where="not on PATH"
+	[ -n "$recorded" ] && where="neither at ${recorded%/*}/git-continuity nor on PATH"
+	printf 'git-continuity: the MCP server cannot start: git-continuity is %s; install git-continuity where this agent finds it\n' "$where" >&2
+	exit 1
 fi
 
 # The Stop fallback reads stop_hook_active, so the input is kept for it.

@@ -126,6 +126,21 @@ INSTALLED_TEMPLATE = """\
 }
 """
 
+SHELL = os.environ.get("SHELL") or "/bin/bash"  # the user's shell: what agent install asks
+
+
+def shell_found(login: bool = False) -> str:
+    flag = "-lc" if login else "-c"
+    return f"the model's shell ({SHELL} {flag} 'command -v git-continuity') finds {BIN / 'git-continuity'}\n"
+
+
+def shell_missing() -> str:
+    return (
+        f"warning: the model's shell ({SHELL} -lc 'command -v git-continuity') does not find git-continuity: "
+        f"the brief tells the model to run {BIN / 'git-continuity'}\n"
+    )
+
+
 HOOK = str(BIN / "git-continuity-hook")  # what install finds on the tests' PATH and records
 
 
@@ -298,7 +313,7 @@ def test_claude_code_runs_the_installed_hooks(project: Path) -> None:
         "before a compaction and at session end, the closure gate when it would stop, and a notice when a "
         "failing command is run a third time with the same result.\n"
         f"On this machine the hooks run {HOOK} (recorded in .git/continuity/agents/hook-program), else "
-        "git-continuity-hook from PATH; remove them with: git continuity agent uninstall claude\n"
+        "git-continuity-hook from PATH; remove them with: git continuity agent uninstall claude\n" + shell_found()
     )
     assert (work / ".claude" / "settings.json").read_text() == INSTALLED
     again = ok(work, "agent", "install", "claude")
@@ -638,7 +653,7 @@ def test_codex_gets_its_hooks_and_an_agents_md_block_and_loses_them_again(projec
         "Codex keeps each trust as a hash of the hook's definition in ~/.codex/config.toml ([hooks.state]): "
         "a changed hook needs trusting again.\n"
         f"On this machine the hooks run {HOOK} (recorded in .git/continuity/agents/hook-program), else "
-        "git-continuity-hook from PATH; remove them with: git continuity agent uninstall codex\n"
+        "git-continuity-hook from PATH; remove them with: git continuity agent uninstall codex\n" + shell_missing()
     )
     hooks = json.loads((work / ".codex" / "hooks.json").read_text())
     assert hooks == {
@@ -762,6 +777,8 @@ def test_the_hooks_run_the_tool_by_the_path_install_found_and_say_so_when_it_is_
     assert done.stdout.endswith(
         f"On this machine the hooks run {HOOK} (recorded in .git/continuity/agents/hook-program), else "
         "git-continuity-hook from PATH; remove them with: git continuity agent uninstall claude\n"
+        f"warning: the model's shell ({SHELL} -c 'command -v git-continuity') does not find git-continuity: "
+        f"the brief tells the model to run {BIN / 'git-continuity'}\n"
     )
     bare = {**os.environ, "PATH": "/usr/bin:/bin", "CLAUDE_PROJECT_DIR": str(repo)}
     claude = Agent(repo, ".claude/settings.json", bare)

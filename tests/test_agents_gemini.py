@@ -14,6 +14,21 @@ from conftest import BIN, cont, git
 
 from git_continuity import agent_probe
 
+SHELL = os.environ.get("SHELL") or "/bin/bash"  # the user's shell: what agent install asks
+
+
+def shell_found(login: bool = False) -> str:
+    flag = "-lc" if login else "-c"
+    return f"the model's shell ({SHELL} {flag} 'command -v git-continuity') finds {BIN / 'git-continuity'}\n"
+
+
+def shell_missing() -> str:
+    return (
+        f"warning: the model's shell ({SHELL} -lc 'command -v git-continuity') does not find git-continuity: "
+        f"the brief tells the model to run {BIN / 'git-continuity'}\n"
+    )
+
+
 HOOK = str(BIN / "git-continuity-hook")
 SETTINGS = """{
   "model": {"name": "gemini-2.5-pro"},
@@ -47,7 +62,7 @@ def test_install_gemini_merges_its_hooks_and_uninstall_gives_back_the_bytes(repo
         "session end, and a notice when a failing command is run a third time with the same result.\n"
         "Gemini CLI runs a project's hooks only in a trusted folder (it asks when it first opens one).\n"
         f"On this machine the hooks run {HOOK} (recorded in .git/continuity/agents/hook-program), else "
-        "git-continuity-hook from PATH; remove them with: git continuity agent uninstall gemini\n"
+        "git-continuity-hook from PATH; remove them with: git continuity agent uninstall gemini\n" + shell_found()
     )
     hooks = json.loads(settings.read_text())["hooks"]
     assert hooks["BeforeTool"] == json.loads(plain)["hooks"]["BeforeTool"]

@@ -17,6 +17,7 @@ from conftest import BIN, cont
 from git_continuity import __version__, agent_probe, agent_trust
 
 HOOK = str(BIN / "git-continuity-hook")
+SHELL = os.environ.get("SHELL") or "/bin/bash"
 READY = f"answered ready: git-continuity-hook {__version__} at {HOOK} (Python {sys.version.split()[0]})"
 
 
@@ -116,12 +117,15 @@ def test_status_says_what_runs_what_is_trusted_and_when_each_last_ran(repo: Path
         "never ran here\n"
         f"  SessionEnd          {READY}; never ran here\n"
         f"  PostToolUseFailure  {READY}; never ran here\n"
+        f"  the model's shell ({SHELL} -c 'command -v git-continuity') finds {BIN / 'git-continuity'}\n"
         f"codex: 5 hooks in .codex/hooks.json, each {READY}\n"
         "  SessionStart  trusted; never ran here\n"
         "  PreCompact    changed since it was trusted (open /hooks in Codex and trust it again); never ran here\n"
         "  Stop          trusted; never ran here\n"
         "  SessionEnd    not trusted yet (open /hooks in Codex and trust it); never ran here\n"
         "  PostToolUse   not trusted yet (open /hooks in Codex and trust it); never ran here\n"
+        f"  the model's shell ({SHELL} -lc 'command -v git-continuity') does not find git-continuity: the brief tells "
+        f"the model to run {BIN / 'git-continuity'}\n"
         "gemini: not installed here (git continuity agent install gemini)\n"
         f"(each hook run adds a line to {repo / '.git' / 'continuity' / 'agent-hooks.log'})\n"
     )

@@ -293,7 +293,8 @@ def status_document(repo: Repo) -> dict[str, Any]:
                 }
             )
         entry: dict[str, Any] = {"agent": name, "settings": target.settings, "installed": bool(mine), "hooks": hooks}
-        entry["shell"] = agent_shell.recorded(repo.common_dir, name) if mine else None
+        if mine:
+            entry["shell"] = agent_shell.recorded(repo.common_dir, name)
         if name == "codex":
             entry["project_trusted"] = agent_trust.codex_project_trusted(top) if mine else None
             entry["config"] = str(agent_trust.codex_home() / "config.toml")
@@ -362,7 +363,7 @@ def status(repo: Repo, *, as_json: bool = False) -> int:
             parts = [] if one else [h["why"] if h["runs"] else f"CANNOT RUN: {h['why']}"]
             parts += [TRUST_SAID[h["trust"]]] if h["trust"] is not None else []
             print(f"  {h['event']:<{width}}" + "; ".join([*parts, _when(h)]))
-        if entry["shell"] is not None:
+        if entry.get("shell") is not None:
             from git_continuity import agent_shell
 
             print(f"  {agent_shell.said(entry['shell'])}")
