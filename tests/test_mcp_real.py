@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_harness import binary, bounded, claude_env
+from agent_harness import binary, bounded, claude_env, gemini, gemini_env
 from conftest import cont, git
 from model_imitation import Imitation, Reply, Tool, Turns
 
@@ -72,4 +72,23 @@ def test_claude_code_calls_orient_and_claim_add_through_the_mcp_server(repo: Pat
     (said,) = results(recorded)
     (claim,) = json.loads(cont(repo, "status", "--json").out)["claims"]
     assert said.startswith(f"Recorded claim {claim['id']}: HEAD exists\n  handle  commit:{head[:12]}…")
+    assert (claim["text"], claim["handle"], claim["state"]) == ("HEAD exists", f"commit:{head}", "verified")
+
+
+def test_gemini_cli_calls_claim_add_through_the_mcp_server_agent_install_registered(repo: Path, tmp_path: Path) -> None:
+    for args in (("init", "--local"), ("objective", "set", "ship the login fix", "--why", "users are locked out")):
+        assert cont(repo, *args).code == 0
+    done = cont(repo, "agent", "install", "gemini", "--mcp")
+    assert done.code == 0, done.err
+    head = git(repo, "rev-parse", "HEAD")
+    call = Tool("mcp_git-continuity_claim_add", {"text": "HEAD exists", "check": "commit:HEAD"})
+    with Imitation("gemini", Turns([Reply("", call), Reply("Recorded.")])) as model:
+        ran = gemini(repo, gemini_env(tmp_path / "agent-home", model), "Record that HEAD exists.")
+    assert (ran.code, ran.out) == (0, "Recorded.\n"), ran
+    first, answered = model.conversation()
+    names = [f["name"] for t in first["tools"] for f in t.get("functionDeclarations", [])]
+    assert "mcp_git-continuity_orient" in names and "mcp_git-continuity_claim_add" in names
+    (response,) = [p["functionResponse"] for p in answered["contents"][-1]["parts"] if "functionResponse" in p]
+    (claim,) = json.loads(cont(repo, "status", "--json").out)["claims"]
+    assert f"Recorded claim {claim['id']}: HEAD exists" in json.dumps(response)
     assert (claim["text"], claim["handle"], claim["state"]) == ("HEAD exists", f"commit:{head}", "verified")
