@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_harness import binary, bounded, claude_env, gemini, gemini_env
+from agent_harness import binary, bounded, claude_env, codex, gemini, gemini_env, setup_codex, trust_codex_hooks
 from conftest import cont, git
 from model_imitation import Imitation, Reply, Tool, Turns
 
@@ -92,3 +92,30 @@ def test_gemini_cli_calls_claim_add_through_the_mcp_server_agent_install_registe
     (claim,) = json.loads(cont(repo, "status", "--json").out)["claims"]
     assert f"Recorded claim {claim['id']}: HEAD exists" in json.dumps(response)
     assert (claim["text"], claim["handle"], claim["state"]) == ("HEAD exists", f"commit:{head}", "verified")
+
+
+def test_codex_gets_the_brief_from_session_start_while_the_mcp_server_is_late(repo: Path, tmp_path: Path) -> None:
+    for args in (("init", "--local"), ("objective", "set", "ship the login fix", "--why", "users are locked out")):
+        assert cont(repo, *args).code == 0
+    done = cont(repo, "agent", "install", "codex", "--mcp")
+    assert done.code == 0, done.err
+    # The server takes its time to start (a cold disk, a slow import); Codex sends its first
+    # request without waiting for it, so "orient first" cannot go through MCP on turn 1: the
+    # SessionStart hook puts the brief there.
+    config = repo / ".codex" / "config.toml"
+    config.write_text(config.read_text().replace('"cd ', '"sleep 5; cd '))
+    home = tmp_path / "agent-home"
+    home.mkdir()
+    with Imitation("openai", Turns([Reply("Oriented.")])) as model:
+        env = setup_codex(repo, home, model)
+        trust_codex_hooks(repo, env)
+        ran = codex(repo, env, "What is the objective?")
+    assert (ran.code, ran.out) == (0, "Oriented.\n"), ran
+    (first,) = model.conversation()
+    developer = [
+        "\n".join(p["text"] for p in item["content"] if "text" in p)
+        for item in first["input"]
+        if item.get("type") == "message" and item.get("role") == "developer"
+    ]
+    (brief,) = [t for t in developer if t.startswith("# git-continuity brief: stream main\n")]
+    assert "ship the login fix" in brief
