@@ -145,10 +145,15 @@ def _session_start(repo: Repo, stream: str, agent_session: str | None, max_token
     note = agent_shell.note(repo.common_dir, agent)  # the model's shell does not find the tool
     room = max_tokens - (len(note.encode()) + 1 + 2) // 3 if note else max_tokens  # budget.py: 3 bytes a token
     result = orientation.build(repo, stream=stream, max_tokens=room, agent_session=agent_session)
-    text = result.text
-    if note:
-        first, _, rest = text.partition("\n")
-        text = f"{first}\n{note}\n{rest}"
+    first, _, rest = result.text.partition("\n")
+    from git_continuity import agent_briefed
+    from git_continuity import repo as git
+    from git_continuity.model import now, stamp
+
+    earlier = agent_briefed.supersedes(git.worktree_git_dir(repo), agent, agent_session, stamp(now()))
+    if earlier:  # a resumed or compacted conversation still holds the earlier brief
+        first = agent_briefed.first_line(first, earlier)
+    text = "\n".join([first, *([note] if note else []), rest])
     return _answer(_context(text))
 
 
