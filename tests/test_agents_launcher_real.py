@@ -237,3 +237,54 @@ def developer_texts(body: dict[str, Any]) -> list[str]:
         for item in body["input"]
         if item.get("type") == "message" and item.get("role") == "developer"
     ]
+
+
+def test_the_other_machines_brief_names_the_handoff_that_recorded_work_and_what_it_left_there(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    bare, laptop = remote_and_clone
+    ok(laptop, "init")
+    ok(laptop, "objective", "set", "Parse the config", "--why", "the loader needs it")
+    ok(laptop, "agent", "install", "claude")
+    git(laptop, "add", ".claude")
+    git(laptop, "commit", "-qm", "Agent hooks")
+    (laptop / "parser.py").write_text("def parse(): ...\n")  # written, never committed
+    handed = json.loads(ok(laptop, "handoff", "--json"))["handoff"]
+    worked, host = handed["id"], handed["host"]
+    # A later session on the laptop changes nothing, and its context is compacted: no handoff.
+    home = tmp_path / "agent-home"
+    home.mkdir()
+    summary = Reply("<analysis>short</analysis>\n<summary>Nothing was done.</summary>")
+    look = Reply("Looking.", Tool("Bash", {"command": "git log --oneline -1"}))
+    asked = "Your task is to create a detailed summary of the conversation so far"
+    turns = Turns(
+        [look, Reply("Nothing to do.")],
+        wanted=lambda body: bool(body.get("tools")) and asked not in json.dumps(body["messages"][-1]),
+        rest=summary,
+    )
+    with Imitation("anthropic", turns) as model:
+        assert claude(laptop, home, model, "-p", "Anything?").out == "Nothing to do.\n"
+        compacted = claude(laptop, home, model, "-p", "--continue", "/compact")
+        assert compacted.code == 0, compacted
+    summarize = [b for b in model.conversation() if asked in said_last(b)]
+    assert len(summarize) == 1  # the compaction happened; its PreCompact recorded nothing
+    names = git(laptop, "ls-tree", "-r", "--name-only", "refs/continuity/main", ".continuity/handoffs/").split()
+    assert len(names) == 1 and worked in names[0]
+    git(laptop, "push", "-q", "origin", "main")
+    ok(laptop, "push", "origin")
+
+    desktop = tmp_path / "desktop"
+    git(tmp_path, "clone", "-q", str(bare), str(desktop))
+    ok(desktop, "pull", "origin")
+    home = tmp_path / "desktop-home"
+    home.mkdir()
+    with Imitation("anthropic", Turns([], rest=Reply("Looked."))) as model:
+        env = {**claude_env(home, model), "GIT_CONTINUITY_HOST": "desktop"}
+        ran = claude(desktop, home, model, "-p", "What is open?", env=env)
+    assert (ran.code, ran.out) == (0, "Looked.\n"), ran
+    brief = "\n".join(texts(model.conversation()[0]["messages"]))
+    assert f"## Since the last session: handoff {worked}, " in brief
+    assert (
+        f"- left on {host}, not here: parser.py (uncommitted there at handoff {worked}; commit and push it on {host})"
+        in brief
+    )
