@@ -96,6 +96,16 @@ def check_sdk() -> None:
         )
 
 
+def check(top: Path, agent: str) -> None:
+    """Refuse, before anything is written, a file the registration could not be merged into."""
+    where = FILES[agent]
+    old = _read(top / where)
+    if agent == "codex":
+        _check_toml(old, where)
+    else:
+        _json_install(old, where, server(agent))
+
+
 def _record_path(repo: Repo, agent: str) -> Path:
     return repo.local_dir / "agents" / f"mcp-{agent}.json"
 
@@ -113,6 +123,18 @@ def _toml_block(agent: str) -> str:
     entry = server(agent)
     args = json.dumps(entry["args"], ensure_ascii=False)
     return f"\n[mcp_servers.{NAME}]\ncommand = {json.dumps(entry['command'])}\nargs = {args}\n"
+
+
+def _check_toml(text: str | None, where: str) -> None:
+    """Refuse to append to a config.toml that is not TOML (Codex would not read either part)."""
+    if text is not None and sys.version_info >= (3, 11):  # tomllib came with 3.11
+        import tomllib
+
+        try:
+            tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            said = f"{where}: not valid TOML ({error}); mend it, then run this again; nothing was written"
+            raise UserError(said) from None
 
 
 def _json_install(text: str | None, where: str, entry: dict[str, Any]) -> tuple[str, list[str]] | None:
@@ -147,6 +169,7 @@ def install(repo: Repo, top: Path, agent: str) -> None:
             return
         new, created = merged
     else:
+        _check_toml(old, where)
         if old is not None and f"[mcp_servers.{NAME}]" in old:
             print(f"{where}: the {NAME} MCP server is registered already (left as it is)")
             return

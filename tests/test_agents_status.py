@@ -117,6 +117,8 @@ def test_status_says_what_runs_what_is_trusted_and_when_each_last_ran(repo: Path
         "never ran here\n"
         f"  SessionEnd          {READY}; never ran here\n"
         f"  PostToolUseFailure  {READY}; never ran here\n"
+        "  claude is not on this PATH: nothing runs these hooks here until it is "
+        "(npm install -g @anthropic-ai/claude-code)\n"
         f"  the model's shell ({SHELL} -c 'command -v git-continuity') finds {BIN / 'git-continuity'}\n"
         f"codex: 5 hooks in .codex/hooks.json, each {READY}\n"
         "  SessionStart  trusted; never ran here\n"
@@ -124,6 +126,7 @@ def test_status_says_what_runs_what_is_trusted_and_when_each_last_ran(repo: Path
         "  Stop          trusted; never ran here\n"
         "  SessionEnd    not trusted yet (open /hooks in Codex and trust it); never ran here\n"
         "  PostToolUse   not trusted yet (open /hooks in Codex and trust it); never ran here\n"
+        "  codex is not on this PATH: nothing runs these hooks here until it is (npm install -g @openai/codex)\n"
         f"  the model's shell ({SHELL} -lc 'command -v git-continuity') does not find git-continuity: the brief tells "
         f"the model to run {BIN / 'git-continuity'}\n"
         "gemini: not installed here (git continuity agent install gemini)\n"
@@ -200,3 +203,22 @@ def test_a_hook_recorded_at_a_path_holding_a_space_runs_from_there(
     assert [(c.event, c.program) for c in agent_probe.installed_hooks(repo, common_dir=repo / ".git")] == [
         (event, str(hook)) for event in events
     ]
+
+
+def test_install_and_status_name_a_shell_that_cannot_start_and_an_agent_not_on_path(
+    repo: Path, codex_home: Path
+) -> None:
+    env = {**os.environ, "SHELL": "/nowhere/bash", "PATH": f"{BIN}:/usr/bin:/bin"}
+    out = ok(repo, "agent", "install", "codex", env=env)
+    assert out.endswith(
+        "warning: the model's shell (/nowhere/bash -lc 'command -v git-continuity') cannot be started: "
+        "[Errno 2] No such file or directory: '/nowhere/bash'\n"
+    )
+    status = ok(repo, "agent", "status", env=env).splitlines()
+    assert "  codex is not on this PATH: nothing runs these hooks here until it is (npm install -g @openai/codex)" in (
+        status
+    )
+    assert (
+        "  the model's shell (/nowhere/bash -lc 'command -v git-continuity') cannot be started: "
+        "[Errno 2] No such file or directory: '/nowhere/bash'"
+    ) in status

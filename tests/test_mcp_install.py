@@ -156,3 +156,17 @@ def test_install_mcp_refuses_without_the_sdk_and_says_how_to_add_it(repo: Path, 
         f"git-continuity: error: git continuity mcp needs the MCP SDK: {sys.executable} -m pip install -e "
         f"'{source}[mcp]'\n",
     )
+
+
+def test_a_codex_config_that_is_not_toml_is_named_and_left_alone(repo: Path) -> None:
+    config = repo / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('model = "o3\n')
+    done = cont(repo, "agent", "install", "codex", "--mcp")
+    assert (done.code, done.out) == (2, "")
+    assert done.err == (
+        "git-continuity: error: .codex/config.toml: not valid TOML (Illegal character '\\n' (at line 1, column 12)); "
+        "mend it, then run this again; nothing was written\n"
+    )
+    assert config.read_text() == 'model = "o3\n'
+    assert sorted(p.name for p in config.parent.iterdir()) == ["config.toml"]

@@ -62,6 +62,7 @@ def install(repo: Repo, *, agent: str, mcp: bool = False) -> int:
         from git_continuity import mcp_install
 
         mcp_install.check_sdk()  # before anything is written
+        mcp_install.check(top, agent)
     record = _read_record(repo, agent) or {}
     created = [list(c) for c in record.get("created", [])] if old is not None else [["file"]]
     created += [c for c in merged.created if c not in created]
@@ -259,6 +260,13 @@ def uninstall(repo: Repo, *, agent: str) -> int:
 
 # -- status -------------------------------------------------------------------------------------
 
+# Each agent's program and how to install it (what status names when this PATH lacks it).
+BINARIES = {
+    "claude": ("claude", "npm install -g @anthropic-ai/claude-code"),
+    "codex": ("codex", "npm install -g @openai/codex"),
+    "gemini": ("gemini", "npm install -g @google/gemini-cli"),
+}
+
 TRUST_SAID = {
     "trusted": "trusted",
     "untrusted": "not trusted yet (open /hooks in Codex and trust it)",
@@ -295,6 +303,7 @@ def status_document(repo: Repo) -> dict[str, Any]:
         entry: dict[str, Any] = {"agent": name, "settings": target.settings, "installed": bool(mine), "hooks": hooks}
         if mine:
             entry["shell"] = agent_shell.recorded(repo.common_dir, name)
+            entry["binary"] = shutil.which(BINARIES[name][0])
         if name == "codex":
             entry["project_trusted"] = agent_trust.codex_project_trusted(top) if mine else None
             entry["config"] = str(agent_trust.codex_home() / "config.toml")
@@ -363,6 +372,9 @@ def status(repo: Repo, *, as_json: bool = False) -> int:
             parts = [] if one else [h["why"] if h["runs"] else f"CANNOT RUN: {h['why']}"]
             parts += [TRUST_SAID[h["trust"]]] if h["trust"] is not None else []
             print(f"  {h['event']:<{width}}" + "; ".join([*parts, _when(h)]))
+        if entry.get("binary") is None:
+            program, how = BINARIES[name]
+            print(f"  {program} is not on this PATH: nothing runs these hooks here until it is ({how})")
         if entry.get("shell") is not None:
             from git_continuity import agent_shell
 
