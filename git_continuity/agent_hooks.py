@@ -164,14 +164,21 @@ def _plain(text: str) -> int:
     return 0
 
 
-def _instructions(handoff: Handoff) -> str:
-    """What the summary of a compaction must keep: the ids the next turns act on."""
+def _instructions(handoff: Handoff, recorded: bool = True) -> str:
+    """What the summary of a compaction must keep: the ids the next turns act on (``recorded``:
+    this handoff was just written; else it is the latest, nothing having changed since)."""
     kept = [f"the handoff id {handoff.id}", f'the objective "{handoff.objective.text}"']
     kept += [f'the open thread {t.id} "{t.title}" ({t.status})' for t in handoff.threads]
     kept += [f'the blocker {b.id} "{b.text}"' for b in handoff.blockers]
-    return (
+    said = (
         f"git-continuity recorded handoff {handoff.id} before this compaction (session {handoff.session}). "
-        f"Keep in the summary, word for word: {'; '.join(kept)}. After the compaction git-continuity puts a fresh "
+        if recorded
+        else f"Nothing changed since git-continuity's handoff {handoff.id} (session {handoff.session}), so none "
+        "was recorded before this compaction. "
+    )
+    return (
+        said
+        + f"Keep in the summary, word for word: {'; '.join(kept)}. After the compaction git-continuity puts a fresh "
         "brief into the context: where it and this summary differ, the brief is right."
     )
 
@@ -180,7 +187,12 @@ def _handoff(repo: Repo, stream: str, agent_session: str | None, action: str, pl
     from git_continuity import handoffs
 
     if _changed_nothing(repo, stream):  # at a compaction too: a handoff saying nothing buries the last real one
-        return _plain("") if plain else _answer({})
+        if not plain:
+            return _answer({})
+        from git_continuity import store
+
+        latest = store.latest_handoff(store.snapshot(repo, stream))  # the summary still keeps its ids
+        return _plain(_instructions(latest, recorded=False) if latest is not None else "")
     done = handoffs.make(repo, stream=stream, agent_session=agent_session).handoff
     if plain:
         return _plain(_instructions(done))
