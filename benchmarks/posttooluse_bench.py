@@ -70,6 +70,7 @@ def main() -> int:
         sh(work, env, "git", "continuity", "init")
         sh(work, env, "git", "continuity", "agent", "install", "claude")
         sh(work, env, "git", "continuity", "agent", "install", "codex")
+        env["CLAUDE_PROJECT_DIR"] = str(work)  # as Claude Code sets it for a hook (the launcher's path)
         rollout = base / "rollout.jsonl"
         transcript(rollout, 1000)
         common = {"cwd": str(work), "tool_name": "Bash", "transcript_path": str(rollout)}

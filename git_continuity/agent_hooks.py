@@ -9,8 +9,8 @@ reason, and any other code is an error the agent shows):
   "additionalContext": <the orient brief>}}``, cut by priority to ``GIT_CONTINUITY_BRIEF_TOKENS``,
   else to what the agent passes on whole (agents.Target.brief_tokens: Claude Code 3,200, Codex
   3,000, about 9,600 and 9,000 bytes; both pass on about 10,000 characters and cut the rest);
-- ``pre-compact`` and ``session-end``: a handoff, reported as ``{"systemMessage": …}`` (none at
-  the end of a session that changed neither the state nor a branch or tag); except
+- ``pre-compact`` and ``session-end``: a handoff, reported as ``{"systemMessage": …}`` (none, at a
+  compaction too, for a session that changed neither the state nor a branch or tag); except
   Claude Code's PreCompact, whose stdout is not read as JSON but passed on as plain-text
   instructions for the summary: there it names the ids the summary must keep;
 - ``stop``: the closure gate. While an open thread does not verify now it answers
@@ -122,7 +122,7 @@ def _run(agent: str, action: str, data: dict[str, Any], where: str) -> int:
         if store.snapshot(repo, stream).commit is None and action != "session-start":
             return _plain("") if plain else _answer({})
         if action == "session-start":
-            return _session_start(repo, stream, agent_session, _budget(agent))
+            return _session_start(repo, stream, agent_session, _budget(agent), agent)
         if action == "stop":
             return _stop(repo, stream, agent_session, bool(data.get("stop_hook_active")))
         return _handoff(repo, stream, agent_session, action, plain)
@@ -139,11 +139,22 @@ def _context(text: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
-def _session_start(repo: Repo, stream: str, agent_session: str | None, max_tokens: int) -> int:
-    from git_continuity import orientation
+def _session_start(repo: Repo, stream: str, agent_session: str | None, max_tokens: int, agent: str) -> int:
+    from git_continuity import agent_shell, orientation
 
-    result = orientation.build(repo, stream=stream, max_tokens=max_tokens, agent_session=agent_session)
-    return _answer(_context(result.text))
+    note = agent_shell.note(repo.common_dir, agent)  # the model's shell does not find the tool
+    room = max_tokens - (len(note.encode()) + 1 + 2) // 3 if note else max_tokens  # budget.py: 3 bytes a token
+    result = orientation.build(repo, stream=stream, max_tokens=room, agent_session=agent_session)
+    first, _, rest = result.text.partition("\n")
+    from git_continuity import agent_briefed
+    from git_continuity import repo as git
+    from git_continuity.model import now, stamp
+
+    earlier = agent_briefed.supersedes(git.worktree_git_dir(repo), agent, agent_session, stamp(now()))
+    if earlier:  # a resumed or compacted conversation still holds the earlier brief
+        first = agent_briefed.first_line(first, earlier)
+    text = "\n".join([first, *([note] if note else []), rest])
+    return _answer(_context(text))
 
 
 def _plain(text: str) -> int:
@@ -153,14 +164,21 @@ def _plain(text: str) -> int:
     return 0
 
 
-def _instructions(handoff: Handoff) -> str:
-    """What the summary of a compaction must keep: the ids the next turns act on."""
+def _instructions(handoff: Handoff, recorded: bool = True) -> str:
+    """What the summary of a compaction must keep: the ids the next turns act on (``recorded``:
+    this handoff was just written; else it is the latest, nothing having changed since)."""
     kept = [f"the handoff id {handoff.id}", f'the objective "{handoff.objective.text}"']
     kept += [f'the open thread {t.id} "{t.title}" ({t.status})' for t in handoff.threads]
     kept += [f'the blocker {b.id} "{b.text}"' for b in handoff.blockers]
-    return (
+    said = (
         f"git-continuity recorded handoff {handoff.id} before this compaction (session {handoff.session}). "
-        f"Keep in the summary, word for word: {'; '.join(kept)}. After the compaction git-continuity puts a fresh "
+        if recorded
+        else f"Nothing changed since git-continuity's handoff {handoff.id} (session {handoff.session}), so none "
+        "was recorded before this compaction. "
+    )
+    return (
+        said
+        + f"Keep in the summary, word for word: {'; '.join(kept)}. After the compaction git-continuity puts a fresh "
         "brief into the context: where it and this summary differ, the brief is right."
     )
 
@@ -168,8 +186,13 @@ def _instructions(handoff: Handoff) -> str:
 def _handoff(repo: Repo, stream: str, agent_session: str | None, action: str, plain: bool = False) -> int:
     from git_continuity import handoffs
 
-    if action == "session-end" and _changed_nothing(repo, stream):
-        return _answer({})
+    if _changed_nothing(repo, stream):  # at a compaction too: a handoff saying nothing buries the last real one
+        if not plain:
+            return _answer({})
+        from git_continuity import store
+
+        latest = store.latest_handoff(store.snapshot(repo, stream))  # the summary still keeps its ids
+        return _plain(_instructions(latest, recorded=False) if latest is not None else "")
     done = handoffs.make(repo, stream=stream, agent_session=agent_session).handoff
     if plain:
         return _plain(_instructions(done))

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from git_continuity import jsonedit
-from git_continuity.agents import Target, command, group, installed_command, is_ours
+from git_continuity.agents import Target, form, group, installed_command, is_ours
 from git_continuity.jsonedit import JSONEditError, Node
 
 # -- checking the shape before touching anything ---------------------------------------------
@@ -57,21 +57,22 @@ class Merged:
     added: list[str]  # events that got our hook
     present: list[str]  # events that had it already
     created: list[list[str]]  # containers install created (["hooks"], ["hooks", "Stop"]): uninstall removes them
-    updated: list[str] = field(default_factory=list)  # events whose older command of ours now runs the tool by path
+    updated: list[str] = field(default_factory=list)  # events whose earlier command of ours now runs the launcher
+    changed: list[str] = field(default_factory=list)  # events whose command of ours was edited by hand (left alone)
 
 
-def install(target: Target, text: str | None, where: str, program: str | None = None) -> Merged:
-    """The settings text with our hooks merged in, running ``program`` (see installed_command);
+def install(target: Target, text: str | None, where: str) -> Merged:
+    """The settings text with our hooks merged in (agents.installed_command: the launcher);
     what is there already is left alone, and an entry of ours that a person edited (a longer
-    timeout) or that another machine installed counts as installed. An entry of ours from
-    before install recorded the path gets the command that finds the tool without PATH."""
+    timeout) or that another machine installed counts as installed. An earlier version's
+    command of ours is replaced by the launcher's; one edited by hand is left and reported."""
     text = "{}\n" if text is None else text
     value, top = _parse(text, where)
     unit = jsonedit.indent_unit(text, top)
     merged = Merged(text, [], [], [])
     hooks = value.get("hooks")
     if hooks is None:
-        hooks_value = {h.event: [group(target, h, program)] for h in target.hooks}
+        hooks_value = {h.event: [group(target, h)] for h in target.hooks}
         merged.text = jsonedit.insert_member(text, top, "hooks", hooks_value, unit)
         merged.added = [h.event for h in target.hooks]
         merged.created = [["hooks"]]
@@ -89,28 +90,27 @@ def install(target: Target, text: str | None, where: str, program: str | None = 
         ]
         if found:
             g, e = found[0]
-            if groups[g]["hooks"][e].get("command") == command(target, hook):
-                # Installed before the path was recorded: that command fails silently without PATH.
+            shape = form(target, hook, str(groups[g]["hooks"][e].get("command")))
+            if shape == "older":
+                # An earlier version's command: it named this machine's path, or failed silently.
                 event_node = hooks_node.get(hook.event)
                 assert event_node is not None
                 handlers = event_node.children[g].get("hooks")
                 spot = handlers.children[e].get("command") if handlers is not None else None
                 assert spot is not None
-                new = json.dumps(installed_command(target, hook, program), ensure_ascii=False)
+                new = json.dumps(installed_command(target, hook), ensure_ascii=False)
                 merged.text = merged.text[: spot.start] + new + merged.text[spot.end :]
                 merged.updated.append(hook.event)
             else:
-                merged.present.append(hook.event)
+                (merged.present if shape == "current" else merged.changed).append(hook.event)
             continue
         if groups is None:
-            merged.text = jsonedit.insert_member(
-                merged.text, hooks_node, hook.event, [group(target, hook, program)], unit
-            )
+            merged.text = jsonedit.insert_member(merged.text, hooks_node, hook.event, [group(target, hook)], unit)
             merged.created.append(["hooks", hook.event])
         else:
             event_node = hooks_node.get(hook.event)
             assert event_node is not None
-            merged.text = jsonedit.append_item(merged.text, event_node, group(target, hook, program), unit)
+            merged.text = jsonedit.append_item(merged.text, event_node, group(target, hook), unit)
         merged.added.append(hook.event)
     return merged
 

@@ -19,24 +19,21 @@ Stop, SessionEnd and PostToolUse (matcher ``Bash``: the loop notice); and a bloc
 hooks only in a trusted project and only once a person has trusted each one (``/hooks`` in
 Codex; a changed definition needs trusting again).
 
-The hook commands run ``git-continuity-hook`` by the absolute path install found, and from PATH
-where that is gone (the settings file is usually committed and shared, and each machine installs
-git-continuity its own way). An agent runs a command it cannot find as a failed hook (exit 127)
-and goes on without it, silently in headless runs; when neither is there, the command says so
-where the agent shows it instead.
+Each hook command is ``sh <the agent's folder>/hooks/git-continuity-hook agent <agent> <action>``,
+the folder named as the agent names its project at run time (``$CLAUDE_PROJECT_DIR``,
+``$GEMINI_PROJECT_DIR``; Codex runs hooks in the session's folder, so git finds the top), and
+the launcher there (launcher.sh, copied by install) names no path of one machine: what a team
+commits runs on every clone. The launcher runs the git-continuity-hook this clone's install
+recorded (``.git/continuity/agents/hook-program``), else the one on PATH, and when that does
+not start it says so where the agent shows it (agent_probe.py asks it, for status and doctor).
 """
 
 from __future__ import annotations
 
-import json
 import re
-import shlex
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from git_continuity import agent_trust
 
 AGENT_NAMES = {"claude": "claude-code", "codex": "codex", "gemini": "gemini-cli"}  # as recorded on entries
 
@@ -120,54 +117,38 @@ def command(target: Target, hook: Hook) -> str:
     return f"git-continuity-hook agent {target.agent} {hook.action}"
 
 
-# What is lost when the hook cannot start, per action.
-LOST = {
-    "session-start": "this session gets no continuity brief, no closure gate and no handoff",
-    "stop": "the closure gate did not run",
-    "pre-compact": "no handoff was recorded before this compaction",
-    "session-end": "no handoff was recorded at the end of this session",
-    "post-tool-use": "nothing notices a failing command retried in a loop",
+HOOK_PROGRAM = "agents/hook-program"  # under .git/continuity/: this clone's git-continuity-hook
+LAUNCHER = "hooks/git-continuity-hook"  # in the agent's folder (.claude/, .codex/, .gemini/)
+# How each agent's hook command names the top of the work tree at run time. Gemini CLI puts the
+# quoted folder in the command's place itself; Codex gives no such name and runs hooks in the
+# session's folder, which may be below the top.
+PROJECT = {
+    "claude": '"$CLAUDE_PROJECT_DIR"',
+    "codex": '"$(git rev-parse --show-toplevel)"',
+    "gemini": "$GEMINI_PROJECT_DIR",
 }
 
 
-def installed_command(target: Target, hook: Hook, program: str | None) -> str:
-    """The command written into the settings file: ``program`` (the absolute path install
-    found, so the agent's PATH need not have it), else git-continuity-hook from PATH, else
-    a notice where the agent shows it (the context, the model's stop, the summary's
-    instructions, stderr at the end) instead of a silent exit 127."""
-    where = f"neither at {program} nor on PATH" if program else "not on PATH"
-    said = (
-        f"git-continuity: git-continuity-hook is {where}, so {LOST[hook.action]}; install git-continuity "
-        f"where this agent finds it, then run: git continuity agent install {target.agent}"
-    )
-    find = (f'h={shlex.quote(program)}; [ -x "$h" ] || ' if program else "") + "h=$(command -v git-continuity-hook)"
-    return f'{find} || {{ {_loud(target, hook, said)}; }}; exec "$h" agent {target.agent} {hook.action}'
+def launcher(target: Target) -> str:
+    """The launcher's place, relative to the top of the work tree."""
+    return f"{target.settings.split('/')[0]}/{LAUNCHER}"
 
 
-def _loud(target: Target, hook: Hook, said: str) -> str:
-    def out(text: str) -> str:
-        return "printf '%s\\n' " + shlex.quote(text)
-
-    def answer(document: dict[str, Any]) -> str:
-        return out(json.dumps(document))
-
-    if hook.action == "session-start":
-        context = {"hookEventName": "SessionStart", "additionalContext": f"{said}. Tell the user before anything else."}
-        return answer({"systemMessage": said, "hookSpecificOutput": context}) + "; exit 0"
-    if hook.action == "stop":  # held once, so that the model tells the person; then let go
-        block = answer({"decision": "block", "reason": f"{said}. Tell the user, then stop."})
-        again = answer({"systemMessage": said})
-        return f"if grep -q '\"stop_hook_active\": *true'; then {again}; else {block}; fi; exit 0"
-    if hook.action == "post-tool-use":  # after every failed command: the brief said so already
-        return "exit 0"
-    if hook.action == "pre-compact" and target.agent == "claude":  # plain text: instructions for the summary
-        return out(f"Keep in the summary: {said}.") + "; exit 0"
-    if hook.action == "pre-compact":
-        return answer({"systemMessage": said}) + "; exit 0"
-    return f"echo {shlex.quote(said)} >&2; exit 1"  # session-end: the agent shows a failed hook's stderr
+def launcher_text() -> str:
+    """The launcher as shipped (launcher.sh beside this module)."""
+    return (Path(__file__).parent / "launcher.sh").read_text()
 
 
-_OURS = re.compile(r'^git-continuity-hook agent (\S+) |exec "\$h" agent (\S+) [a-z-]+$')
+def installed_command(target: Target, hook: Hook) -> str:
+    """The command written into the settings file: the launcher, by the path the agent gives
+    the project at run time (under 200 characters: Claude Code quotes it to the model at
+    every blocked stop)."""
+    return f"sh {PROJECT[target.agent]}/{launcher(target)} agent {target.agent} {hook.action}"
+
+
+# Ours: the launcher's command, and the commands earlier versions installed (the bare one, and
+# one that found the tool itself in shell).
+_OURS = re.compile(r'(?:^|/)git-continuity-hook agent (\S+) ([a-z-]+)$|exec "\$h" agent (\S+) ([a-z-]+)$')
 
 
 def is_ours(target: Target, entry: Any) -> bool:
@@ -177,10 +158,20 @@ def is_ours(target: Target, entry: Any) -> bool:
     return found is not None and target.agent in found.groups()
 
 
-def group(target: Target, hook: Hook, program: str | None = None) -> dict[str, Any]:
+def form(target: Target, hook: Hook, text: str) -> str:
+    """Which command of ours ``text`` is: ``current`` (what install writes), ``older`` (what an
+    earlier version wrote: install replaces it) or ``changed`` (edited by hand: left alone)."""
+    if text == installed_command(target, hook):
+        return "current"
+    if text == command(target, hook) or (text.startswith("h=") and 'exec "$h" agent' in text):
+        return "older"
+    return "changed"
+
+
+def group(target: Target, hook: Hook) -> dict[str, Any]:
     handler = {
         "type": "command",
-        "command": installed_command(target, hook, program),
+        "command": installed_command(target, hook),
         "timeout": hook.timeout * target.timeout_unit,
     }
     return ({"matcher": hook.matcher} if hook.matcher else {}) | {"hooks": [handler]}
@@ -238,92 +229,3 @@ def instructions_uninstall(text: str, *, final_newline: bool = True) -> str | No
         before = before[:-1]
     rest = before + text[end:]
     return rest if rest else None
-
-
-# -- whether the installed hooks would run ------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class HookCheck:
-    """One hook of ours found in an agent's settings file, and whether it would run."""
-
-    agent: str
-    event: str
-    action: str
-    settings: str  # the file, relative to the top of the work tree
-    position: tuple[int, int]  # the matcher group and the handler in the event's list
-    program: str | None  # the git-continuity-hook it would run; None: neither found
-    runs: bool
-    why: str  # one line saying so
-    recorded: str | None = None  # the git-continuity-hook recorded at install (None: PATH alone)
-    trust: str | None = None  # Codex: trusted, untrusted (never), modified (since), unknown (no tomllib); else None
-
-
-# The hook command's first assignment: the git-continuity-hook recorded at install, quoted
-# for the shell when its path holds a space.
-_PROGRAM = re.compile(r"^h=('(?:[^']|'\\'')*'|\S+);")
-
-
-def _would_run(command_text: str) -> tuple[str | None, str | None, str]:
-    """The program an installed command would exec, found as the command finds it (the path
-    recorded at install, else git-continuity-hook on this PATH), the path recorded, and a
-    line saying so."""
-    import os
-    import shutil
-
-    found = _PROGRAM.match(command_text)
-    recorded = shlex.split(found.group(1))[0] if found and not found.group(1).startswith("$(") else None
-    if recorded and os.access(recorded, os.X_OK):
-        return recorded, recorded, f"runs {recorded}"
-    on_path = shutil.which("git-continuity-hook")
-    if on_path:
-        gone = f"{recorded} is gone; " if recorded else ""
-        return on_path, recorded, f"{gone}runs {on_path} from PATH"
-    return None, recorded, f"git-continuity-hook is {unreachable(recorded)}: the hook cannot run"
-
-
-def unreachable(recorded: str | None) -> str:
-    return f"neither at {recorded} nor on PATH" if recorded else "not on PATH"
-
-
-def installed_hooks(top: Path, targets: Sequence[Target] | None = None) -> list[HookCheck]:
-    """Every hook of ours in the agents' settings files under ``top``, and whether its command
-    would run (for Codex also whether it is trusted). A settings file that is missing or not
-    JSON holds none. What ``agent status`` shows, and what ``doctor`` reports."""
-    found = []
-    for target in targets or TARGETS.values():
-        try:
-            value = json.loads((top / target.settings).read_bytes().decode())
-        except (OSError, ValueError):
-            continue
-        hooks = value.get("hooks") if isinstance(value, dict) else None
-        trust = agent_trust.codex_trust(top) if target.agent == "codex" else None
-        unknown = target.agent == "codex" and trust is None
-        for event, groups in hooks.items() if isinstance(hooks, dict) else ():
-            for g, grp in enumerate(groups if isinstance(groups, list) else ()):
-                handlers = grp.get("hooks") if isinstance(grp, dict) else None
-                for e, handler in enumerate(handlers if isinstance(handlers, list) else ()):
-                    if not is_ours(target, handler):
-                        continue
-                    action = str(handler["command"]).rsplit(" ", 1)[-1]
-                    program, recorded, why = _would_run(str(handler["command"]))
-                    state = "unknown" if unknown else None
-                    if trust is not None:
-                        key = f"{top / target.settings}:{agent_trust.snake(event)}:{g}:{e}"
-                        current = agent_trust.codex_hash(event, grp.get("matcher"), handler)
-                        state = agent_trust.state(trust.get(key), current)
-                    found.append(
-                        HookCheck(
-                            target.agent,
-                            event,
-                            action,
-                            target.settings,
-                            (g, e),
-                            program,
-                            program is not None,
-                            why,
-                            recorded,
-                            state,
-                        )
-                    )
-    return found

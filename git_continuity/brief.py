@@ -297,7 +297,11 @@ def since_sections(snap: store.Snapshot, last: Handoff | None, assessed: Sequenc
     journal = [e for e in store.journal_since(snap, last.at) if e.host != here]
     changed = claims_changed(last.claims, assessed)
     quiet = Item(["- nothing changed: no commits, refs, claim states or journal entries"], None)
+    from git_continuity import left_behind
+
+    left = left_behind.section(snap.repo.work_dir, last, here, group)
     return [
+        left,
         Section(
             "since_claims",
             "Claims whose state changed",

@@ -194,7 +194,7 @@ AROUND: tuple[Command, ...] = (
                     opt(
                         "--mcp",
                         action="store_true",
-                        help="register git continuity mcp too (.mcp.json, .codex/config.toml)",
+                        help="register git continuity mcp too (.mcp.json, .codex/config.toml, .gemini/settings.json)",
                     ),
                 ),
                 stream=False,
@@ -225,8 +225,8 @@ AROUND: tuple[Command, ...] = (
         "git_continuity.mcp_server:serve",
         (opt("--repo", metavar="PATH", help="the repository (default: the one the client's MCP roots lie in)"),),
         repo=False,
-        epilog="Needs the optional extra: pip install 'git-continuity[mcp]'. Register it with\n"
-        "git continuity agent install claude|codex --mcp.",
+        epilog="Needs the MCP SDK (the mcp extra; agent install --mcp says how to add it to this copy).\n"
+        "Register it with git continuity agent install claude|codex|gemini --mcp.",
     ),
     Command(
         "pull",

@@ -93,7 +93,9 @@ def agent_hooks(repo: Repo) -> list[Finding]:
     found: list[Finding] = []
     if repo.work_dir is None:
         return found
-    checks = agents.installed_hooks(repo.work_dir)
+    from git_continuity import agent_probe
+
+    checks = agent_probe.installed_hooks(repo.work_dir, common_dir=repo.common_dir)
     for name, target in agents.TARGETS.items():
         path = repo.work_dir / target.settings
         try:
@@ -106,12 +108,15 @@ def agent_hooks(repo: Repo) -> list[Finding]:
         mine = [check for check in checks if check.agent == target.agent]
         fix = f"install git-continuity where the agent finds it, then: git continuity agent install {name}"
         broken = next((check for check in mine if not check.runs), None)
-        gone = next((check for check in mine if check.recorded and check.program != check.recorded), None)
+        older = next((check for check in mine if check.form != "current"), None)
+        recorded = agent_probe.recorded_program(repo.common_dir)
         if broken is not None:
-            said = f"the {name} hooks cannot start: git-continuity-hook is {agents.unreachable(broken.recorded)}"
-            found.append(Finding("agent", str(path), said, fix))
-        elif gone is not None:
-            said = f"the {name} hooks' recorded {gone.recorded} is gone; they fall back to git-continuity-hook on PATH"
+            found.append(Finding("agent", str(path), f"the {name} hooks cannot run: {broken.why}", fix))
+        elif older is not None:
+            said = f"the {name} {older.event} hook: {older.why}"
+            found.append(Finding("agent", str(path), said, f"git continuity agent install {name}", serious=False))
+        elif mine and recorded and not os.path.isfile(recorded):
+            said = f"the {name} hooks' recorded {recorded} is gone; they run git-continuity-hook from PATH"
             found.append(Finding("agent", str(path), said, f"git continuity agent install {name}", serious=False))
     return found
 

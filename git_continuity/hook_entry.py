@@ -11,11 +11,20 @@ git's hooks, and the pre-commit framework's, never go to the helper.
 
 from __future__ import annotations
 
+import os
 import sys
+
+PROBE = "GIT_CONTINUITY_HOOK_PROBE"  # agent status and doctor: the launcher on a no-op event
 
 
 def main() -> int:
     args = sys.argv[1:]
+    if os.environ.get(PROBE):  # the interpreter started and the package imports: that is the answer
+        from git_continuity import __version__
+
+        python = f"Python {sys.version.split()[0]}"
+        print(f"ready: git-continuity-hook {__version__} at {os.path.abspath(sys.argv[0])} ({python})")
+        return 0
     if (
         len(args) == 3
         and args[0] == "agent"

@@ -1,5 +1,6 @@
-"""``agent install claude|codex --mcp``: register `git continuity mcp` in the agent's project
-configuration (Claude Code: ``.mcp.json``; Codex: ``mcp_servers`` in ``.codex/config.toml``)
+"""``agent install claude|codex|gemini --mcp``: register `git continuity mcp` in the agent's
+project configuration (Claude Code: ``.mcp.json``; Codex: ``mcp_servers`` in
+``.codex/config.toml``; Gemini CLI: ``mcpServers`` in ``.gemini/settings.json``)
 and take it out again, giving back the file's exact bytes.
 
 What install did (the file it created, the member or block it added) is remembered in
@@ -10,8 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,18 +20,90 @@ from git_continuity.errors import UserError
 from git_continuity.repo import Repo
 
 NAME = "git-continuity"
-FILES = {"claude": ".mcp.json", "codex": ".codex/config.toml"}
-# Claude Code expands ${VAR:-default} in .mcp.json; Codex starts the server in the project.
-REPO_ARG = {"claude": "${CLAUDE_PROJECT_DIR:-.}", "codex": "."}
+FILES = {"claude": ".mcp.json", "codex": ".codex/config.toml", "gemini": ".gemini/settings.json"}
 
 
-def _program() -> str:
-    """The git-continuity to run: the one on PATH, else the one beside this Python."""
-    found = shutil.which("git-continuity")
-    if found:
-        return str(Path(found).absolute())
-    beside = Path(sys.executable).parent / "git-continuity"
-    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else "git-continuity"
+def server(agent: str) -> dict[str, Any]:
+    """The registration: the hooks' launcher (launcher.sh) in its ``mcp`` mode, by a path the
+    agent gives at run time, so the file a team commits names no path of one machine. Claude
+    Code expands ${VAR:-default} in .mcp.json; Codex and Gemini CLI start the server in the
+    session's folder, which may be below the top."""
+    from git_continuity.agents import TARGETS, launcher
+
+    where = launcher(TARGETS[agent])
+    if agent == "claude":
+        top = "${CLAUDE_PROJECT_DIR:-.}"
+        return {"command": "sh", "args": [f"{top}/{where}", "mcp", "--repo", top]}
+    return {"command": "sh", "args": ["-c", f'cd "$(git rev-parse --show-toplevel)" && exec sh {where} mcp --repo .']}
+
+
+def _requirement() -> str:
+    """The SDK as this copy's metadata requires it for its ``mcp`` extra."""
+    from importlib import metadata
+
+    try:
+        required = metadata.distribution("git-continuity").requires or []
+    except metadata.PackageNotFoundError:
+        required = []
+    for line in required:
+        spec, _, marker = line.partition(";")
+        if "extra" in marker and "mcp" in marker.split("==")[-1] and spec.strip().startswith("mcp"):
+            return spec.strip().replace(" ", "")
+    return "mcp"
+
+
+def install_advice() -> str:
+    """How to add the MCP SDK to this copy, the way this copy was installed (PEP 610's
+    direct_url.json: an editable checkout, a folder, a wheel file, a git URL), else the SDK
+    itself into this Python: never a bare index name, which this project has not published."""
+    from importlib import metadata
+    from urllib.parse import unquote, urlparse
+
+    python = sys.executable
+    if "/pipx/venvs/" in sys.prefix.replace("\\", "/"):
+        return f"pipx inject git-continuity '{_requirement()}'"
+    try:
+        text = metadata.distribution("git-continuity").read_text("direct_url.json")
+        direct: dict[str, Any] = json.loads(text) if text else {}
+    except (metadata.PackageNotFoundError, ValueError):
+        direct = {}
+    url = str(direct.get("url") or "")
+    if url.startswith("file://") and "vcs_info" not in direct:
+        path = unquote(urlparse(url).path)
+        editable = "-e " if (direct.get("dir_info") or {}).get("editable") else ""
+        if path.endswith(".whl"):
+            return f"{python} -m pip install 'git-continuity[mcp] @ {url}'"
+        return f"{python} -m pip install {editable}'{path}[mcp]'"
+    vcs = direct.get("vcs_info")
+    if url and isinstance(vcs, dict):
+        at = f"@{vcs['commit_id']}" if vcs.get("commit_id") else ""
+        return f"{python} -m pip install 'git-continuity[mcp] @ {vcs.get('vcs', 'git')}+{url}{at}'"
+    return f"{python} -m pip install '{_requirement()}'"
+
+
+def check_sdk() -> None:
+    """Refuse, with the way to install it, when the MCP SDK is not importable here."""
+    import importlib.util
+
+    try:
+        missing = importlib.util.find_spec("mcp") is None  # found, not imported: the SDK is slow to import
+    except ImportError:
+        missing = True
+    if missing:
+        raise UserError(
+            "the MCP server needs the MCP SDK, which is not installed beside this git-continuity "
+            f"({sys.executable}); nothing was written. Install it with: {install_advice()}"
+        )
+
+
+def check(top: Path, agent: str) -> None:
+    """Refuse, before anything is written, a file the registration could not be merged into."""
+    where = FILES[agent]
+    old = _read(top / where)
+    if agent == "codex":
+        _check_toml(old, where)
+    else:
+        _json_install(old, where, server(agent))
 
 
 def _record_path(repo: Repo, agent: str) -> Path:
@@ -48,12 +119,25 @@ def _read(path: Path) -> str | None:
         raise UserError(f"{path} is not UTF-8 text; nothing was written") from None
 
 
-def _toml_block(program: str, agent: str) -> str:
-    args = json.dumps(["mcp", "--repo", REPO_ARG[agent]])
-    return f"\n[mcp_servers.{NAME}]\ncommand = {json.dumps(program)}\nargs = {args}\n"
+def _toml_block(agent: str) -> str:
+    entry = server(agent)
+    args = json.dumps(entry["args"], ensure_ascii=False)
+    return f"\n[mcp_servers.{NAME}]\ncommand = {json.dumps(entry['command'])}\nargs = {args}\n"
 
 
-def _json_install(text: str | None, where: str, server: dict[str, Any]) -> tuple[str, list[str]] | None:
+def _check_toml(text: str | None, where: str) -> None:
+    """Refuse to append to a config.toml that is not TOML (Codex would not read either part)."""
+    if text is not None and sys.version_info >= (3, 11):  # tomllib came with 3.11
+        import tomllib
+
+        try:
+            tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            said = f"{where}: not valid TOML ({error}); mend it, then run this again; nothing was written"
+            raise UserError(said) from None
+
+
+def _json_install(text: str | None, where: str, entry: dict[str, Any]) -> tuple[str, list[str]] | None:
     """The .mcp.json text with our server added, and what was created; None when it is there."""
     text = "{}\n" if text is None else text
     try:
@@ -63,12 +147,12 @@ def _json_install(text: str | None, where: str, server: dict[str, Any]) -> tuple
         unit = jsonedit.indent_unit(text, top)
         servers = top.get("mcpServers")
         if servers is None:
-            return jsonedit.insert_member(text, top, "mcpServers", {NAME: server}, unit), ["mcpServers"]
+            return jsonedit.insert_member(text, top, "mcpServers", {NAME: entry}, unit), ["mcpServers"]
         if not isinstance(value["mcpServers"], dict):
             raise jsonedit.JSONEditError(f"{where}: mcpServers is not an object")
         if NAME in value["mcpServers"]:
             return None
-        return jsonedit.insert_member(text, servers, NAME, server, unit), [NAME]
+        return jsonedit.insert_member(text, servers, NAME, entry, unit), [NAME]
     except jsonedit.JSONEditError as error:
         raise UserError(f"{error}; nothing was written") from None
 
@@ -78,19 +162,18 @@ def install(repo: Repo, top: Path, agent: str) -> None:
     where = FILES[agent]
     path = top / where
     old = _read(path)
-    program = _program()
-    if agent == "claude":
-        server = {"command": program, "args": ["mcp", "--repo", REPO_ARG[agent]]}
-        merged = _json_install(old, where, server)
+    if agent in ("claude", "gemini"):
+        merged = _json_install(old, where, server(agent))
         if merged is None:
             print(f"{where}: the {NAME} MCP server is registered already (left as it is)")
             return
         new, created = merged
     else:
+        _check_toml(old, where)
         if old is not None and f"[mcp_servers.{NAME}]" in old:
             print(f"{where}: the {NAME} MCP server is registered already (left as it is)")
             return
-        block = _toml_block(program, agent)
+        block = _toml_block(agent)
         # A blank line before our table, none at the top of a new file.
         block = ("" if old.endswith("\n") else "\n") + block if old else block.lstrip("\n")
         new, created = (old or "") + block, [block]
@@ -98,7 +181,10 @@ def install(repo: Repo, top: Path, agent: str) -> None:
     atomic.write(path, new)
     record = {"existed": old is not None, "created": created, "dir": made_dir}
     atomic.write(_record_path(repo, agent), json.dumps(record, indent=2) + "\n")
-    print(f"{where}: the {NAME} MCP server ({program} mcp --repo {REPO_ARG[agent]})")
+    from git_continuity.agents import TARGETS, launcher
+
+    said = f"{launcher(TARGETS[agent])} mcp: the git-continuity beside the hooks' git-continuity-hook"
+    print(f"{where}: the {NAME} MCP server ({said})")
 
 
 def uninstall(repo: Repo, top: Path, agent: str) -> None:
@@ -112,7 +198,7 @@ def uninstall(repo: Repo, top: Path, agent: str) -> None:
     path = top / where
     text = _read(path)
     if text is not None:
-        if agent == "claude":
+        if agent in ("claude", "gemini"):
             text = _json_uninstall(text, where, record["created"])
         else:
             (block,) = record["created"]

@@ -23,9 +23,9 @@ def _sdk() -> None:
     try:
         import mcp  # noqa: F401
     except ImportError:
-        raise UserError(
-            "git continuity mcp needs the MCP SDK, an optional extra: pip install 'git-continuity[mcp]'"
-        ) from None
+        from git_continuity import mcp_install
+
+        raise UserError(f"git continuity mcp needs the MCP SDK: {mcp_install.install_advice()}") from None
 
 
 def _open(path: Path) -> Repo:
@@ -75,6 +75,7 @@ async def _serve(stream: str, fixed: Path | None) -> None:
     from mcp.shared.exceptions import MCPError
 
     from git_continuity import cli, mcp_tools
+    from git_continuity.display import clean, clean_strings  # text from state, escaped as on the CLI
 
     listed = types.ListToolsResult(
         tools=[
@@ -111,10 +112,15 @@ async def _serve(stream: str, fixed: Path | None) -> None:
             answer = await anyio.to_thread.run_sync(run)
         except UserError as error:
             message = await anyio.to_thread.run_sync(cli.explained, error)
-            return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+            return types.CallToolResult(content=[types.TextContent(type="text", text=clean(message))], is_error=True)
+        # A refusal (thread_close of a thread that does not verify, check with work open) is a
+        # tool error carrying what the command said; a read's exit 1 (a claim contradicted) is an answer.
+        refused = answer.code != 0 and tool.refuses
+        document = None if answer.document is None else clean_strings(answer.document)
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=answer.text)],
-            structured_content=answer.document,
+            content=[types.TextContent(type="text", text=clean(answer.text))],
+            structured_content=document,
+            is_error=refused,
         )
 
     server: Server[Any] = Server(

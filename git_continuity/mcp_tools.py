@@ -24,14 +24,31 @@ from git_continuity.errors import UserError
 from git_continuity.repo import Repo
 
 STATUSES = ["open", "watching", "blocked", "waiting", "done"]
-_TEXT = {"type": "string"}
+
+
+def _text(said: str) -> dict[str, Any]:
+    return {"type": "string", "description": said}
+
+
+def _one_or_more(item: dict[str, Any], said: str) -> dict[str, Any]:
+    """One value or a list of them (a model writes either); a string is taken as a list of one."""
+    return {"anyOf": [item, {"type": "array", "items": item}], "description": said}
+
+
+# One vocabulary across the tools: each argument has one name and one meaning everywhere (a
+# thread's id is always ``thread``, a handle always ``check``), described in one line.
+_THREAD = _text("thread id")
+_CHECK = _text("handle, e.g. pushed:HEAD@origin/main, file:PATH, cmd:COMMAND")
+_TEXT = _text("the text")
 
 
 @dataclass(frozen=True)
 class Tool:
     """One tool: the command words it runs, its description, its arguments (JSON Schema
     properties, each renamed to the function's keyword by ``keywords``), the keywords it
-    always passes, and the schema its JSON document follows (None: the command prints)."""
+    always passes, the schema its JSON document follows (None: the command prints), whether
+    an exit code other than 0 is a refusal (a tool error) rather than an answer, and the
+    arguments that take one value or a list (``lists``: the function wants a list)."""
 
     name: str
     words: tuple[str, ...]
@@ -41,6 +58,8 @@ class Tool:
     keywords: dict[str, str] = field(default_factory=dict)
     fixed: dict[str, Any] = field(default_factory=dict)
     schema: str | None = None
+    refuses: bool = True
+    lists: tuple[str, ...] = ()
 
     def input_schema(self) -> dict[str, Any]:
         shape: dict[str, Any] = {"type": "object", "properties": self.properties, "additionalProperties": False}
@@ -54,78 +73,96 @@ TOOLS: tuple[Tool, ...] = (
         "orient",
         ("orient",),
         "Call first in a session: what is true now (contradicted claims first), objective, next action, open work.",
-        {"max_tokens": {"type": "integer", "minimum": 1}},
+        {"max_tokens": {"type": "integer", "minimum": 1, "description": "size limit"}},
         schema="orient",
+        refuses=False,
     ),
-    Tool("status", ("status",), "The whole state now, every claim re-derived from its handle.", schema="status"),
+    Tool(
+        "status",
+        ("status",),
+        "The whole state now, every claim re-derived from its handle.",
+        schema="status",
+        refuses=False,
+    ),
     Tool(
         "claim_add",
         ("claim", "add"),
-        "Record a fact with a handle that re-checks it, e.g. pushed:HEAD@origin/main, file:PATH, cmd:COMMAND.",
-        {"text": _TEXT, "check": _TEXT, "thread": {"type": "string", "description": "make it this thread's check"}},
+        "Record a fact with a handle that re-checks it.",
+        {"text": _TEXT, "check": _CHECK, "thread": _text("thread it checks")},
         ("text",),
     ),
     Tool(
         "claim_retract",
         ("claim", "retract"),
         "Withdraw a claim that no longer matters; the journal keeps it and why.",
-        {"id": _TEXT, "why": _TEXT},
-        ("id", "why"),
-        {"id": "claim_id"},
+        {"claim": _text("claim id"), "why": _text("why")},
+        ("claim", "why"),
+        {"claim": "claim_id"},
     ),
     Tool(
         "verify",
         ("verify",),
         "Re-check claims now (all by default) and record the evidence.",
-        {"ids": {"type": "array", "items": _TEXT}, "online": {"type": "boolean"}},
+        {
+            "claim": _one_or_more({"type": "string"}, "claim ids (default: all)"),
+            "online": {"type": "boolean", "description": "ask forges and CI"},
+        },
+        keywords={"claim": "ids"},
         fixed={"timeout": None},
         schema="verify",
+        refuses=False,
+        lists=("claim",),
     ),
     Tool(
         "thread_add",
         ("thread", "add"),
-        "Open a piece of work; each check is a handle that must verify before it can close.",
-        {"title": _TEXT, "checks": {"type": "array", "items": _TEXT}},
+        "Open a piece of work; each check must verify before it can close.",
+        {"title": _TEXT, "check": _one_or_more({"type": "string"}, _CHECK["description"])},
         ("title",),
+        {"check": "checks"},
+        lists=("check",),
     ),
     Tool(
         "thread_set",
         ("thread", "set"),
         "Park or reopen a thread; only thread_close makes it done.",
-        {"id": _TEXT, "status": {"enum": STATUSES[:-1]}},
-        ("id", "status"),
-        {"id": "thread_id"},
+        {"thread": _THREAD, "status": {"enum": STATUSES[:-1], "description": "new status"}},
+        ("thread", "status"),
+        {"thread": "thread_id"},
     ),
     Tool(
         "thread_close",
         ("thread", "close"),
         "Close a thread if every check verifies now, else say which do not.",
-        {"id": _TEXT},
-        ("id",),
-        {"id": "thread_id"},
+        {"thread": _THREAD},
+        ("thread",),
+        {"thread": "thread_id"},
         {"online": False},
     ),
     Tool(
         "thread_list",
         ("thread", "list"),
         "Threads with their status and checks verified now.",
-        {"status": {"type": "array", "items": {"enum": STATUSES}}},
+        {"status": _one_or_more({"enum": STATUSES}, "filter")},
         keywords={"status": "statuses"},
         schema="thread-list",
+        refuses=False,
+        lists=("status",),
     ),
     Tool(
         "progress",
         ("progress",),
         "Is a thread getting anywhere: attempts, whether what fails changed, budget spent, stalled.",
-        {"thread": _TEXT},
+        {"thread": _THREAD},
         keywords={"thread": "thread_id"},
         schema="progress",
+        refuses=False,
     ),
     Tool(
         "journal_add",
         ("journal", "add"),
         "Note what was done, learned or tried (failed approaches too), for the next session.",
-        {"text": _TEXT, "kind": {"enum": ["decision", "finding", "note"]}},
+        {"text": _TEXT, "kind": {"enum": ["decision", "finding", "note"], "description": "default note"}},
         ("text",),
     ),
     Tool(
@@ -140,15 +177,15 @@ TOOLS: tuple[Tool, ...] = (
         "blocker_done",
         ("blocker", "done"),
         "Mark a blocker gone.",
-        {"id": _TEXT},
-        ("id",),
-        {"id": "blocker_id"},
+        {"blocker": _text("blocker id")},
+        ("blocker",),
+        {"blocker": "blocker_id"},
     ),
     Tool(
         "handoff",
         ("handoff",),
         "End the session: record what it did and what is open for the next one.",
-        {"note": _TEXT},
+        {"note": _text("for the next session")},
         schema="handoff-output",
     ),
     Tool(
@@ -248,7 +285,8 @@ def call(repo: Repo, stream: str, tool: Tool, arguments: dict[str, Any]) -> Answ
     options.update(tool.fixed)
     if tool.schema is not None:
         options["as_json"] = True
-    options.update({tool.keywords.get(key, key): value for key, value in arguments.items()})
+    for key, value in arguments.items():
+        options[tool.keywords.get(key, key)] = [value] if key in tool.lists and isinstance(value, str) else value
     if command.stream:
         options["stream"] = stream
     module, _, name = (command.target or "").partition(":")

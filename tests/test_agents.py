@@ -126,12 +126,27 @@ INSTALLED_TEMPLATE = """\
 }
 """
 
+SHELL = os.environ.get("SHELL") or "/bin/bash"  # the user's shell: what agent install asks
+
+
+def shell_found(login: bool = False) -> str:
+    flag = "-lc" if login else "-c"
+    return f"the model's shell ({SHELL} {flag} 'command -v git-continuity') finds {BIN / 'git-continuity'}\n"
+
+
+def shell_missing() -> str:
+    return (
+        f"warning: the model's shell ({SHELL} -lc 'command -v git-continuity') does not find git-continuity: "
+        f"the brief tells the model to run {BIN / 'git-continuity'}\n"
+    )
+
+
 HOOK = str(BIN / "git-continuity-hook")  # what install finds on the tests' PATH and records
 
 
 def hook_command(target: agents.Target, action: str) -> str:
     hook = next(h for h in target.hooks if h.action == action)
-    return agents.installed_command(target, hook, HOOK)
+    return agents.installed_command(target, hook)
 
 
 def with_commands(template: str, target: agents.Target) -> str:
@@ -294,11 +309,12 @@ def test_claude_code_runs_the_installed_hooks(project: Path) -> None:
         ".claude/settings.json: SessionEnd runs git-continuity-hook agent claude session-end\n"
         ".claude/settings.json: PostToolUseFailure runs git-continuity-hook agent claude post-tool-use "
         "(matcher Bash)\n"
+        ".claude/hooks/git-continuity-hook: the launcher the hooks run; commit it with the settings\n"
         "Claude Code now runs orient at session start (also after /clear, a resume or a compaction), handoff "
         "before a compaction and at session end, the closure gate when it would stop, and a notice when a "
         "failing command is run a third time with the same result.\n"
-        f"The hooks run {HOOK}, or git-continuity-hook from PATH where that is gone; "
-        "remove them with: git continuity agent uninstall claude\n"
+        f"On this machine the hooks run {HOOK} (recorded in .git/continuity/agents/hook-program), else "
+        "git-continuity-hook from PATH; remove them with: git continuity agent uninstall claude\n" + shell_found()
     )
     assert (work / ".claude" / "settings.json").read_text() == INSTALLED
     again = ok(work, "agent", "install", "claude")
@@ -452,7 +468,9 @@ def test_claude_code_runs_the_installed_hooks(project: Path) -> None:
 
     # -- uninstall: exactly what install added goes ------------------------------------------
     removed = ok(work, "agent", "uninstall", "claude")
-    assert removed.out == ".claude/settings.json: removed 5 git-continuity hooks\n"
+    assert removed.out == (
+        ".claude/settings.json: removed 5 git-continuity hooks\n.claude/hooks/git-continuity-hook: removed\n"
+    )
     assert (work / ".claude" / "settings.json").read_text() == SETTINGS
     assert not (work / ".git" / "continuity" / "agents" / "claude.json").exists()
 
@@ -553,8 +571,10 @@ def test_a_settings_file_that_is_not_what_claude_code_reads_is_refused(repo: Pat
 def test_install_creates_what_is_missing_and_uninstall_takes_it_all_back(repo: Path) -> None:
     ok(repo, "agent", "install", "claude")
     settings = json.loads((repo / ".claude" / "settings.json").read_text())
-    assert settings == {"hooks": {h.event: [agents.group(agents.CLAUDE, h, HOOK)] for h in agents.CLAUDE.hooks}}
-    assert ok(repo, "agent", "uninstall", "claude").out == ".claude/settings.json: removed (install had created it)\n"
+    assert settings == {"hooks": {h.event: [agents.group(agents.CLAUDE, h)] for h in agents.CLAUDE.hooks}}
+    assert ok(repo, "agent", "uninstall", "claude").out == (
+        ".claude/settings.json: removed (install had created it)\n.claude/hooks/git-continuity-hook: removed\n"
+    )
     assert not (repo / ".claude").exists()
     assert ok(repo, "agent", "uninstall", "claude").out == ".claude/settings.json: no git-continuity hooks to remove\n"
 
@@ -631,6 +651,7 @@ def test_codex_gets_its_hooks_and_an_agents_md_block_and_loses_them_again(projec
         ".codex/hooks.json: Stop runs git-continuity-hook agent codex stop\n"
         ".codex/hooks.json: SessionEnd runs git-continuity-hook agent codex session-end\n"
         ".codex/hooks.json: PostToolUse runs git-continuity-hook agent codex post-tool-use (matcher Bash)\n"
+        ".codex/hooks/git-continuity-hook: the launcher the hooks run; commit it with the settings\n"
         "AGENTS.md: the continuity routine, between git-continuity markers\n"
         "Codex runs a project's hooks only once the project is trusted (Codex asks when it first opens the folder)\n"
         "and each hook is trusted: open /hooks in Codex and trust these 5, listed under .codex/hooks.json:\n"
@@ -641,8 +662,8 @@ def test_codex_gets_its_hooks_and_an_agents_md_block_and_loses_them_again(projec
         "  PostToolUse   git-continuity-hook agent codex post-tool-use\n"
         "Codex keeps each trust as a hash of the hook's definition in ~/.codex/config.toml ([hooks.state]): "
         "a changed hook needs trusting again.\n"
-        f"The hooks run {HOOK}, or git-continuity-hook from PATH where that is gone; "
-        "remove them with: git continuity agent uninstall codex\n"
+        f"On this machine the hooks run {HOOK} (recorded in .git/continuity/agents/hook-program), else "
+        "git-continuity-hook from PATH; remove them with: git continuity agent uninstall codex\n" + shell_missing()
     )
     hooks = json.loads((work / ".codex" / "hooks.json").read_text())
     assert hooks == {
@@ -702,7 +723,8 @@ def test_codex_gets_its_hooks_and_an_agents_md_block_and_loses_them_again(projec
 
     removed = ok(work, "agent", "uninstall", "codex")
     assert removed.out == (
-        ".codex/hooks.json: removed 5 git-continuity hooks\nAGENTS.md: removed the continuity routine\n"
+        ".codex/hooks.json: removed 5 git-continuity hooks\n.codex/hooks/git-continuity-hook: removed\n"
+        "AGENTS.md: removed the continuity routine\n"
     )
     assert (work / ".codex" / "hooks.json").read_text() == CODEX_HOOKS
     assert (work / "AGENTS.md").read_text() == "# Agents\n\nRun `make check` before you commit.\n"
@@ -763,8 +785,10 @@ def test_the_hooks_run_the_tool_by_the_path_install_found_and_say_so_when_it_is_
     )
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.endswith(
-        f"The hooks run {HOOK}, or git-continuity-hook from PATH where that is gone; "
-        "remove them with: git continuity agent uninstall claude\n"
+        f"On this machine the hooks run {HOOK} (recorded in .git/continuity/agents/hook-program), else "
+        "git-continuity-hook from PATH; remove them with: git continuity agent uninstall claude\n"
+        f"warning: the model's shell ({SHELL} -c 'command -v git-continuity') does not find git-continuity: "
+        f"the brief tells the model to run {BIN / 'git-continuity'}\n"
     )
     bare = {**os.environ, "PATH": "/usr/bin:/bin", "CLAUDE_PROJECT_DIR": str(repo)}
     claude = Agent(repo, ".claude/settings.json", bare)
@@ -774,13 +798,12 @@ def test_the_hooks_run_the_tool_by_the_path_install_found_and_say_so_when_it_is_
     # Neither there nor on PATH: each hook says so where the agent shows it, instead of exit 127.
     # (As if the tool had moved since the install: the recorded path names nothing now.)
     gone = str(tmp_path / "gone" / "git-continuity-hook")
-    settings = (repo / ".claude" / "settings.json").read_text()
-    (repo / ".claude" / "settings.json").write_text(settings.replace(HOOK, gone))
+    (repo / ".git" / "continuity" / "agents" / "hook-program").write_text(gone + "\n")
 
     def said(what: str) -> str:
         return (
             f"git-continuity: git-continuity-hook is neither at {gone} nor on PATH, so {what}; install "
-            "git-continuity where this agent finds it, then run: git continuity agent install claude"
+            "git-continuity where this agent finds it (or run: git continuity agent install claude)"
         )
 
     (start,) = claude.fire("SessionStart", claude_payload(repo, source="startup"), subject="startup")
@@ -838,11 +861,11 @@ def test_install_over_an_older_install_makes_its_commands_find_the_tool_without_
     (repo / ".claude" / "settings.json").write_text(json.dumps(before, indent=2) + "\n")
     out = ok(repo, "agent", "install", "claude").out
     assert out.splitlines()[: len(agents.CLAUDE.hooks)] == [
-        f".claude/settings.json: {h.event} updated to run git-continuity-hook by its path, PATH as the fallback"
+        f".claude/settings.json: {h.event} updated to run the launcher .claude/hooks/git-continuity-hook"
         for h in agents.CLAUDE.hooks
     ]
     after = json.loads((repo / ".claude" / "settings.json").read_text())
-    expected = {h.event: [agents.group(agents.CLAUDE, h, HOOK)] for h in agents.CLAUDE.hooks}
+    expected = {h.event: [agents.group(agents.CLAUDE, h)] for h in agents.CLAUDE.hooks}
     expected["Stop"][0]["hooks"][0]["timeout"] = 900
     assert after == {"hooks": expected}
     again = ok(repo, "agent", "install", "claude").out

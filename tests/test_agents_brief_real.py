@@ -12,6 +12,7 @@ Marked ``agents``."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from datetime import timedelta
@@ -87,7 +88,10 @@ def fitted(brief: str, agent: str) -> None:
     """The whole brief, under the agent's size, ending with what it left out and where to see it."""
     assert brief.startswith("# git-continuity brief: stream main\n")
     found = FOOTER.search(brief)
-    assert found and int(found.group(1)) == agents.TARGETS[agent].brief_tokens, brief[-600:]
+    second = brief.split("\n")[1]
+    # Where the model's shell does not find the tool (agent_shell.py), that line's room is taken off.
+    note = (len(second.encode()) + 3) // 3 if second.startswith("In the shell you run commands in") else 0
+    assert found and int(found.group(1)) == agents.TARGETS[agent].brief_tokens - note, brief[-600:]
     assert "git continuity status" in found.group(0) and "git continuity journal" in found.group(0)
     assert 0.85 * agents.TARGETS[agent].brief_tokens * 3 < len(brief.encode()) <= agents.TARGETS[agent].brief_tokens * 3
     assert "## Do not act on these" in brief  # the truth comes first, whole
@@ -142,3 +146,35 @@ def test_codex_gets_the_fitted_brief_whole(large: Path, tmp_path: Path, tokens: 
     else:  # the whole brief: Codex keeps its head and tail and cuts the middle
         assert re.match(r"Warning: truncated output \(original token count: \d+\)\n", said), said[:300]
         assert re.search(r"…\d+ tokens truncated…", said)
+
+
+def test_a_resumed_claude_conversation_is_told_its_new_brief_supersedes_the_earlier(repo: Path, tmp_path: Path) -> None:
+    for args in (("init",), ("objective", "set", "Ship 1.2", "--why", "release is due Friday")):
+        assert subprocess.run(["git", "continuity", *args], cwd=repo, capture_output=True).returncode == 0
+    assert (
+        subprocess.run(["git", "continuity", "agent", "install", "claude"], cwd=repo, capture_output=True).returncode
+        == 0
+    )
+    home = tmp_path / "agent-home"
+    home.mkdir()
+    with Imitation("anthropic", Turns([], rest=Reply("Looked."), wanted=lambda b: bool(b.get("tools")))) as model:
+        ran = claude(repo, home, model, "-p", "What is open?")
+        assert (ran.code, ran.out) == (0, "Looked.\n"), ran
+        (first,) = [b for b in model.conversation() if b.get("tools")]
+        conversation = json.loads(first["metadata"]["user_id"])["session_id"]
+        ran = claude(repo, home, model, "-p", "--resume", conversation, "And now?")
+        assert (ran.code, ran.out) == (0, "Looked.\n"), ran
+        resumed = [b for b in model.conversation() if b.get("tools")][-1]
+    briefs = [
+        t.split("SessionStart hook additional context: ", 1)[1].split("\n", 1)[0]
+        for t in texts(resumed["messages"])
+        if "SessionStart hook additional context: " in t
+    ]
+    # The earlier brief is still in the conversation; the new one's first line says which is right.
+    assert briefs[0] == "# git-continuity brief: stream main"
+    assert re.fullmatch(
+        r"# git-continuity brief: stream main \(supersedes the brief of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC earlier in "
+        r"this conversation: where they differ, this is right\)",
+        briefs[-1],
+    ), briefs
+    assert len(briefs) == 2

@@ -5,13 +5,29 @@ Gemini CLI 0.61.0 runs them, with the JSON it sent a hook that logged its input.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from conftest import BIN, cont, git
 
-from git_continuity import agents
+from git_continuity import agent_probe
+
+SHELL = os.environ.get("SHELL") or "/bin/bash"  # the user's shell: what agent install asks
+
+
+def shell_found(login: bool = False) -> str:
+    flag = "-lc" if login else "-c"
+    return f"the model's shell ({SHELL} {flag} 'command -v git-continuity') finds {BIN / 'git-continuity'}\n"
+
+
+def shell_missing() -> str:
+    return (
+        f"warning: the model's shell ({SHELL} -lc 'command -v git-continuity') does not find git-continuity: "
+        f"the brief tells the model to run {BIN / 'git-continuity'}\n"
+    )
+
 
 HOOK = str(BIN / "git-continuity-hook")
 SETTINGS = """{
@@ -41,11 +57,12 @@ def test_install_gemini_merges_its_hooks_and_uninstall_gives_back_the_bytes(repo
         ".gemini/settings.json: SessionEnd runs git-continuity-hook agent gemini session-end\n"
         ".gemini/settings.json: AfterTool runs git-continuity-hook agent gemini post-tool-use "
         "(matcher run_shell_command)\n"
+        ".gemini/hooks/git-continuity-hook: the launcher the hooks run; commit it with the settings\n"
         "Gemini CLI now runs orient at session start, the closure gate after each turn (AfterAgent), handoff at "
         "session end, and a notice when a failing command is run a third time with the same result.\n"
         "Gemini CLI runs a project's hooks only in a trusted folder (it asks when it first opens one).\n"
-        f"The hooks run {HOOK}, or git-continuity-hook from PATH where that is gone; "
-        "remove them with: git continuity agent uninstall gemini\n"
+        f"On this machine the hooks run {HOOK} (recorded in .git/continuity/agents/hook-program), else "
+        "git-continuity-hook from PATH; remove them with: git continuity agent uninstall gemini\n" + shell_found()
     )
     hooks = json.loads(settings.read_text())["hooks"]
     assert hooks["BeforeTool"] == json.loads(plain)["hooks"]["BeforeTool"]
@@ -59,13 +76,15 @@ def test_install_gemini_merges_its_hooks_and_uninstall_gives_back_the_bytes(repo
         "AfterTool": [("run_shell_command", 10_000)],
     }
     assert ok(repo, "agent", "install", "gemini").count("already runs git-continuity") == 4
-    assert ok(repo, "agent", "uninstall", "gemini") == ".gemini/settings.json: removed 4 git-continuity hooks\n"
+    assert ok(repo, "agent", "uninstall", "gemini") == (
+        ".gemini/settings.json: removed 4 git-continuity hooks\n.gemini/hooks/git-continuity-hook: removed\n"
+    )
     assert settings.read_text() == plain
 
 
 def test_install_gemini_in_a_bare_project_creates_and_removes_everything(repo: Path) -> None:
     ok(repo, "agent", "install", "gemini")
-    assert [c.event for c in agents.installed_hooks(repo) if c.agent == "gemini"] == [
+    assert [c.event for c in agent_probe.installed_hooks(repo, common_dir=repo / ".git") if c.agent == "gemini"] == [
         "SessionStart",
         "AfterAgent",
         "SessionEnd",
@@ -90,6 +109,7 @@ def run(repo: Path, event: str, payload: dict[str, Any]) -> dict[str, Any]:
         input=json.dumps({**base, "hook_event_name": event, **payload}),
         capture_output=True,
         text=True,
+        env={**os.environ, "GEMINI_PROJECT_DIR": str(repo)},
     )
     assert (done.returncode, done.stderr) == (0, ""), done
     return json.loads(done.stdout) if done.stdout else {}

@@ -42,6 +42,7 @@ def fire(work: Path, agent: str, payload: dict[str, Any], cwd: Path | None = Non
         input=json.dumps(payload),
         capture_output=True,
         text=True,
+        env={**os.environ, "CLAUDE_PROJECT_DIR": str(work)},  # as Claude Code sets it for a hook
     )
     assert (done.returncode, done.stderr) == (0, ""), done
     return done.stdout
@@ -173,7 +174,12 @@ def test_outside_a_repository_and_with_odd_input_the_hook_says_nothing(work: Pat
     assert not (elsewhere / ".git").exists()
     for raw in ("not json", "[1, 2]", json.dumps({"cwd": str(work), "tool_name": "Bash", "tool_input": "ls"})):
         done = subprocess.run(
-            ["sh", "-c", installed(work, "claude")], cwd=work, input=raw, capture_output=True, text=True
+            ["sh", "-c", installed(work, "claude")],
+            cwd=work,
+            input=raw,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "CLAUDE_PROJECT_DIR": str(work)},
         )
         assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 

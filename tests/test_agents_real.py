@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_harness import claude, claude_env, codex, codex_hooks, gate_reason, setup_codex, trust_codex_hooks
-from conftest import BIN, cont, git
+from agent_harness import claude, codex, codex_hooks, gate_reason, setup_codex, trust_codex_hooks
+from conftest import cont, git
 from model_imitation import Imitation, Reply, Tool, Turns, texts
 
 pytestmark = pytest.mark.agents
@@ -230,12 +230,13 @@ def test_claude_code_compaction_keeps_the_ids_and_the_next_brief_names_the_hando
     assert len(summarize) == 1
     instructions = said_last(summarize[0]).split("Additional Instructions:\n", 1)[1].split("\n\nREMINDER:", 1)[0]
 
-    # PreCompact recorded a handoff; its plain-text answer is what the summary is asked to keep.
-    before = [h for h in handoffs(work) if h["id"] in instructions]
-    assert len(before) == 1, instructions
-    (handoff,) = before
+    # The /compact run changed nothing, so PreCompact recorded no handoff (one saying nothing would
+    # bury the one that recorded the work); its plain-text answer names that one for the summary to keep.
+    (handoff,) = handoffs(work)
+    assert handoff["did"]["threads"] == [{"id": thread, "title": "Release v1.2", "was": "open", "now": "waiting"}]
     assert instructions == (
-        f"git-continuity recorded handoff {handoff['id']} before this compaction (session {handoff['session']}). "
+        f"Nothing changed since git-continuity's handoff {handoff['id']} (session {handoff['session']}), so none "
+        "was recorded before this compaction. "
         "Keep in the summary, word for word: "
         f'the handoff id {handoff["id"]}; the objective "Ship 1.2"; the open thread {thread} "Release v1.2" (waiting). '
         "After the compaction git-continuity puts a fresh brief into the context: where it and this summary "
@@ -284,7 +285,9 @@ def test_codex_automatic_compaction_records_a_handoff_and_the_brief_comes_back_n
         {"id": thread, "title": "Release v1.2", "was": "open", "now": "done"}
     ]
     # After the compaction the brief comes back (SessionStart source "compact"), naming that handoff.
-    (brief,) = [t for t in input_texts(after, "developer") if t.startswith("# git-continuity brief: stream main\n")]
+    (brief,) = [t for t in input_texts(after, "developer") if t.startswith("# git-continuity brief: stream main")]
+    # The same conversation holds the first brief still: this one says it supersedes it.
+    assert brief.split("\n", 1)[0].startswith("# git-continuity brief: stream main (supersedes the brief of ")
     assert f"## Since the last session: handoff {before['id']}," in brief
     assert f"- {thread} [open] Release v1.2: 1 of 1 checks verified now\n" in brief
     assert input_texts(first, "developer")[-1] != brief
@@ -304,34 +307,6 @@ def test_claude_code_sessions_that_change_nothing_leave_no_handoff(repo: Path, t
     assert handoffs(repo) == []
     ended = json.loads((repo / ".git" / "continuity" / "session.json").read_text())
     assert ended["ended_at"] is not None and ended["handoff"] is None
-
-
-def test_claude_code_says_so_when_the_hook_program_is_gone(project: tuple[Path, str], tmp_path: Path) -> None:
-    work, _ = project
-    ok(work, "agent", "install", "claude")
-    settings = work / ".claude" / "settings.json"
-    gone = str(tmp_path / "gone" / "git-continuity-hook")  # as if the tool had moved since the install
-    settings.write_text(settings.read_text().replace(str(BIN / "git-continuity-hook"), gone))
-    home = tmp_path / "agent-home"
-    home.mkdir()
-    with Imitation("anthropic", Turns([Reply("Released."), Reply("The hooks cannot run; tell them.")])) as model:
-        env = {**claude_env(home, model), "PATH": "/usr/bin:/bin"}  # nor on the agent's PATH
-        ran = claude(work, home, model, "-p", "Release 1.2.", env=env)
-    assert (ran.code, ran.out) == (0, "The hooks cannot run; tell them.\n"), ran
-    first, held = model.conversation()
-
-    def said(what: str) -> str:
-        return (
-            f"git-continuity: git-continuity-hook is neither at {gone} nor on PATH, so {what}; install "
-            "git-continuity where this agent finds it, then run: git continuity agent install claude"
-        )
-
-    lost = said("this session gets no continuity brief, no closure gate and no handoff")
-    assert f"SessionStart hook additional context: {lost}. Tell the user before anything else." in read(
-        first, "messages"
-    )
-    assert said_last(held) == f"Stop hook feedback:\n{said('the closure gate did not run')}. Tell the user, then stop."
-    assert said("no handoff was recorded at the end of this session") in ran.err
 
 
 # A build that fails the same way each time, in a new temporary folder each time (the

@@ -8,14 +8,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from conftest import BIN, cont
 
-from git_continuity import agent_trust, agents
+from git_continuity import __version__, agent_probe, agent_trust
 
 HOOK = str(BIN / "git-continuity-hook")
+SHELL = os.environ.get("SHELL") or "/bin/bash"
+READY = f"answered ready: git-continuity-hook {__version__} at {HOOK} (Python {sys.version.split()[0]})"
 
 
 def ok(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
@@ -86,7 +89,7 @@ def test_status_says_what_runs_what_is_trusted_and_when_each_last_ran(repo: Path
             for key, value in state.items()
         )
     )
-    # One hook ran (its line in the log); the command of another can no longer find the tool.
+    # One hook ran (its line in the log); the command of another was changed by hand.
     start = subprocess.run(
         ["git-continuity-hook", "agent", "claude", "session-start"],
         cwd=repo,
@@ -96,33 +99,36 @@ def test_status_says_what_runs_what_is_trusted_and_when_each_last_ran(repo: Path
     )
     assert start.returncode == 0
     settings = repo / ".claude" / "settings.json"
-    gone = "/nowhere/git-continuity-hook"
     text = json.loads(settings.read_text())
     stop = text["hooks"]["Stop"][0]["hooks"][0]
-    stop["command"] = stop["command"].replace(HOOK, gone)
+    expected = stop["command"]
+    stop["command"] = "nice " + stop["command"]
     settings.write_text(json.dumps(text, indent=2) + "\n")
-    env = {**os.environ, "PATH": "/usr/bin:/bin"}  # git-continuity-hook is not on this PATH
-    out = subprocess.run(
-        [str(BIN / "git-continuity"), "agent", "status"], cwd=repo, capture_output=True, text=True, env=env
-    )
+    out = subprocess.run([str(BIN / "git-continuity"), "agent", "status"], cwd=repo, capture_output=True, text=True)
     (ran,) = [line for line in (repo / ".git" / "continuity" / "agent-hooks.log").read_text().splitlines()]
     at = ran.split(" ")[0].replace("T", " ").rstrip("Z")
     assert ran.split(" ", 1)[1] == "claude session-start context"
     assert (out.returncode, out.stderr) == (0, "")
     assert out.stdout == (
         "claude: 5 hooks in .claude/settings.json\n"
-        f"  SessionStart        runs {HOOK}; last ran {at} UTC and put context in\n"
-        f"  PreCompact          runs {HOOK}; never ran here\n"
-        f"  Stop                CANNOT RUN: git-continuity-hook is neither at {gone} nor on PATH: the hook cannot run; "
+        f"  SessionStart        {READY}; last ran {at} UTC and put context in\n"
+        f"  PreCompact          {READY}; never ran here\n"
+        f"  Stop                {READY}; this entry's command was changed by hand (agent install writes: {expected}); "
         "never ran here\n"
-        f"  SessionEnd          runs {HOOK}; never ran here\n"
-        f"  PostToolUseFailure  runs {HOOK}; never ran here\n"
-        f"codex: 5 hooks in .codex/hooks.json, each runs {HOOK}\n"
+        f"  SessionEnd          {READY}; never ran here\n"
+        f"  PostToolUseFailure  {READY}; never ran here\n"
+        "  claude is not on this PATH: nothing runs these hooks here until it is "
+        "(npm install -g @anthropic-ai/claude-code)\n"
+        f"  the model's shell ({SHELL} -c 'command -v git-continuity') finds {BIN / 'git-continuity'}\n"
+        f"codex: 5 hooks in .codex/hooks.json, each {READY}\n"
         "  SessionStart  trusted; never ran here\n"
         "  PreCompact    changed since it was trusted (open /hooks in Codex and trust it again); never ran here\n"
         "  Stop          trusted; never ran here\n"
         "  SessionEnd    not trusted yet (open /hooks in Codex and trust it); never ran here\n"
         "  PostToolUse   not trusted yet (open /hooks in Codex and trust it); never ran here\n"
+        "  codex is not on this PATH: nothing runs these hooks here until it is (npm install -g @openai/codex)\n"
+        f"  the model's shell ({SHELL} -lc 'command -v git-continuity') does not find git-continuity: the brief tells "
+        f"the model to run {BIN / 'git-continuity'}\n"
         "gemini: not installed here (git continuity agent install gemini)\n"
         f"(each hook run adds a line to {repo / '.git' / 'continuity' / 'agent-hooks.log'})\n"
     )
@@ -136,22 +142,43 @@ def test_status_says_what_runs_what_is_trusted_and_when_each_last_ran(repo: Path
         ("SessionEnd", "untrusted"),
         ("PostToolUse", "untrusted"),
     ]
-    claude = document["agents"][0]
-    assert [(h["event"], h["runs"], h["last_answer"]) for h in claude["hooks"]] == [
-        ("SessionStart", True, "context"),
-        ("PreCompact", True, None),
-        ("Stop", True, None),  # git-continuity-hook is on the tests' PATH: the fallback finds it
-        ("SessionEnd", True, None),
-        ("PostToolUseFailure", True, None),
+
+    # The tool recorded here is gone and none is on PATH: each hook's launcher says so, as the
+    # agent would be told.
+    gone = "/nowhere/git-continuity-hook"
+    (repo / ".git" / "continuity" / "agents" / "hook-program").write_text(gone + "\n")
+    env = {**os.environ, "PATH": "/usr/bin:/bin"}
+    out = subprocess.run(
+        [str(BIN / "git-continuity"), "agent", "status", "--json"], cwd=repo, capture_output=True, text=True, env=env
+    )
+    claude = json.loads(out.stdout)["agents"][0]
+    said = f"git-continuity-hook is neither at {gone} nor on PATH, so "
+    fix = "; install git-continuity where this agent finds it (or run: git continuity agent install claude)"
+    assert [(h["event"], h["runs"], h["program"], h["why"]) for h in claude["hooks"]] == [
+        (
+            "SessionStart",
+            False,
+            None,
+            said + "this session gets no continuity brief, no closure gate and no handoff" + fix,
+        ),
+        ("PreCompact", False, None, said + "no handoff was recorded before this compaction" + fix),
+        (
+            "Stop",
+            False,
+            None,
+            said + "the closure gate did not run" + fix + f"; this entry's command was changed by "
+            f"hand (agent install writes: {expected})",
+        ),
+        ("SessionEnd", False, None, said + "no handoff was recorded at the end of this session" + fix),
+        ("PostToolUseFailure", False, None, said + "nothing notices a failing command retried in a loop" + fix),
     ]
-    assert claude["hooks"][2]["why"] == f"{gone} is gone; runs {HOOK} from PATH"
 
 
 def test_installed_hooks_is_what_doctor_reads(repo: Path, codex_home: Path) -> None:
     ok(repo, "agent", "install", "claude")
-    found = agents.installed_hooks(repo)
-    assert [(c.agent, c.event, c.action, c.position, c.runs, c.program, c.trust) for c in found] == [
-        ("claude", event, action, (0, 0), True, HOOK, None)
+    found = agent_probe.installed_hooks(repo, common_dir=repo / ".git")
+    assert [(c.agent, c.event, c.action, c.position, c.runs, c.program, c.trust, c.why) for c in found] == [
+        ("claude", event, action, (0, 0), True, HOOK, None, READY)
         for event, action in (
             ("SessionStart", "session-start"),
             ("PreCompact", "pre-compact"),
@@ -162,7 +189,7 @@ def test_installed_hooks_is_what_doctor_reads(repo: Path, codex_home: Path) -> N
     ]
 
 
-def test_a_hook_recorded_at_a_path_holding_a_space_is_read_as_recorded(
+def test_a_hook_recorded_at_a_path_holding_a_space_runs_from_there(
     repo: Path, codex_home: Path, tmp_path: Path
 ) -> None:
     spaced = tmp_path / "my tools"
@@ -170,14 +197,28 @@ def test_a_hook_recorded_at_a_path_holding_a_space_is_read_as_recorded(
     hook = spaced / "git-continuity-hook"
     hook.write_bytes((BIN / "git-continuity-hook").read_bytes())
     hook.chmod(0o755)
-    env = {**os.environ, "PATH": f"{spaced}{os.pathsep}{os.environ['PATH']}"}
-    ok(repo, "agent", "install", "claude", env=env)
+    ok(repo, "agent", "install", "claude")
+    (repo / ".git" / "continuity" / "agents" / "hook-program").write_text(f"{hook}\n")
     events = ("SessionStart", "PreCompact", "Stop", "SessionEnd", "PostToolUseFailure")
-    assert [(c.event, c.program, c.why) for c in agents.installed_hooks(repo)] == [
-        (event, str(hook), f"runs {hook}") for event in events
+    assert [(c.event, c.program) for c in agent_probe.installed_hooks(repo, common_dir=repo / ".git")] == [
+        (event, str(hook)) for event in events
     ]
-    hook.unlink()  # gone: doctor says the hooks fall back to the one on PATH
-    doctor = cont(repo, "doctor")
-    assert f"the claude hooks' recorded {hook} is gone; they fall back to git-continuity-hook on PATH" in doctor.out, (
-        doctor.out
+
+
+def test_install_and_status_name_a_shell_that_cannot_start_and_an_agent_not_on_path(
+    repo: Path, codex_home: Path
+) -> None:
+    env = {**os.environ, "SHELL": "/nowhere/bash", "PATH": f"{BIN}:/usr/bin:/bin"}
+    out = ok(repo, "agent", "install", "codex", env=env)
+    assert out.endswith(
+        "warning: the model's shell (/nowhere/bash -lc 'command -v git-continuity') cannot be started: "
+        "[Errno 2] No such file or directory: '/nowhere/bash'\n"
     )
+    status = ok(repo, "agent", "status", env=env).splitlines()
+    assert "  codex is not on this PATH: nothing runs these hooks here until it is (npm install -g @openai/codex)" in (
+        status
+    )
+    assert (
+        "  the model's shell (/nowhere/bash -lc 'command -v git-continuity') cannot be started: "
+        "[Errno 2] No such file or directory: '/nowhere/bash'"
+    ) in status

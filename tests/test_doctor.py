@@ -269,17 +269,14 @@ def test_git_hooks_whose_python_is_gone(started: Path) -> None:
 def test_agent_hooks_whose_command_cannot_start(started: Path, tmp_path: Path) -> None:
     assert cont(started, "agent", "install", "claude").code == 0
     settings = started / ".claude" / "settings.json"
-    program = subprocess.run(
-        ["sh", "-c", "command -v git-continuity-hook"], capture_output=True, text=True
-    ).stdout.strip()
-    assert program in settings.read_text()
-    settings.write_text(settings.read_text().replace(program, "/gone/bin/git-continuity-hook"))
+    assert cont(started, "doctor").out == NOTHING
+    (started / ".git" / "continuity" / "agents" / "hook-program").write_text("/gone/bin/git-continuity-hook\n")
     ran = cont(started, "doctor")
     assert (ran.code, ran.out) == (
         0,
         NOTHING.rstrip("\n") + "\n\nAdvice (not problems)\n"
-        f"  agent    {settings}: the claude hooks' recorded /gone/bin/git-continuity-hook is gone; they fall back"
-        " to git-continuity-hook on PATH\n           git continuity agent install claude\n",
+        f"  agent    {settings}: the claude hooks' recorded /gone/bin/git-continuity-hook is gone; they run"
+        " git-continuity-hook from PATH\n           git continuity agent install claude\n",
     )
     # With the tool on no PATH either, the hooks cannot start: the agent would go on without them.
     env = {**os.environ, "PATH": "/usr/bin:/bin"}
@@ -288,8 +285,10 @@ def test_agent_hooks_whose_command_cannot_start(started: Path, tmp_path: Path) -
     )
     assert done.returncode == 1, done
     assert (
-        f"  agent    {settings}: the claude hooks cannot start: git-continuity-hook is neither at"
-        " /gone/bin/git-continuity-hook nor on PATH\n"
+        f"  agent    {settings}: the claude hooks cannot run: git-continuity-hook is neither at"
+        " /gone/bin/git-continuity-hook nor on PATH, so this session gets no continuity brief, no closure gate and"
+        " no handoff; install git-continuity where this agent finds it (or run: git continuity agent install"
+        " claude)\n"
         "           fix: install git-continuity where the agent finds it, then: git continuity agent install claude\n"
     ) in done.stdout
 

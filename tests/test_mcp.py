@@ -133,7 +133,7 @@ def test_each_tool_runs_its_command_and_answers_with_its_json(started: Path) -> 
         [
             ("orient", {}),
             ("claim_add", {"text": "the first commit exists", "check": "commit:HEAD"}),
-            ("thread_add", {"title": "ship it", "checks": ["file:README"]}),
+            ("thread_add", {"title": "ship it", "check": "file:README"}),
             ("journal_add", {"text": "tried the quick fix: it breaks login"}),
             ("next", {"text": "rebase on main"}),
             ("next", {}),
@@ -165,15 +165,15 @@ def test_each_tool_runs_its_command_and_answers_with_its_json(started: Path) -> 
         started,
         [
             ("status", {}),
-            ("verify", {"ids": [c["id"]]}),
-            ("thread_list", {"status": ["open"]}),
+            ("verify", {"claim": c["id"]}),
+            ("thread_list", {"status": "open"}),
             ("progress", {"thread": t["id"]}),
-            ("thread_set", {"id": t["id"], "status": "waiting"}),
-            ("thread_set", {"id": t["id"], "status": "open"}),
-            ("thread_close", {"id": t["id"]}),
+            ("thread_set", {"thread": t["id"], "status": "waiting"}),
+            ("thread_set", {"thread": t["id"], "status": "open"}),
+            ("thread_close", {"thread": t["id"]}),
             ("check", {}),
-            ("blocker_done", {"id": b["id"]}),
-            ("claim_retract", {"id": c["id"], "why": "not needed"}),
+            ("blocker_done", {"blocker": b["id"]}),
+            ("claim_retract", {"claim": c["id"], "why": "not needed"}),
             ("handoff", {"note": "done for today"}),
         ],
         "--repo",
@@ -203,6 +203,46 @@ def test_each_tool_runs_its_command_and_answers_with_its_json(started: Path) -> 
     assert after["blockers"] == []
 
 
+def test_one_vocabulary_of_arguments_each_described_in_one_line(started: Path) -> None:
+    async def work(session: ClientSession) -> list[types.Tool]:
+        return (await session.list_tools()).tools
+
+    seen: dict[str, dict[str, Any]] = {}
+    for tool in serve(started, work, "--repo", str(started)):
+        for name, shape in tool.input_schema["properties"].items():
+            said = shape["description"]
+            assert said and "\n" not in said, (tool.name, name)
+            if name in ("text", "title", "note"):
+                continue
+            # The same name means the same thing everywhere (a list where a tool takes several).
+            plain = shape.get("anyOf", [shape])[0]
+            assert (
+                seen.setdefault(name, {k: v for k, v in plain.items() if k != "description"})
+                == {k: v for k, v in plain.items() if k != "description"}
+                or name == "status"
+            ), (tool.name, name)
+    assert {"thread", "check", "claim", "blocker"} <= set(seen)
+    assert not {"id", "ids", "checks"} & set(seen)
+
+
+def test_a_refusal_is_a_tool_error_with_the_commands_words(started: Path) -> None:
+    made = cont(started, "thread", "add", "Release v1.2", "--check", "tag:v1.2").out
+    thread = made.split()[1]
+    closing, checking = calls(started, [("thread_close", {"thread": thread}), ("check", {})], "--repo", str(started))
+    said = cont(started, "thread", "close", thread)
+    assert said.code == 1
+    assert closing.is_error and text(closing) == said.out.strip()
+    assert checking.is_error and text(checking).startswith("Not done: 1 open thread")
+
+
+def test_text_from_the_state_is_escaped_as_on_the_command_line(started: Path) -> None:
+    assert cont(started, "next", "ring \x07 the \x1b[31mbell").code == 0
+    (read,) = calls(started, [("next", {})], "--repo", str(started))
+    assert text(read) == "next: ring \\x07 the \\x1b[31mbell"
+    assert read.structured_content == {"stream": "main", "next_action": "ring \\x07 the \\x1b[31mbell"}
+    assert cont(started, "next").out == "ring \\x07 the \\x1b[31mbell\n"
+
+
 def refused(result: types.CallToolResult) -> str:
     assert result.is_error and result.structured_content is None
     return text(result)
@@ -222,8 +262,8 @@ def test_bad_input_is_a_tool_error_with_the_reason_nothing_written_and_the_serve
             ("claim_add", {"text": 42}),
             ("claim_add", {"text": "x", "force": True}),
             ("claim_add", {"text": "pushed", "check": "pushed:HEAD"}),
-            ("claim_retract", {"id": "c-zzzzzz", "why": "gone"}),
-            ("thread_set", {"id": "t-zzzzzz", "status": "finished"}),
+            ("claim_retract", {"claim": "c-zzzzzz", "why": "gone"}),
+            ("thread_set", {"thread": "t-zzzzzz", "status": "finished"}),
             ("status", {}),
         ]
         for name, arguments in calls:

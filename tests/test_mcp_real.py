@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_harness import binary, bounded, claude_env
+from agent_harness import binary, bounded, claude_env, codex, gemini, gemini_env, setup_codex, trust_codex_hooks
 from conftest import cont, git
 from model_imitation import Imitation, Reply, Tool, Turns
 
@@ -73,3 +73,49 @@ def test_claude_code_calls_orient_and_claim_add_through_the_mcp_server(repo: Pat
     (claim,) = json.loads(cont(repo, "status", "--json").out)["claims"]
     assert said.startswith(f"Recorded claim {claim['id']}: HEAD exists\n  handle  commit:{head[:12]}…")
     assert (claim["text"], claim["handle"], claim["state"]) == ("HEAD exists", f"commit:{head}", "verified")
+
+
+def test_gemini_cli_calls_claim_add_through_the_mcp_server_agent_install_registered(repo: Path, tmp_path: Path) -> None:
+    for args in (("init", "--local"), ("objective", "set", "ship the login fix", "--why", "users are locked out")):
+        assert cont(repo, *args).code == 0
+    done = cont(repo, "agent", "install", "gemini", "--mcp")
+    assert done.code == 0, done.err
+    head = git(repo, "rev-parse", "HEAD")
+    call = Tool("mcp_git-continuity_claim_add", {"text": "HEAD exists", "check": "commit:HEAD"})
+    with Imitation("gemini", Turns([Reply("", call), Reply("Recorded.")])) as model:
+        ran = gemini(repo, gemini_env(tmp_path / "agent-home", model), "Record that HEAD exists.")
+    assert (ran.code, ran.out) == (0, "Recorded.\n"), ran
+    first, answered = model.conversation()
+    names = [f["name"] for t in first["tools"] for f in t.get("functionDeclarations", [])]
+    assert "mcp_git-continuity_orient" in names and "mcp_git-continuity_claim_add" in names
+    (response,) = [p["functionResponse"] for p in answered["contents"][-1]["parts"] if "functionResponse" in p]
+    (claim,) = json.loads(cont(repo, "status", "--json").out)["claims"]
+    assert f"Recorded claim {claim['id']}: HEAD exists" in json.dumps(response)
+    assert (claim["text"], claim["handle"], claim["state"]) == ("HEAD exists", f"commit:{head}", "verified")
+
+
+def test_codex_gets_the_brief_from_session_start_while_the_mcp_server_is_late(repo: Path, tmp_path: Path) -> None:
+    for args in (("init", "--local"), ("objective", "set", "ship the login fix", "--why", "users are locked out")):
+        assert cont(repo, *args).code == 0
+    done = cont(repo, "agent", "install", "codex", "--mcp")
+    assert done.code == 0, done.err
+    # The server takes its time to start (a cold disk, a slow import); Codex sends its first
+    # request without waiting for it, so "orient first" cannot go through MCP on turn 1: the
+    # SessionStart hook puts the brief there.
+    config = repo / ".codex" / "config.toml"
+    config.write_text(config.read_text().replace('"cd ', '"sleep 5; cd '))
+    home = tmp_path / "agent-home"
+    home.mkdir()
+    with Imitation("openai", Turns([Reply("Oriented.")])) as model:
+        env = setup_codex(repo, home, model)
+        trust_codex_hooks(repo, env)
+        ran = codex(repo, env, "What is the objective?")
+    assert (ran.code, ran.out) == (0, "Oriented.\n"), ran
+    (first,) = model.conversation()
+    developer = [
+        "\n".join(p["text"] for p in item["content"] if "text" in p)
+        for item in first["input"]
+        if item.get("type") == "message" and item.get("role") == "developer"
+    ]
+    (brief,) = [t for t in developer if t.startswith("# git-continuity brief: stream main\n")]
+    assert "ship the login fix" in brief

@@ -54,11 +54,15 @@ def install(repo: Repo, *, agent: str, mcp: bool = False) -> int:
     top = _top(repo)
     settings = top / target.settings
     old = _read(settings)
-    program = _program()
     try:
-        merged = agent_settings.install(target, old, target.settings, program)
+        merged = agent_settings.install(target, old, target.settings)
     except JSONEditError as error:
         raise UserError(f"{error}; nothing was written") from None
+    if mcp:
+        from git_continuity import mcp_install
+
+        mcp_install.check_sdk()  # before anything is written
+        mcp_install.check(top, agent)
     record = _read_record(repo, agent) or {}
     created = [list(c) for c in record.get("created", [])] if old is not None else [["file"]]
     created += [c for c in merged.created if c not in created]
@@ -77,12 +81,28 @@ def install(repo: Repo, *, agent: str, mcp: bool = False) -> int:
     if merged.text != old:
         settings.parent.mkdir(parents=True, exist_ok=True)
         _write(settings, merged.text)
+    launcher = top / agents.launcher(target)
+    made_hooks_dir = not launcher.parent.exists()
+    was = _read(launcher)
+    if was != agents.launcher_text():
+        launcher.parent.mkdir(parents=True, exist_ok=True)
+        _write(launcher, agents.launcher_text())
+        launcher.chmod(0o755)
     for event in merged.added:
         print(f"{target.settings}: {event} runs {_command(target, event)}")
     for event in merged.updated:
-        print(f"{target.settings}: {event} updated to run git-continuity-hook by its path, PATH as the fallback")
+        print(f"{target.settings}: {event} updated to run the launcher {agents.launcher(target)}")
     for event in merged.present:
         print(f"{target.settings}: {event} already runs git-continuity (left as it is)")
+    for event in merged.changed:
+        hook = next(h for h in target.hooks if h.event == event)
+        print(
+            f"{target.settings}: {event}: the git-continuity entry was changed by hand (left as it is); "
+            f"install writes: {agents.installed_command(target, hook)}"
+        )
+    said = "the launcher the hooks run; commit it with the settings"
+    updated = " (updated)" if was is not None and was != agents.launcher_text() else ""
+    print(f"{agents.launcher(target)}: {said}{updated}")
     if target.instructions and new_instructions is not None:
         text, changed = new_instructions
         if changed:
@@ -92,38 +112,62 @@ def install(repo: Repo, *, agent: str, mcp: bool = False) -> int:
             print(f"{target.instructions}: the continuity routine is there already")
     path = _record_path(repo, agent)
     path.parent.mkdir(parents=True, exist_ok=True)
-    dirs = sorted(set(record.get("dirs", [])) | ({str(settings.parent.relative_to(top))} if made_dir else set()))
-    kept = {"created": created, "dirs": dirs} | (
+    made = {str(settings.parent.relative_to(top))} if made_dir else set()
+    made |= {str(launcher.parent.relative_to(top))} if made_hooks_dir else set()
+    dirs = sorted(set(record.get("dirs", [])) | made, key=lambda d: (-d.count("/"), d))
+    kept = {"created": created, "dirs": dirs, "launcher": record.get("launcher", was is None)} | (
         {"instructions": record["instructions"]} if target.instructions else {}
     )
     _write(path, json.dumps(kept, indent=2) + "\n")
+    program = _program()
+    hook_program = repo.local_dir / agents.HOOK_PROGRAM
+    if program is not None:
+        _write(hook_program, program + "\n")
     if mcp:
         from git_continuity import mcp_install
 
         mcp_install.install(repo, top, agent)
     print(_after(agent))
-    runs = (
-        f"{program}, or git-continuity-hook from PATH where that is gone"
-        if program
-        else "git-continuity-hook from PATH"
-    )
-    print(f"The hooks run {runs}; remove them with: git continuity agent uninstall {agent}")
-    if program is None:
-        print(
-            "warning: git-continuity-hook is neither on this PATH nor beside this Python, so these hooks can only say\n"
-            "that they cannot run; install the tool where the agent's PATH finds it (README: Install)"
-        )
+    _report(repo, target, program)
+    _shell(repo, agent, program)
     return 0
 
 
+def _shell(repo: Repo, agent: str, program: str | None) -> None:
+    """Ask the shell the agent gives the model whether it finds git-continuity; where it does
+    not, the brief names the absolute command (agent_shell.py)."""
+    from git_continuity import agent_shell
+
+    answer = agent_shell.ask(agent, _top(repo))
+    beside = Path(program).parent / "git-continuity" if program else None
+    command = str(beside) if beside is not None and beside.is_file() else None
+    agent_shell.record(repo.common_dir, agent, answer, command)
+    kept = agent_shell.recorded(repo.common_dir, agent) or answer
+    print(("" if answer["state"] == "found" else "warning: ") + agent_shell.said(kept))
+
+
+def _report(repo: Repo, target: agents.Target, program: str | None) -> None:
+    """What the hooks run on this machine, asked of one of them as the agent would."""
+    from git_continuity import agent_probe
+
+    where = f".git/continuity/{agents.HOOK_PROGRAM}"
+    runs = f"{program} (recorded in {where}), else " if program else ""
+    runs += "git-continuity-hook from PATH"
+    print(f"On this machine the hooks run {runs}; remove them with: git continuity agent uninstall {target.agent}")
+    checks = agent_probe.installed_hooks(_top(repo), [target], repo.common_dir)
+    broken = next((c for c in checks if not c.runs), None)
+    if broken is not None:
+        print(f"warning: the {broken.event} hook {broken.why}")
+
+
 def _program() -> str | None:
-    """The git-continuity-hook the hooks run: the one on this PATH, else the one installed
-    beside this Python (a virtual environment that is not on PATH)."""
-    found = shutil.which("git-continuity-hook")
-    if found:
-        return str(Path(found).absolute())
+    """The git-continuity-hook the hooks run: the one beside this Python (the copy running
+    install), else the one on PATH."""
     beside = Path(sys.executable).parent / "git-continuity-hook"
-    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else None
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside.absolute())
+    found = shutil.which("git-continuity-hook")
+    return str(Path(found).absolute()) if found else None
 
 
 def _command(target: agents.Target, event: str) -> str:
@@ -186,6 +230,10 @@ def uninstall(repo: Repo, *, agent: str) -> int:
     else:
         _write(settings, new)
         print(f"{target.settings}: removed {removed} git-continuity hook{'s' if removed != 1 else ''}")
+    launcher = top / agents.launcher(target)
+    if (_read(launcher) or "").startswith(agents.launcher_text().split("\n", 1)[0]):
+        launcher.unlink()
+        print(f"{agents.launcher(target)}: removed")
     for folder in record.get("dirs", []) if record else []:
         with contextlib.suppress(OSError):  # removed only when empty: nothing of the user's goes
             (top / folder).rmdir()
@@ -202,10 +250,22 @@ def uninstall(repo: Repo, *, agent: str) -> int:
             print(f"{target.instructions}: removed the continuity routine")
     if record is not None:
         _record_path(repo, agent).unlink(missing_ok=True)
+    from git_continuity import agent_shell
+
+    agent_shell.forget(repo.common_dir, agent)
+    if not any(_read_record(repo, name) for name in agents.TARGETS):
+        (repo.local_dir / agents.HOOK_PROGRAM).unlink(missing_ok=True)  # no hooks of this clone read it now
     return 0
 
 
 # -- status -------------------------------------------------------------------------------------
+
+# Each agent's program and how to install it (what status names when this PATH lacks it).
+BINARIES = {
+    "claude": ("claude", "npm install -g @anthropic-ai/claude-code"),
+    "codex": ("codex", "npm install -g @openai/codex"),
+    "gemini": ("gemini", "npm install -g @google/gemini-cli"),
+}
 
 TRUST_SAID = {
     "trusted": "trusted",
@@ -217,10 +277,10 @@ TRUST_SAID = {
 
 def status_document(repo: Repo) -> dict[str, Any]:
     """Which agents have our hooks here, whether each would run, and when each last ran."""
-    from git_continuity import hook_log
+    from git_continuity import agent_probe, agent_shell, hook_log
 
     top = _top(repo)
-    checks = agents.installed_hooks(top)
+    checks = agent_probe.installed_hooks(top, common_dir=repo.common_dir)
     last = hook_log.last_runs(str(repo.common_dir))
     listed = []
     for name, target in agents.TARGETS.items():
@@ -241,6 +301,9 @@ def status_document(repo: Repo) -> dict[str, Any]:
                 }
             )
         entry: dict[str, Any] = {"agent": name, "settings": target.settings, "installed": bool(mine), "hooks": hooks}
+        if mine:
+            entry["shell"] = agent_shell.recorded(repo.common_dir, name)
+            entry["binary"] = shutil.which(BINARIES[name][0])
         if name == "codex":
             entry["project_trusted"] = agent_trust.codex_project_trusted(top) if mine else None
             entry["config"] = str(agent_trust.codex_home() / "config.toml")
@@ -295,10 +358,9 @@ def status(repo: Repo, *, as_json: bool = False) -> int:
                 print(f"{name}: not installed here (git continuity agent install {name})")
             continue
         hooks = entry["hooks"]
-        programs = {h["program"] for h in hooks}
         count = f"{len(hooks)} hook{'s' if len(hooks) != 1 else ''} in {entry['settings']}"
-        one = len(programs) == 1 and all(h["runs"] and h["why"] == f"runs {h['program']}" for h in hooks)
-        print(f"{name}: {count}" + (f", each runs {hooks[0]['program']}" if one else ""))
+        one = len({h["why"] for h in hooks}) == 1 and all(h["runs"] for h in hooks)
+        print(f"{name}: {count}" + (f", each {hooks[0]['why']}" if one else ""))
         if name == "codex" and entry["project_trusted"] is not True:
             unread = "could not be read for the project's trust"
             trust = (
@@ -310,5 +372,12 @@ def status(repo: Repo, *, as_json: bool = False) -> int:
             parts = [] if one else [h["why"] if h["runs"] else f"CANNOT RUN: {h['why']}"]
             parts += [TRUST_SAID[h["trust"]]] if h["trust"] is not None else []
             print(f"  {h['event']:<{width}}" + "; ".join([*parts, _when(h)]))
+        if entry.get("binary") is None:
+            program, how = BINARIES[name]
+            print(f"  {program} is not on this PATH: nothing runs these hooks here until it is ({how})")
+        if entry.get("shell") is not None:
+            from git_continuity import agent_shell
+
+            print(f"  {agent_shell.said(entry['shell'])}")
     print(f"(each hook run adds a line to {document['log']})")
     return 0

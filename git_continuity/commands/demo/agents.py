@@ -18,8 +18,8 @@ def agents(t: Tour) -> None:
     world(t)
     t.say(
         "Chapter agents. agent install wires the routine into Claude Code's hooks, for every clone (the\n"
-        "settings file is committed): orient at session start, a handoff before each compaction and at\n"
-        "the end, and the closure gate when the agent would stop."
+        "settings and the small launcher they run are committed): orient at session start, a handoff\n"
+        "before each compaction and at the end, and the closure gate when the agent would stop."
     )
     t.run(
         "work",
@@ -30,7 +30,7 @@ def agents(t: Tour) -> None:
         "claude",
         elide=(r"\.claude/settings\.json: ", "'.claude/settings.json: … runs …', one per hook"),
     )
-    t.run("work", "git", "add", ".claude/settings.json")
+    t.run("work", "git", "add", ".claude")  # the settings and the launcher they run
     t.run("work", "git", "commit", "-q", "-m", "Claude Code runs git-continuity's hooks")
     opened = t.run("work", "git", "continuity", "thread", "add", "Release 1.2 is tagged", "--check", "tag:v1.2=HEAD")
     thread = made(opened, "t")
