@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from git_continuity.cli_plan import AFTER, CANCEL, CLAIM, PRIORITY, READY
 from git_continuity.cli_spec import HANDLES, JSON, ONLINE, Command, Latest, Offered, Once, opt
 
 BUDGET = opt(
@@ -70,11 +71,17 @@ STATE: tuple[Command, ...] = (
     ),
     Command(
         "next",
-        "set the next action (print it when no text is given)",
-        '  git continuity next "rebase on origin/main and push again"\n  git continuity next --json',
+        "set the next action (print it when no text is given; none set: the first ready thread)",
+        '  git continuity next "rebase on origin/main and push again"\n  git continuity next --json\n'
+        "  git continuity next --clear",
         "git_continuity.commands.next:next_action",
-        (opt("text", nargs="?", help="the first thing the next session should do (none: print it)"), JSON),
+        (
+            opt("text", nargs="?", help="the first thing the next session should do (none: print it)"),
+            opt("--clear", action="store_true", help="remove the next action (ready then says what comes first)"),
+            JSON,
+        ),
     ),
+    READY,
     Command(
         "blocker",
         "record what stops progress, and when it is gone",
@@ -84,9 +91,13 @@ STATE: tuple[Command, ...] = (
             Command(
                 "add",
                 "record a blocker",
-                '  git continuity blocker add "waiting for the API key"',
+                '  git continuity blocker add "waiting for the API key"\n'
+                '  git continuity blocker add "needs the staging database" --thread t-k7m2qx',
                 "git_continuity.commands.blocker:add",
-                (opt("text", help="what stops progress"),),
+                (
+                    opt("text", help="what stops progress"),
+                    opt("--thread", metavar="ID", help="the thread it holds out of the ready queue (default: none)"),
+                ),
             ),
             Command(
                 "done",
@@ -190,27 +201,41 @@ STATE: tuple[Command, ...] = (
                         help="an acceptance check (repeatable)",
                     ),
                     BUDGET,
+                    AFTER,
+                    PRIORITY,
                 ),
                 epilog="Revisions in checks resolve to full ids now (HEAD is the commit you are on), so a check"
                 "\nabout a commit is added once that commit exists; more later: claim add … --thread ID.",
             ),
             Command(
                 "set",
-                "park or reopen a thread (open, watching, blocked, waiting); done comes only from close",
+                "park or reopen a thread, or change its --after and --priority; done comes only from close",
                 "  git continuity thread set t-k7m2qx waiting\n"
-                "  git continuity thread set t-k7m2qx open --budget attempts=3   # after a stop-loss",
+                "  git continuity thread set t-k7m2qx open --budget attempts=3   # after a stop-loss\n"
+                "  git continuity thread set t-k7m2qx --after t-m3p9qa --priority 1",
                 "git_continuity.commands.thread:set_status",
                 (
                     opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"),
                     # done is accepted only to be refused with the way to close (thread close).
                     opt(
                         "status",
+                        nargs="?",
                         choices=Offered(("open", "watching", "blocked", "waiting"), "done"),
-                        help="its status now",
+                        help="its status now (default: unchanged)",
                     ),
                     BUDGET,
+                    AFTER,
+                    opt(
+                        "--no-after",
+                        action="append",
+                        metavar="ID",
+                        help="no longer wait for this thread (repeatable)",
+                    ),
+                    PRIORITY,
                 ),
             ),
+            CANCEL,
+            CLAIM,
             Command(
                 "close",
                 "close a thread if every check verifies now; exit 1 listing what does not",
@@ -228,7 +253,7 @@ STATE: tuple[Command, ...] = (
                         "--status",
                         dest="statuses",
                         action="append",
-                        choices=["open", "watching", "blocked", "waiting", "done"],
+                        choices=["open", "watching", "blocked", "waiting", "done", "cancelled"],
                         help="only threads with this status (repeatable)",
                     ),
                     JSON,

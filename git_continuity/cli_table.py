@@ -297,7 +297,7 @@ AROUND: tuple[Command, ...] = (
 
 # The order the help lists them in (one string reads better here than 29).
 ORDER = (  # noqa: SIM905
-    "init status objective next blocker claim thread check verify progress ci journal show hooks trust orient handoff"
-    " place repo agent mcp log edit pull push sync doctor conflict plugins demo help hook-impl"
+    "init status objective next blocker claim thread ready check verify progress ci journal show hooks trust orient"
+    " handoff place repo agent mcp log edit pull push sync doctor conflict quarantine plugins demo help hook-impl"
 ).split()
 COMMANDS: tuple[Command, ...] = tuple(sorted((*STATE, *PLACES, *AROUND), key=lambda c: ORDER.index(c.name)))

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from git_continuity import brief, budget, policy, render, session, store, verify
+from git_continuity import brief, budget, planning, policy, render, session, store, verify
 from git_continuity import repo as git
 from git_continuity.budget import Item, Section
 from git_continuity.errors import UserError
@@ -68,7 +68,7 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
         threads_moved = []
     known = then is not None or baseline.kind != "none"
     did = Did([m for m in moved if m.ref.startswith("refs/heads/")], added, threads_moved)
-    open_threads = sorted((t for t in threads.values() if t.status != "done"), key=lambda t: (t.added_at, t.id))
+    open_threads = sorted((t for t in threads.values() if not planning.ended(t)), key=lambda t: (t.added_at, t.id))
     changes = store.read_objective_log(snap)
     who = session.who(repo, agent_session=agent_session)._replace(session=session_id, agent=found.agent)
     journal_id = new_id("journal")
@@ -111,10 +111,15 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
     stored_json = data.to_json()
 
     def change(s: store.Snapshot) -> store.Change:
-        return store.Change(
-            f"handoff {data.id}: session {session_id}\n\n{entry.text}",
-            {path: store.handoff_bytes(stored_json), store.journal_path(entry, moment): store.entry_bytes(entry)},
-        )
+        files: dict[str, bytes | None] = {
+            path: store.handoff_bytes(stored_json),
+            store.journal_path(entry, moment): store.entry_bytes(entry),
+        }
+        # The session's thread claims end with its handoff: the threads are free for the next one.
+        ended = planning.expired_by_handoff(planning.claims_from(store.read_thread_claims(s)), session_id, who.host)
+        files.update({store.thread_claim_path(t): None for t in ended})
+        released = f"\n\nreleased: {', '.join(ended)}" if ended else ""
+        return store.Change(f"handoff {data.id}: session {session_id}\n\n{entry.text}{released}", files)
 
     after = store.update(repo, stream, change, who=who)
     if own is not None:

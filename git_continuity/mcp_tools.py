@@ -89,6 +89,28 @@ TOOLS: tuple[Tool, ...] = (
         ("title",),
     ),
     Tool(
+        "ready",
+        ("ready",),
+        "Open threads to take up now, by priority.",
+        schema="ready",
+    ),
+    Tool(
+        "thread_claim",
+        ("thread", "claim"),
+        "Claim a thread for this session.",
+        {"id": _TEXT, "steal": {"type": "boolean"}},
+        ("id",),
+        {"id": "thread_id"},
+    ),
+    Tool(
+        "thread_cancel",
+        ("thread", "cancel"),
+        "End a thread unfinished, saying why.",
+        {"id": _TEXT, "why": _TEXT},
+        ("id", "why"),
+        {"id": "thread_id"},
+    ),
+    Tool(
         "thread_set",
         ("thread", "set"),
         "Park or reopen a thread; only thread_close makes it done.",
@@ -109,7 +131,7 @@ TOOLS: tuple[Tool, ...] = (
         "thread_list",
         ("thread", "list"),
         "Threads with their status and checks verified now.",
-        {"status": {"type": "array", "items": {"enum": STATUSES}}},
+        {"status": {"type": "array", "items": {"enum": [*STATUSES, "cancelled"]}}},
         keywords={"status": "statuses"},
         schema="thread-list",
     ),
@@ -283,6 +305,8 @@ def summary(tool: Tool, document: dict[str, Any], code: int) -> str:
             for t in document["threads"]
         ]
         said = "\n".join(lines) or "no threads"
+    elif tool.name == "ready":
+        said = "\n".join(f"{t['id']} P{t['priority']}: {t['title']}" for t in document["ready"]) or "nothing ready"
     elif tool.name == "next":
         said = f"next: {document['next_action'] or 'none'}"
     else:

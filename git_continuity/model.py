@@ -36,8 +36,8 @@ ID_PREFIXES = {
     "conflict": "x",
     "attempt": "a",
 }
-ThreadStatus = Literal["open", "watching", "blocked", "waiting", "done"]
-THREAD_STATUSES: tuple[ThreadStatus, ...] = ("open", "watching", "blocked", "waiting", "done")
+ThreadStatus = Literal["open", "watching", "blocked", "waiting", "done", "cancelled"]
+THREAD_STATUSES: tuple[ThreadStatus, ...] = ("open", "watching", "blocked", "waiting", "done", "cancelled")
 SCHEME_RE = re.compile(r"^[a-z][a-z0-9-]*$")
 
 
@@ -170,6 +170,7 @@ class Blocker:
     added_at: str
     added_by: str
     done_at: str | None = None
+    thread: str | None = None  # the thread it holds back (planning.held_by); None: the stream
 
 
 @dataclass
@@ -215,6 +216,9 @@ class Thread:
     budget: dict[str, Any] | None = None  # attempts, sessions, time (attempts.Budget)
     budget_from: str | None = None  # attempts from then on count against it (set on reopening)
     blocked: dict[str, Any] | None = None  # set by the stop-loss: reason, at, spent, attempts, evidence
+    after: list[str] | None = None  # threads that must be done before this one is ready (planning.py)
+    priority: int | None = None  # 0 (highest) to 4; None: the default, 2
+    cancelled: dict[str, Any] | None = None  # thread cancel: why, at, by, host, session
 
 
 @dataclass

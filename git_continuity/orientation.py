@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from git_continuity import brief, budget, places, policy, render, session, stoploss, store, tracking, verify
+from git_continuity import brief, budget, places, planning, policy, render, session, stoploss, store, tracking, verify
 from git_continuity import repo as git
 from git_continuity.budget import Item, Section
 from git_continuity.errors import UserError
-from git_continuity.model import STATES, Blocker, Packet, ago, new_id, now, parse_stamp, shown, stamp
+from git_continuity.model import STATES, Blocker, Packet, Thread, ago, new_id, now, parse_stamp, shown, stamp
 from git_continuity.records import Handoff, SessionShown
 from git_continuity.repo import Repo
 from git_continuity.store.lifespans import read_live_journal
@@ -57,7 +57,7 @@ def build(
     started, warnings = start_session(repo, snap, at=moment, agent_session=agent_session)
     claims = sorted(store.read_claims(snap).values(), key=lambda c: (c.added_at, c.id))
     threads = {t.id: t for t in store.read_threads(snap).values()}
-    open_threads = sorted((t for t in threads.values() if t.status != "done"), key=lambda t: (t.added_at, t.id))
+    open_threads = sorted((t for t in threads.values() if not planning.ended(t)), key=lambda t: (t.added_at, t.id))
     # Load-bearing: every claim with a handle that something rests on (all but the checks of
     # threads already done, whose live checks are re-derived anyway). Re-dereferenced now;
     # a costly check whose last evidence is verified and still applies is not run again.
@@ -68,7 +68,7 @@ def build(
         for c in claims
         if c.handle
         and verify.scheme_of(c) != "cmd"  # in this repository or a sibling
-        and (c.thread is None or threads.get(c.thread) is None or threads[c.thread].status != "done")
+        and (c.thread is None or threads.get(c.thread) is None or not planning.ended(threads[c.thread]))
     ]
     assessed = verify.assess(
         snap, bearing, at=moment, policy=rules, dereference_all=True, online=online, reuse_fresh=True
@@ -103,6 +103,9 @@ def build(
         f"State {snap.ref} at {snap.commit[:7]}, changed {ago(updated, moment)}. "
         f"Claims derived now, not read from storage: {_tally(assessed)}.",
         _session_line(started, moment),
+        *planning.claimed_lines(
+            planning.claims_from(store.read_thread_claims(snap)), threads, started.id, started.host, git.identity(repo)
+        ),
     ]
     # Another clone's state fetched but not taken in: this brief may be behind it.
     standings = tracking.standings(repo, stream, snap.commit)
@@ -158,7 +161,7 @@ def build(
             "next_action",
             "Next action",
             1,
-            [Item([_next(packet)], packet.next_action if packet else None)],
+            [Item([_next(packet, threads)], packet.next_action if packet else None)],
             what="the next action",
         ),
         Section(
@@ -219,10 +222,10 @@ def _tally(assessed: Sequence[Assessed]) -> str:
     return ", ".join(f"{n} {s}" for s, n in render.counts(assessed).items() if n) or "no claims yet"
 
 
-def _next(packet: Packet | None) -> str:
+def _next(packet: Packet | None, threads: dict[str, Thread]) -> str:
     if packet is None:
         return UNREADABLE
-    return packet.next_action or "(none: git continuity next TEXT)"
+    return planning.next_or_ready(packet.next_action, threads, packet.blockers)
 
 
 def _blocker_json(b: Blocker) -> dict[str, str]:

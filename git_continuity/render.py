@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from git_continuity import display
+from git_continuity import display, planning
 from git_continuity.constants import ENV_CHECK_JSON
 from git_continuity.display import cut, hang, paint
 from git_continuity.model import (
@@ -73,6 +73,7 @@ def thread_json(thread: Thread, checks: Sequence[Assessed], waiting: Waiting | N
     # Only when set: the commit that closed it, a budget, and why the tool blocked it (the stop-loss).
     kept = (("closed_by", thread.closed_by), ("budget", thread.budget), ("blocked", thread.blocked))
     found.update({k: v for k, v in kept if v})
+    found.update(planning.thread_fields(thread))
     if waiting is not None:  # derived now: every check that does not verify waits on someone else
         found["waiting"] = waiting.to_json(now())
     return found
@@ -250,16 +251,20 @@ def status_text(
         log = f"; {earlier} earlier: git continuity objective log" if earlier > 0 else ""
         out.append(f"  set      {_when(objective.set_at, at)} by {objective.set_by}{log}")
     if packet is not None:
-        out.append(hang("Next       ", cut(packet.next_action or "(none: git continuity next TEXT)", STATUS_WHOLE)))
+        by_id = {t.id: t for t, _ in threads}
+        first = planning.next_or_ready(packet.next_action, by_id, packet.blockers)
+        out.append(hang("Next       ", cut(first, STATUS_WHOLE)))
         blockers = packet.open_blockers()
         out += ["", f"Blockers ({len(blockers)} open)"]
         out += [hang(f"  {b.id}  ", cut(b.text, STATUS_WHOLE)) for b in blockers] or ["  none"]
     if conflicts:
         out += ["", f"Conflicts ({len(conflicts)} to look at; git continuity conflict dismiss ID once looked at)"]
         out += conflict_lines(conflicts)
-    active = [(t, c) for t, c in threads if t.status != "done"]
+    active = [(t, c) for t, c in threads if not planning.ended(t)]
     if threads:
-        out += ["", f"Threads ({len(active)} not done, {len(threads) - len(active)} done)"]
+        dropped = sum(1 for t, _ in threads if t.status == "cancelled")
+        ended = f", {dropped} cancelled" if dropped else ""
+        out += ["", f"Threads ({len(active)} not done, {len(threads) - len(active) - dropped} done{ended})"]
         for thread, checks in threads:
             good = sum(1 for a in checks if a.derived.state == "verified")
             closed = f"; closed by {thread.closed_by[:7]}" if thread.closed_by else ""
@@ -269,7 +274,9 @@ def status_text(
                 out.append(f"    {stop_loss_line(thread)}")
             if waiting and thread.id in waiting:
                 out.append(f"    {waiting[thread.id].text(at)}")
-            if thread.status != "done" or good < len(checks):
+            if (why := planning.cancelled_why(thread)) is not None:
+                out.append(hang("    why: ", cut(why, STATUS_WHOLE)))
+            elif thread.status != "done" or good < len(checks):
                 out += ["    " + line for line in claim_lines(checks)]
     loose = [a for a in assessed if a.claim.thread is None]
     tally = counts(loose)

@@ -13,7 +13,7 @@ import random
 import time
 from dataclasses import dataclass, field
 
-from git_continuity import constants, merge, render, store, tracking, transport
+from git_continuity import claiming, constants, merge, render, store, tracking, transport
 from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.records import ConflictRecord
@@ -282,7 +282,9 @@ def _known(repo: Repo, remote: str) -> Fetched:
 
 def pull(repo: Repo, *, remote: str | None) -> int:
     name = tracking.pick_remote(repo, remote)
+    held = claiming.held_here(repo)
     fetched, lines = pull_from(repo, name)
+    lines += claiming.lost_since(repo, held)
     if not fetched.streams and fetched.notes is None:
         print(f"{name} has no continuity state yet: nothing to pull.")
         if _local_streams(repo):
@@ -307,7 +309,9 @@ def push(repo: Repo, *, remote: str | None) -> int:
 def sync(repo: Repo, *, remote: str | None) -> int:
     name = tracking.pick_remote(repo, remote)
     require_sendable(repo, name)
+    held = claiming.held_here(repo)
     fetched, lines = pull_from(repo, name)
+    lines += claiming.lost_since(repo, held)
     if not fetched.streams and fetched.notes is None:
         print(f"{name} has no continuity state yet.")
     else:

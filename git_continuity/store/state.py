@@ -32,6 +32,7 @@ KINDS = {
     "attempts": "attempt",
     "places": "place",
     "siblings": "sibling",
+    "thread-claims": "thread-claim",
 }
 
 
