@@ -231,6 +231,52 @@ AROUND: tuple[Command, ...] = (
         "git continuity push then repairs the remote as a fast-forward).",
     ),
     Command(
+        "quarantine",
+        "what doctor --fix moved aside: list it, read it, put it back once well-formed, or drop it",
+        "  git continuity quarantine list\n  git continuity quarantine show claims/c-k7m2qx.json\n"
+        "  git continuity quarantine drop --all",
+        subcommands=(
+            Command(
+                "list",
+                "the files in the quarantine, and where each was",
+                "  git continuity quarantine list --json",
+                "git_continuity.commands.quarantine:list_kept",
+                (JSON,),
+            ),
+            Command(
+                "show",
+                "one file as it was moved aside",
+                "  git continuity quarantine show claims/c-k7m2qx.json",
+                "git_continuity.commands.quarantine:show",
+                (opt("name", metavar="NAME", help="its name under quarantine/ (quarantine list names them)"),),
+            ),
+            Command(
+                "restore",
+                "put files back where they were, when they are well-formed entries again",
+                "  git continuity quarantine restore claims/c-k7m2qx.json",
+                "git_continuity.commands.quarantine:restore",
+                (
+                    opt(
+                        "names", nargs="*", metavar="NAME", help="files under quarantine/ (quarantine list names them)"
+                    ),
+                    opt("--all", dest="every", action="store_true", help="every file in the quarantine"),
+                ),
+            ),
+            Command(
+                "drop",
+                "remove files from the quarantine for good (the journal records what was dropped)",
+                "  git continuity quarantine drop claims/c-k7m2qx.json\n  git continuity quarantine drop --all",
+                "git_continuity.commands.quarantine:drop",
+                (
+                    opt(
+                        "names", nargs="*", metavar="NAME", help="files under quarantine/ (quarantine list names them)"
+                    ),
+                    opt("--all", dest="every", action="store_true", help="every file in the quarantine"),
+                ),
+            ),
+        ),
+    ),
+    Command(
         "plugins",
         "list verifier plugins, their versions and handle schemes",
         "  git continuity plugins --json",

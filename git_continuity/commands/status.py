@@ -68,7 +68,7 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
     if kept:
         warnings.append(
             f"{len(kept)} file{'s' if len(kept) != 1 else ''} in quarantine, moved aside by doctor --fix and never"
-            f" read as state: git show {snap.ref}:{kept[0]}"
+            " read as state: git continuity quarantine list (show, restore or drop them)"
         )
     # Every malformed file, not only those read above: one that blocks every write (an
     # old journal entry, an objective change) must show here too. Cheap once the tree is
