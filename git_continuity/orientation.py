@@ -52,9 +52,10 @@ def build(
     if snap.commit is None:
         return _not_here(repo, stream, max_tokens)
     moment = now()
-    rules = policy.load(repo.work_dir)
+    rules, unreadable = policy.load_or_defaults(repo.work_dir)
     problems = store.all_problems(snap)
     started, warnings = start_session(repo, snap, at=moment, agent_session=agent_session)
+    warnings += [unreadable] if unreadable else []
     claims = sorted(store.read_claims(snap).values(), key=lambda c: (c.added_at, c.id))
     threads = {t.id: t for t in store.read_threads(snap).values()}
     open_threads = sorted((t for t in threads.values() if not planning.ended(t)), key=lambda t: (t.added_at, t.id))

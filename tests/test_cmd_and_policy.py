@@ -290,9 +290,12 @@ def test_a_bad_policy_file_is_named_with_its_key_and_line(gc: Cli, started: Path
     (started / ".continuity.yaml").write_text(policy)
     before = state_refs(started)
     where = f"{started}/.continuity.yaml {error}"
-    for args in (("check", "--closing"), ("verify",), ("thread", "close", tid), ("status",)):
+    for args in (("check", "--closing"), ("verify",), ("thread", "close", tid)):
         done = gc.run(started, *args)
         assert (done.code, done.out, done.err) == (2, "", f"git-continuity: error: {where}\n"), args
+    # A read goes on with the defaults, naming the file and line (tests/test_policy_reads.py).
+    read = gc.run(started, "status")
+    assert read.code == 0 and f"  {where}; read with the built-in defaults here" in read.out
     # The hook cannot judge a closing claim: it blocks it, saying why as the commands do...
     blocked = run(started, "git", "commit", "--allow-empty", "-m", f"closes {tid}")
     assert (blocked.code, blocked.err) == (1, f"git-continuity: error: {where}\n")

@@ -40,7 +40,8 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
     moment = now()
     packet = store.read_packet(snap)
     claims = sorted(store.read_claims(snap).values(), key=attrgetter("added_at", "id"))
-    assessed = verify.assess(snap, claims, at=moment, policy=policy.load(repo.work_dir))
+    rules, unreadable = policy.load_or_defaults(repo.work_dir)
+    assessed = verify.assess(snap, claims, at=moment, policy=rules)
     threads = sorted(store.read_threads(snap).values(), key=lambda t: (t.added_at, t.id))
     checks: dict[str, list[verify.Assessed]] = {t.id: [] for t in threads}
     for a in assessed:  # one pass: a thread's checks are the claims naming it
@@ -54,7 +55,7 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
     journal, journal_total = store.read_journal(snap, latest=JOURNAL_SHOWN)
     changes = store.count_objective_changes(snap)
     updated = git.commit_info(repo, snap.commit).time
-    warnings = []
+    warnings = [unreadable] if unreadable else []
     if packet is not None and packet.objective is None:
         warnings.append("no objective: a new session cannot tell what this work is for (git continuity objective set)")
     for t in threads:
