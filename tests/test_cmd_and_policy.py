@@ -70,7 +70,8 @@ def test_a_command_never_runs_until_approved_here(gc: Cli, started: Path, tmp_pa
     added = cont(started, "claim", "add", "the suite ran", "--check", f"cmd:{command}")
     assert added.out.splitlines()[1:] == [
         f"  handle  cmd:{command}",
-        "  now     unchecked: never dereferenced: run git continuity verify",
+        "  now     unchecked: it runs only once approved on this machine:"
+        f" git continuity trust allow '{command}', then verify",
     ]
     tid = gc.thread(started, "Run it", f"cmd:{command}")
     gc.ok(started, "hooks", "install")
