@@ -24,7 +24,8 @@ STATE: tuple[Command, ...] = (
                     "--fetch-refspecs",
                     action="store_true",
                     default=None,
-                    help="add +refs/continuity/*:refs/continuity-remotes/<remote>/* to the remote's fetch refspecs",
+                    help="add the state's refspec to the remote's fetch refspecs, so a plain git fetch brings"
+                    " the state too (git config --get-all remote.<remote>.fetch shows it)",
                 ),
                 opt(
                     "--no-fetch-refspecs",
@@ -169,7 +170,9 @@ STATE: tuple[Command, ...] = (
                         dest="states",
                         action="append",
                         choices=["verified", "contradicted", "unknown", "unchecked", "stale", "prose"],
-                        help="only claims in this state (repeatable)",
+                        metavar="STATE",
+                        help="only claims in this state: verified, contradicted, unknown, unchecked, stale or prose"
+                        " (repeatable)",
                     ),
                     JSON,
                 ),
@@ -254,7 +257,9 @@ STATE: tuple[Command, ...] = (
                         dest="statuses",
                         action="append",
                         choices=["open", "watching", "blocked", "waiting", "done", "cancelled"],
-                        help="only threads with this status (repeatable)",
+                        metavar="STATUS",
+                        help="only threads with this status: open, watching, blocked, waiting, done or cancelled"
+                        " (repeatable)",
                     ),
                     JSON,
                 ),

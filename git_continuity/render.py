@@ -161,9 +161,10 @@ def repository(a: Assessed) -> str | None:
     return a.claim.handle[1:].split(":", 1)[0] if a.claim.handle and a.claim.handle.startswith("@") else None
 
 
-def claim_lines(assessed: Sequence[Assessed]) -> list[str]:
+def claim_lines(assessed: Sequence[Assessed], indent: str = "  ") -> list[str]:
     """Each claim: its state, id, text, handle and what was observed. Checks that span
-    repositories are one table with the repository first (``here``: this one)."""
+    repositories are one table with the repository first (``here``: this one). ``indent``
+    starts each line (a thread's checks sit deeper), so long text folds under its column."""
     lines = []
     width = max((len(a.derived.state) for a in assessed), default=0)
     spans: list[str] = []
@@ -172,8 +173,8 @@ def claim_lines(assessed: Sequence[Assessed]) -> list[str]:
         spans = [repository(a) or HERE for a in assessed]
     across = max(len(r) for r in [*spans, "repository"]) + 2 if spans else 0
     if spans:
-        lines.append(f"  {'repository'.ljust(across)}{'state'.ljust(width)}  check")
-    pad = " " * (across + width + 4)
+        lines.append(f"{indent}{'repository'.ljust(across)}{'state'.ljust(width)}  check")
+    pad = " " * (len(indent) + across + width + 2)
     painted: dict[str, str] = {}  # each state's column, padded and painted once
     fold, limit = display.Showing.width, sys.maxsize if display.Showing.full else display.LONG
 
@@ -187,7 +188,7 @@ def claim_lines(assessed: Sequence[Assessed]) -> list[str]:
         state = painted.get(derived.state)
         if state is None:
             state = painted[derived.state] = paint(derived.state.ljust(width), derived.state)
-        put(f"  {where}{state}  {c.id}  ", c.text)
+        put(f"{indent}{where}{state}  {c.id}  ", c.text)
         if c.handle and c.handle != c.text:
             put(pad, abbreviate(c.handle))
         put(pad, derived.observed)
@@ -277,7 +278,7 @@ def status_text(
             if (why := planning.cancelled_why(thread)) is not None:
                 out.append(hang("    why: ", cut(why, STATUS_WHOLE)))
             elif thread.status != "done" or good < len(checks):
-                out += ["    " + line for line in claim_lines(checks)]
+                out += claim_lines(checks, indent="      ")
     loose = [a for a in assessed if a.claim.thread is None]
     tally = counts(loose)
     summary = ", ".join(f"{n} {s}" for s, n in tally.items() if n)

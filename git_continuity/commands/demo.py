@@ -122,6 +122,9 @@ class Tour:
             self.env.pop(name, None)
 
     def print(self, text: str) -> None:
+        from git_continuity import display
+
+        text = display.fold(text, display.Showing.width)  # a terminal's width; a pipe is not folded
         print(text, flush=True)
         self.lines += text.count("\n") + 1
 
