@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from git_continuity import brief, budget, planning, policy, render, session, store, verify
+from git_continuity import brief, budget, machine, planning, policy, render, session, store, verify
 from git_continuity import repo as git
 from git_continuity.budget import Item, Section
 from git_continuity.errors import UserError
@@ -95,6 +95,7 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
         started_at=stored.started_at if stored else None,
         objective_change=changes[-1] if changes else None,
         note=note,
+        machine=machine.here(repo.work_dir or git_dir),  # so a brief elsewhere can say whether that one is larger
     )
     summary = _summary(data, known=known)
     entry = JournalEntry(

@@ -13,7 +13,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from git_continuity import brief, budget, places, planning, policy, render, session, stoploss, store, tracking, verify
+from git_continuity import (
+    brief,
+    budget,
+    machine,
+    places,
+    planning,
+    policy,
+    render,
+    session,
+    stoploss,
+    store,
+    tracking,
+    verify,
+)
 from git_continuity import repo as git
 from git_continuity.budget import Item, Section
 from git_continuity.errors import UserError
@@ -111,6 +124,13 @@ def build(
     # Another clone's state fetched but not taken in: this brief may be behind it.
     standings = tracking.standings(repo, stream, snap.commit)
     header += [f"Sync: {render.standing_text(s)}" for s in standings if s.relation != "same"]
+    if (
+        last is not None
+        and last.machine
+        and any((t.blocked or {}).get("note") for t in open_threads)  # only when the machine was the limit
+        and (said := machine.brief_line(last.host, last.machine, started.host, repo.work_dir or "."))
+    ):
+        header.append(said)
     header += [f"Warning: {w}" for w in warnings]
     header += [f"Problem: {p}" for p in problems]
     sections = [

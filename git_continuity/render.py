@@ -85,6 +85,8 @@ def stop_loss_line(thread: Thread) -> str:
         return ""
     b = thread.blocked
     said = f': "{cut(b["observed"], STATUS_WHOLE, 100)}"' if b.get("observed") else ""
+    if b.get("note"):
+        return f"stop-loss {shown(b['at'])} UTC: {b['note']}{said}; reopen: git continuity thread set {thread.id} open"
     return (
         f"stop-loss {shown(b['at'])} UTC: budget spent ({', '.join(b['spent'])}) after "
         f"{len(b['attempts'])} attempt{'s' if len(b['attempts']) != 1 else ''}{said}; "

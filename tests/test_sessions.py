@@ -213,6 +213,7 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
         "refs": {"refs/heads/main": fix, "refs/heads/spike": spike, "refs/remotes/origin/main": base},
         "note": "the spike branch is a dead end",
         "journal": journal_id,
+        "machine": data["machine"],  # memory, free disk, CPUs here (tests/test_machine_limit.py)
     }
     # The session entry in the journal, and the session ended with the handoff.
     entries = json.loads(ok(laptop, "journal", "--json").out)["entries"]
