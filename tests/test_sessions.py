@@ -465,7 +465,8 @@ def test_max_tokens_keeps_the_truth_first_and_says_what_it_left_out(repo: Path) 
     assert re.sub(r"about \d+ tokens", "about N tokens", steady(tight.out)) == truth + (
         "\n"
         "---\n"
-        "Over budget: the truth section alone is about N tokens, more than --max-tokens 10; only it is printed. "
+        "Over budget: --max-tokens 10 cannot be kept: the truth section is never cut and is about N tokens;"
+        " only it is printed, about N tokens with this note. "
         "Left out: the objective, the next action, 12 of 12 verified claims, "
         "the work tree, the changes since the last session, 4 of 4 journal entries. "
         "See: git continuity claim list --state verified; git status; git continuity journal.\n"
