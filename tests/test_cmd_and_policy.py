@@ -147,7 +147,8 @@ def test_output_is_captured_capped_and_redacted(
     }
     said.append(cont(started, "verify", "--json").out)
     status = seen(cont(started, "status"))
-    assert "                token=[redacted]\n                [redacted]\n" in status.out
+    # a thread's check: its observation's lines under the check's column (6 + "contradicted  ")
+    assert "\n                    token=[redacted]\n                    [redacted]\n" in status.out
     closing = seen(cont(started, "thread", "close", tid))
     assert closing.code == 1 and "token=[redacted]" in closing.out
     blocked = seen(run(started, "git", "commit", "--allow-empty", "-m", f"Release; closes {tid}"))
