@@ -428,7 +428,7 @@ def test_the_html_page_renders_in_chromium_with_a_mark_per_attempt_and_the_stop_
     dom = subprocess.run(
         [browser, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120, env=env, check=True
     ).stdout
-    rendered = re.search(r'<pre id="rendered">([^<]*)</pre>', dom)
+    rendered = re.search(r'<pre id="rendered" hidden="">([^<]*)</pre>', dom)  # kept for programs, not shown
     assert rendered is not None, dom[-500:]
     assert rendered.group(1).splitlines() == [f"{tid} marks=3 stop-loss=1", f"{other} marks=0 stop-loss=0"]
 
