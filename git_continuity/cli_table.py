@@ -310,6 +310,7 @@ AROUND: tuple[Command, ...] = (
         "  ci        a CI result on the commit's note; a thread waiting on a PR's review, then merged\n"
         "  handoff   a session hands off; the next, on a fresh clone, orients on what is true\n"
         "  progress  the same failure in three sessions: no progress, the budget spent, the stop-loss\n"
+        "  planning  --after, priorities and the ready queue; two agents claiming work on two clones\n"
         "  places    a donor worktree: orient names the home, and a commit there is refused\n"
         "  siblings  one thread with checks in three repositories, each dereferenced in its own\n"
         "  doctor    a malformed state pushed with plain git: pull refuses it, doctor repairs it",

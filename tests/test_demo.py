@@ -176,6 +176,10 @@ CHAPTERS = {
         "(attempts 3 of 3, sessions 3 of 3).",
         "verify",
     ),
+    "planning": (
+        "      P0  t-ID  Fix the session timeout  (claimed by Demo Agent <agent@demo.invalid> on desk)",
+        "ready",
+    ),
     "places": (
         "    git-continuity: this is a donor worktree (work-old): copy from it, commit nothing. Work happens in the "
         "home: worktree work (branch main), in ROOT/work.",

@@ -27,6 +27,7 @@ CHAPTERS = (
     ("ci", "git_continuity.commands.demo_forge:forges"),
     ("handoff", "git_continuity.commands.demo_sync:handoff"),
     ("progress", "git_continuity.commands.demo_progress:progress"),
+    ("planning", "git_continuity.commands.demo_planning:planning"),
     ("places", "git_continuity.commands.demo_places:places"),
     ("siblings", "git_continuity.commands.demo_siblings:siblings"),
     ("doctor", "git_continuity.commands.demo_doctor:doctor"),
