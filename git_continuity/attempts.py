@@ -29,6 +29,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from git_continuity.errors import UserError
+from git_continuity.machine import exhaustion
 from git_continuity.model import Derived, ago, parse_stamp, shown
 from git_continuity.noise import normalize
 
@@ -37,11 +38,20 @@ VIA = ("verify", "check", "stop", "close")
 BUDGET_KEYS = ("attempts", "sessions", "time")
 OBSERVED_KEPT = 600  # characters of an observation kept in an attempt (its tail: where failures say why)
 QUOTE = 100  # characters of the observation quoted to people
+EXHAUSTED = 2  # attempts on one thread that ran the machine out before the stop-loss blocks it
+MACHINE_NOTE = (
+    "the machine is the limit: it ran out of {what} again; change the shape of the work (less at once:"
+    " fewer jobs, smaller batches, less data) or move it to a bigger machine instead of another retry"
+)
 
 
 def fingerprint(handle: str, result: str, observed: str) -> str:
-    """16 hex digits naming one kind of observation of one handle."""
-    return hashlib.sha256(f"{handle}\0{result}\0{normalize(observed)}".encode()).hexdigest()[:16]
+    """16 hex digits naming one kind of observation of one handle. Every observation that
+    says the machine ran out (machine.exhaustion) is one kind: an OOM kill after 3 minutes
+    and one after 5 are the same failure, whatever else they printed."""
+    ran_out = exhaustion(observed)
+    seen = f"resource exhaustion: {ran_out}" if ran_out else normalize(observed)
+    return hashlib.sha256(f"{handle}\0{result}\0{seen}".encode()).hexdigest()[:16]
 
 
 def quote(observed: str) -> str:
@@ -63,6 +73,7 @@ class AttemptCheck:
     fingerprint: str
     observed: str
     evidence: str | None = None  # the evidence entry recorded by the same dereference
+    exhausted: str | None = None  # what the machine ran out of, as the whole observation said (machine.py)
 
     @property
     def failing(self) -> bool:
@@ -87,6 +98,11 @@ class Attempt:
     @property
     def failing(self) -> frozenset[tuple[str, str]]:
         return frozenset((c.claim, c.fingerprint) for c in self.checks if c.failing)
+
+    @property
+    def exhausted(self) -> str | None:
+        """What the machine ran out of in this attempt, if a failing check says so."""
+        return next((c.exhausted for c in self.checks if c.failing and c.exhausted), None)
 
     @property
     def who(self) -> str:
@@ -263,6 +279,9 @@ def course(
         spent.append(f"sessions {used_sessions} of {budget.sessions}")
     if budget.time is not None and counted and _span(counted) >= budget.time:
         spent.append(f"time {duration_text(_span(counted))} of {duration_text(budget.time)}")
+    ran_out = sum(1 for a in counted if a.exhausted)
+    if ran_out >= EXHAUSTED:  # retrying the same shape on the same machine will not help
+        spent.append(f"resource exhaustion {ran_out} of {EXHAUSTED}")
     return Course(tuple(listed), tuple(changes), tuple(run), stalled, counted, budget, tuple(spent))
 
 

@@ -370,10 +370,13 @@ def tally(assessed: Sequence[Assessed]) -> str:
     return ", ".join(f"{n} {s}" for s, n in render.counts(assessed).items() if n) or "no claims yet"
 
 
-def next_line(packet: Packet | None) -> str:
+def next_line(packet: Packet | None, threads: Mapping[str, Thread]) -> str:
+    """The next action, or what the ready queue puts first when none is set (planning)."""
+    from git_continuity import planning
+
     if packet is None:
         return UNREADABLE
-    return packet.next_action or "(none: git continuity next TEXT)"
+    return planning.next_or_ready(packet.next_action, threads, packet.blockers)
 
 
 def blocker_json(b: Blocker) -> dict[str, str]:

@@ -9,8 +9,9 @@ tokenizer is imported: the brief must be cheap to make on every session start.
 Cutting keeps every section of priority 0 (the truth: what must not be acted on) whole, then
 adds items section by section in priority order until one does not fit (nothing less
 important takes its place), and says at the end what it left out and how to see it. When
-the truth alone is larger than the budget it is printed anyway, marked as over budget: a
-brief without it would be worse than a long one.
+the truth alone is larger than the budget it is printed anyway, marked as over budget, the
+note saying what it could not cut and how large the brief printed is: a brief without the
+truth would be worse than a long one, and a flag that promised less would be a lie.
 """
 
 from __future__ import annotations
@@ -108,21 +109,43 @@ def _said(x: LeftOut) -> str:
     return f"{x.count} of {x.of} {x.what}"
 
 
-def _footer(left: Sequence[LeftOut], max_tokens: int | None, truth: int, over: bool) -> list[str]:
+def _footer(
+    left: Sequence[LeftOut], max_tokens: int | None, truth: int, over: bool, total: int | None = None
+) -> list[str]:
     """What was left out, and the commands that show it (each named once: the footer is paid
-    for out of the same budget)."""
+    for out of the same budget). Over budget it says what cannot be cut, and how large the
+    brief printed is (``total``), so the flag never promises what the brief does not keep."""
     if max_tokens is None or (not left and not over):
         return []
     parts = ", ".join(_said(x) for x in left)
     sees = list(dict.fromkeys(x.see for x in left if x.see))
     see = f" See: {'; '.join(sees)}." if sees else ""
     if over:
-        head = (
-            f"Over budget: the truth section alone is about {truth} tokens, more than --max-tokens {max_tokens}; "
-            "only it is printed."
-        )
+        printed = f"about {total} tokens with this note" if total is not None else "with this note"
+        if truth > max_tokens:
+            head = (
+                f"Over budget: --max-tokens {max_tokens} cannot be kept: the truth section is never cut and is"
+                f" about {truth} tokens; only it is printed, {printed}."
+            )
+        else:
+            head = (
+                f"Over budget: the truth section is never cut (about {truth} tokens) and with this note it does"
+                f" not fit in --max-tokens {max_tokens}; only it is printed, {printed}."
+            )
         return ["", "---", head + (f" Left out: {parts}." if parts else "") + see]
     return ["", "---", f"Left out to stay under {max_tokens} tokens (1 token ≈ 3 bytes): {parts}.{see}"]
+
+
+def _over(sections: Sequence[Section], kept: dict[str, int], max_tokens: int, truth: int) -> Fitted:
+    """Only the truth, with the note saying so and how large the brief printed is."""
+    left = _left_out(sections, kept)
+    total = None
+    for _ in range(3):  # the note's own digits count: settle on a total that includes them
+        text = _render(sections, kept, _footer(left, max_tokens, truth, True, total))
+        if estimate(text) == total:
+            break
+        total = estimate(text)
+    return Fitted(text, kept, left, estimate(text), max_tokens, True)
 
 
 def fit(sections: Sequence[Section], max_tokens: int | None) -> Fitted:
@@ -134,9 +157,7 @@ def fit(sections: Sequence[Section], max_tokens: int | None) -> Fitted:
     truth_only = {s.key: len(s.items) if s.priority == TRUTH else 0 for s in sections}
     truth = estimate(_render(sections, truth_only, []))
     if truth > max_tokens:
-        left = _left_out(sections, truth_only)
-        text = _render(sections, truth_only, _footer(left, max_tokens, truth, True))
-        return Fitted(text, truth_only, left, estimate(text), max_tokens, True)
+        return _over(sections, truth_only, max_tokens, truth)
     # Room is first kept for the footer that says what was left out; its size depends on
     # what is left out, so the cut is redone with the footer the last try produced.
     reserve = 0
@@ -151,9 +172,7 @@ def fit(sections: Sequence[Section], max_tokens: int | None) -> Fitted:
     while estimate(text) > max_tokens:  # still over: drop the least important items kept
         last = next((s for s in order if kept[s.key]), None)
         if last is None:  # the truth fits, but not with the footer that says what was cut
-            left = _left_out(sections, kept)
-            text = _render(sections, kept, _footer(left, max_tokens, truth, True))
-            return Fitted(text, kept, left, estimate(text), max_tokens, True)
+            return _over(sections, kept, max_tokens, truth)
         kept[last.key] -= 1
         footer = _footer(_left_out(sections, kept), max_tokens, truth, False)
         text = _render(sections, kept, footer)

@@ -50,6 +50,18 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
     def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
         super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
 
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        # An option's help folds at a word, never inside one: argparse's textwrap would break
+        # refs/continuity-remotes/… at its hyphen and a long word anywhere.
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        # Descriptions and epilogs keep their lines (examples, tables), but one wider than
+        # the terminal folds at a word, never inside one (display.fold).
+        return display.fold(super()._fill_text(text, width, indent), width + len(indent))
+
 
 class _Parsers(dict[str, argparse.ArgumentParser]):
     """A subcommand's name -> its parser, built on first lookup. Iterating lists only the

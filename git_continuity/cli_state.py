@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from git_continuity.cli_plan import AFTER, CANCEL, CLAIM, PRIORITY, READY
 from git_continuity.cli_spec import HANDLES, JSON, ONLINE, Command, Latest, Offered, Once, opt
 
 BUDGET = opt(
@@ -23,7 +24,8 @@ STATE: tuple[Command, ...] = (
                     "--fetch-refspecs",
                     action="store_true",
                     default=None,
-                    help="add +refs/continuity/*:refs/continuity-remotes/<remote>/* to the remote's fetch refspecs",
+                    help="add the state's refspec to the remote's fetch refspecs, so a plain git fetch brings"
+                    " the state too (git config --get-all remote.<remote>.fetch shows it)",
                 ),
                 opt(
                     "--no-fetch-refspecs",
@@ -72,12 +74,18 @@ STATE: tuple[Command, ...] = (
     ),
     Command(
         "next",
-        "set the next action (print it when no text is given)",
-        '  git continuity next "rebase on origin/main and push again"\n  git continuity next --json',
+        "set the next action (print it when no text is given; none set: the first ready thread)",
+        '  git continuity next "rebase on origin/main and push again"\n  git continuity next --json\n'
+        "  git continuity next --clear",
         "git_continuity.commands.next:next_action",
-        (opt("text", nargs="?", help="the first thing the next session should do (none: print it)"), JSON),
+        (
+            opt("text", nargs="?", help="the first thing the next session should do (none: print it)"),
+            opt("--clear", action="store_true", help="remove the next action (ready then says what comes first)"),
+            JSON,
+        ),
         served=True,
     ),
+    READY,
     Command(
         "blocker",
         "record what stops progress, and when it is gone",
@@ -87,9 +95,13 @@ STATE: tuple[Command, ...] = (
             Command(
                 "add",
                 "record a blocker",
-                '  git continuity blocker add "waiting for the API key"',
+                '  git continuity blocker add "waiting for the API key"\n'
+                '  git continuity blocker add "needs the staging database" --thread t-k7m2qx',
                 "git_continuity.commands.blocker:add",
-                (opt("text", help="what stops progress"),),
+                (
+                    opt("text", help="what stops progress"),
+                    opt("--thread", metavar="ID", help="the thread it holds out of the ready queue (default: none)"),
+                ),
             ),
             Command(
                 "done",
@@ -162,7 +174,9 @@ STATE: tuple[Command, ...] = (
                         dest="states",
                         action="append",
                         choices=["verified", "contradicted", "unknown", "unchecked", "stale", "prose"],
-                        help="only claims in this state (repeatable)",
+                        metavar="STATE",
+                        help="only claims in this state: verified, contradicted, unknown, unchecked, stale or prose"
+                        " (repeatable)",
                     ),
                     JSON,
                 ),
@@ -195,27 +209,41 @@ STATE: tuple[Command, ...] = (
                         help="an acceptance check (repeatable)",
                     ),
                     BUDGET,
+                    AFTER,
+                    PRIORITY,
                 ),
                 epilog="Revisions in checks resolve to full ids now (HEAD is the commit you are on), so a check"
                 "\nabout a commit is added once that commit exists; more later: claim add … --thread ID.",
             ),
             Command(
                 "set",
-                "park or reopen a thread (open, watching, blocked, waiting); done comes only from close",
+                "park or reopen a thread, or change its --after and --priority; done comes only from close",
                 "  git continuity thread set t-k7m2qx waiting\n"
-                "  git continuity thread set t-k7m2qx open --budget attempts=3   # after a stop-loss",
+                "  git continuity thread set t-k7m2qx open --budget attempts=3   # after a stop-loss\n"
+                "  git continuity thread set t-k7m2qx --after t-m3p9qa --priority 1",
                 "git_continuity.commands.thread:set_status",
                 (
                     opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"),
                     # done is accepted only to be refused with the way to close (thread close).
                     opt(
                         "status",
+                        nargs="?",
                         choices=Offered(("open", "watching", "blocked", "waiting"), "done"),
-                        help="its status now",
+                        help="its status now (default: unchanged)",
                     ),
                     BUDGET,
+                    AFTER,
+                    opt(
+                        "--no-after",
+                        action="append",
+                        metavar="ID",
+                        help="no longer wait for this thread (repeatable)",
+                    ),
+                    PRIORITY,
                 ),
             ),
+            CANCEL,
+            CLAIM,
             Command(
                 "close",
                 "close a thread if every check verifies now; exit 1 listing what does not",
@@ -253,8 +281,10 @@ STATE: tuple[Command, ...] = (
                         "--status",
                         dest="statuses",
                         action="append",
-                        choices=["open", "watching", "blocked", "waiting", "done"],
-                        help="only threads with this status (repeatable)",
+                        choices=["open", "watching", "blocked", "waiting", "done", "cancelled"],
+                        metavar="STATUS",
+                        help="only threads with this status: open, watching, blocked, waiting, done or cancelled"
+                        " (repeatable)",
                     ),
                     JSON,
                 ),

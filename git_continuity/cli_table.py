@@ -275,6 +275,52 @@ AROUND: tuple[Command, ...] = (
         "git continuity push then repairs the remote as a fast-forward).",
     ),
     Command(
+        "quarantine",
+        "what doctor --fix moved aside: list it, read it, put it back once well-formed, or drop it",
+        "  git continuity quarantine list\n  git continuity quarantine show claims/c-k7m2qx.json\n"
+        "  git continuity quarantine drop --all",
+        subcommands=(
+            Command(
+                "list",
+                "the files in the quarantine, and where each was",
+                "  git continuity quarantine list --json",
+                "git_continuity.commands.quarantine:list_kept",
+                (JSON,),
+            ),
+            Command(
+                "show",
+                "one file as it was moved aside",
+                "  git continuity quarantine show claims/c-k7m2qx.json",
+                "git_continuity.commands.quarantine:show",
+                (opt("name", metavar="NAME", help="its name under quarantine/ (quarantine list names them)"),),
+            ),
+            Command(
+                "restore",
+                "put files back where they were, when they are well-formed entries again",
+                "  git continuity quarantine restore claims/c-k7m2qx.json",
+                "git_continuity.commands.quarantine:restore",
+                (
+                    opt(
+                        "names", nargs="*", metavar="NAME", help="files under quarantine/ (quarantine list names them)"
+                    ),
+                    opt("--all", dest="every", action="store_true", help="every file in the quarantine"),
+                ),
+            ),
+            Command(
+                "drop",
+                "remove files from the quarantine for good (the journal records what was dropped)",
+                "  git continuity quarantine drop claims/c-k7m2qx.json\n  git continuity quarantine drop --all",
+                "git_continuity.commands.quarantine:drop",
+                (
+                    opt(
+                        "names", nargs="*", metavar="NAME", help="files under quarantine/ (quarantine list names them)"
+                    ),
+                    opt("--all", dest="every", action="store_true", help="every file in the quarantine"),
+                ),
+            ),
+        ),
+    ),
+    Command(
         "plugins",
         "list verifier plugins, their versions and handle schemes",
         "  git continuity plugins --json",
@@ -308,6 +354,7 @@ AROUND: tuple[Command, ...] = (
         "  ci        a CI result on the commit's note; a thread waiting on a PR's review, then merged\n"
         "  handoff   a session hands off; the next, on a fresh clone, orients on what is true\n"
         "  progress  the same failure in three sessions: no progress, the budget spent, the stop-loss\n"
+        "  planning  --after, priorities and the ready queue; two agents claiming work on two clones\n"
         "  places    a donor worktree: orient names the home, and a commit there is refused\n"
         "  siblings  one thread with checks in three repositories, each dereferenced in its own\n"
         "  doctor    a malformed state pushed with plain git: pull refuses it, doctor repairs it",
@@ -341,7 +388,7 @@ AROUND: tuple[Command, ...] = (
 
 # The order the help lists them in (one string reads better here than 29).
 ORDER = (  # noqa: SIM905
-    "init status objective next blocker claim thread check verify progress ci journal show hooks trust orient handoff"
-    " place repo agent mcp log edit pull push sync doctor conflict plugins demo help hook-impl"
+    "init status objective next blocker claim thread ready check verify progress ci journal show hooks trust orient"
+    " handoff place repo agent mcp log edit pull push sync doctor conflict quarantine plugins demo help hook-impl"
 ).split()
 COMMANDS: tuple[Command, ...] = tuple(sorted((*STATE, *PLACES, *AROUND), key=lambda c: ORDER.index(c.name)))

@@ -105,8 +105,106 @@ def _fold(prefix: str, line: str) -> list[str]:
     own = " " * (len(line) - len(line.lstrip(" ")))
     under = " " * _visible(prefix) + own
     room = max(width - len(under), 20)
-    pieces = textwrap.wrap(line.strip(), room, break_on_hyphens=False) or [""]
+    pieces = textwrap.wrap(line.strip(), room, break_on_hyphens=False, break_long_words=False) or [""]
     return [prefix + own + pieces[0], *(under + piece for piece in pieces[1:])]
+
+
+def fold(text: str, width: int | None) -> str:
+    """``text`` with each line wider than ``width`` folded at word boundaries (never inside a
+    word), its further pieces under its own indentation plus two. A command line (``git …``,
+    ``$ git …``) folds only between shell words outside quotes, each piece but the last
+    ending in `` \\``, so it still pastes as one command. None: as it is."""
+    lines = text.split("\n")
+    if width is None or all(len(line) <= width for line in lines):
+        return text
+    out: list[str] = []
+    for block in _paragraphs(lines):
+        if len(block) > 1 and any(len(line) > width for line in block):  # a paragraph folds as one
+            out += _pack(" ".join(block).split(), "", "", "", width)
+        else:
+            out += [piece for line in block for piece in _fold_line(line, width)]
+    return "\n".join(out)
+
+
+def _paragraphs(lines: list[str]) -> list[list[str]]:
+    """Runs of prose lines (not indented, no table column, no command) as one block each;
+    every other line a block of its own."""
+    blocks: list[list[str]] = []
+    for line in lines:
+        if _is_prose(line) and blocks and _is_prose(blocks[-1][-1]):
+            blocks[-1].append(line)
+        else:
+            blocks.append([line])
+    return blocks
+
+
+def _is_prose(line: str) -> bool:
+    return bool(line) and line[0] != " " and "  " not in line and re.match(r"(?:\S*\$ )?git ", line) is None
+
+
+def _fold_line(line: str, width: int) -> list[str]:
+    if len(line) <= width:
+        return [line]
+    own = " " * (len(line) - len(line.lstrip(" ")))
+    body = line.strip()
+    command = re.match(r"(?:\S*\$ )?git ", body) is not None
+    first, under, end = own, own, ""
+    if command:
+        words = _shell_words(body)
+        said = words.index("#") if "#" in words else len(words)
+        folded = _pack(words[:said], own, own + "    ", " \\", width)
+        if said < len(words):  # a comment: on the last line when it fits, else its own lines after
+            comment = " ".join(words[said:])
+            if len(folded[-1]) + 2 + len(comment) <= width:
+                folded[-1] += "  " + comment
+            else:
+                folded += _pack(words[said:], own + "    ", own + "    # ", "", width)
+        return folded
+    else:
+        # A table's row ("  commit:<rev>     the commit exists here") continues under its
+        # second column, the row's start kept as it is; a list item under its text; a
+        # paragraph under its own start.
+        column = [m.end() for m in re.finditer(r"\S {2,}", line) if m.end() <= width - 20]
+        if column:
+            first, under = line[: column[0]], " " * column[0]
+        elif body.startswith(("- ", "* ")):
+            under = own + "  "
+        words = line[len(first) :].split()
+    return _pack(words, first, under, end, width)
+
+
+def _pack(words: list[str], first: str, under: str, end: str, width: int) -> list[str]:
+    """Words on lines of at most ``width`` (a word longer than that stands alone, whole):
+    the first line after ``first``, the others after ``under``; each but the last ends in ``end``."""
+    out: list[str] = []
+    current = ""
+    for word in words:
+        lead = under if out else first
+        if current and len(lead) + len(current) + 1 + len(word) + len(end) > width:
+            out.append(lead + current)
+            current = word
+        else:
+            current = f"{current} {word}" if current else word
+    out.append((under if out else first) + current)
+    return [piece + end for piece in out[:-1]] + out[-1:]
+
+
+def _shell_words(text: str) -> list[str]:
+    """``text`` split at spaces outside single and double quotes (the quotes kept); a run
+    of spaces (aligned comments) is one break."""
+    words, current, quote = [], "", ""
+    for char in text:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == " ":
+            if current:
+                words.append(current)
+            current = ""
+            continue
+        current += char
+    return [*words, current] if current else words
 
 
 # Colour is written as marks that only this process can make (the nonce), turned into

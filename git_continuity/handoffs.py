@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from git_continuity import brief, budget, policy, render, session, session_work, store, view
+from git_continuity import brief, budget, machine, planning, policy, render, session, session_work, store, view
 from git_continuity import repo as git
 from git_continuity.budget import Item, Section
 from git_continuity.errors import UserError
@@ -77,7 +77,7 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
         arrived += came
     did = Did(branches, added, threads_moved, arrived)
     # What the next session takes up: every thread not done, and done ones that no longer hold.
-    open_threads = [tv for tv in seen.threads if tv.thread.status != "done" or tv.undone]
+    open_threads = [tv for tv in seen.threads if not planning.ended(tv.thread) or tv.undone]
     changes = store.read_objective_log(snap)
     who = session.who(repo, agent_session=agent_session)._replace(session=session_id, agent=found.agent)
     journal_id = new_id("journal")
@@ -104,6 +104,7 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
         started_at=stored.started_at if stored else None,
         objective_change=changes[-1] if changes else None,
         note=note,
+        machine=machine.here(repo.work_dir or git_dir),  # so a brief elsewhere can say whether that one is larger
     )
     summary = _summary(data, known=known)
     entry = JournalEntry(
@@ -120,10 +121,15 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
     stored_json = data.to_json()
 
     def change(s: store.Snapshot) -> store.Change:
-        return store.Change(
-            f"handoff {data.id}: session {session_id}\n\n{entry.text}",
-            {path: store.handoff_bytes(stored_json), store.journal_path(entry, moment): store.entry_bytes(entry)},
-        )
+        files: dict[str, bytes | None] = {
+            path: store.handoff_bytes(stored_json),
+            store.journal_path(entry, moment): store.entry_bytes(entry),
+        }
+        # The session's thread claims end with its handoff: the threads are free for the next one.
+        ended = planning.expired_by_handoff(planning.claims_from(store.read_thread_claims(s)), session_id, who.host)
+        files.update({store.thread_claim_path(t): None for t in ended})
+        released = f"\n\nreleased: {', '.join(ended)}" if ended else ""
+        return store.Change(f"handoff {data.id}: session {session_id}\n\n{entry.text}{released}", files)
 
     after = store.update(repo, stream, change, who=who)
     if own is not None:

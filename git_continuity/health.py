@@ -134,7 +134,7 @@ def state(repo: Repo) -> list[Finding]:
                     f"{len(kept)} file{'s' if len(kept) != 1 else ''} moved aside by doctor --fix, never read as "
                     f"state: {', '.join(k.removeprefix(quarantine.FOLDER + '/') for k in kept[:5])}"
                     + (", …" if len(kept) > 5 else ""),
-                    f"read them with git show {refname}:{kept[0]}; take back what is worth keeping by hand",
+                    "git continuity quarantine list, then show, restore (once well-formed) or drop them",
                     serious=False,
                 )
             )

@@ -23,7 +23,7 @@ from git_continuity.cli_spec import Command
 from git_continuity.errors import UserError
 from git_continuity.repo import Repo
 
-STATUSES = ["open", "watching", "blocked", "waiting", "done"]
+STATUSES = ["open", "watching", "blocked", "waiting", "done", "cancelled"]
 
 
 def _text(said: str) -> dict[str, Any]:
@@ -121,6 +121,28 @@ TOOLS: tuple[Tool, ...] = (
         ("title",),
         {"check": "checks"},
         lists=("check",),
+    ),
+    Tool(
+        "ready",
+        ("ready",),
+        "Open threads to take up now, by priority.",
+        schema="ready",
+    ),
+    Tool(
+        "thread_claim",
+        ("thread", "claim"),
+        "Claim a thread for this session.",
+        {"id": _TEXT, "steal": {"type": "boolean"}},
+        ("id",),
+        {"id": "thread_id"},
+    ),
+    Tool(
+        "thread_cancel",
+        ("thread", "cancel"),
+        "End a thread unfinished, saying why.",
+        {"id": _TEXT, "why": _TEXT},
+        ("id", "why"),
+        {"id": "thread_id"},
     ),
     Tool(
         "thread_set",
@@ -325,6 +347,8 @@ def summary(tool: Tool, document: dict[str, Any], code: int) -> str:
             for t in document["threads"]
         ]
         said = "\n".join(lines) or "no threads"
+    elif tool.name == "ready":
+        said = "\n".join(f"{t['id']} P{t['priority']}: {t['title']}" for t in document["ready"]) or "nothing ready"
     elif tool.name == "next":
         said = f"next: {document['next_action'] or 'none'}"
     else:

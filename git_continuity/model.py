@@ -36,8 +36,8 @@ ID_PREFIXES = {
     "conflict": "x",
     "attempt": "a",
 }
-ThreadStatus = Literal["open", "watching", "blocked", "waiting", "done"]
-THREAD_STATUSES: tuple[ThreadStatus, ...] = ("open", "watching", "blocked", "waiting", "done")
+ThreadStatus = Literal["open", "watching", "blocked", "waiting", "done", "cancelled"]
+THREAD_STATUSES: tuple[ThreadStatus, ...] = ("open", "watching", "blocked", "waiting", "done", "cancelled")
 SCHEME_RE = re.compile(r"^[a-z][a-z0-9-]*$")
 
 
@@ -170,6 +170,7 @@ class Blocker:
     added_at: str
     added_by: str
     done_at: str | None = None
+    thread: str | None = None  # the thread it holds back (planning.held_by); None: the stream
 
 
 @dataclass
@@ -221,6 +222,9 @@ class Thread:
     # Closed although checks were withdrawn (thread close --accept-withdrawn): why, at, by,
     # session and the withdrawn checks' ids; shown as "done with N withdrawn checks".
     accepted_withdrawn: dict[str, Any] | None = None
+    after: list[str] | None = None  # threads that must be done before this one is ready (planning.py)
+    priority: int | None = None  # 0 (highest) to 4; None: the default, 2
+    cancelled: dict[str, Any] | None = None  # thread cancel: why, at, by, host, session
 
 
 @dataclass

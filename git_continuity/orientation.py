@@ -18,7 +18,9 @@ from git_continuity import (
     brief,
     budget,
     labels,
+    machine,
     places,
+    planning,
     policy,
     render,
     session,
@@ -63,9 +65,10 @@ def build(
     if snap.commit is None:
         return _not_here(repo, stream, max_tokens)
     moment = now()
-    rules = policy.load(repo.work_dir)
+    rules, unreadable = policy.load_or_defaults(repo.work_dir)
     problems = store.all_problems(snap)
     started, warnings = start_session(repo, snap, at=moment, agent_session=agent_session)
+    warnings += [unreadable] if unreadable else []
     # Load-bearing claims are re-dereferenced now (view "bearing"): every claim with a handle
     # that something rests on, but cmd: checks (a test suite may take longer than an agent's
     # session start waits: they show their last evidence until verify or the gate) and the
@@ -74,7 +77,7 @@ def build(
     seen = view.assess(snap, at=moment, policy=rules, dereference="bearing", online=online)
     assessed = list(seen.claims)
     threads = {tv.thread.id: tv.thread for tv in seen.threads}
-    open_views = [tv for tv in seen.threads if tv.thread.status != "done"]
+    open_views = [tv for tv in seen.threads if not planning.ended(tv.thread)]
     open_threads = [tv.thread for tv in open_views]
     if not problems:
         written = _record_costly(snap, assessed, moment)
@@ -105,10 +108,20 @@ def build(
         f"State {snap.ref} at {snap.commit[:7]}, changed {ago(updated, moment)}. "
         f"Claims derived now, not read from storage: {brief.tally(assessed)}.",
         brief.session_line(started, moment),
+        *planning.claimed_lines(
+            planning.claims_from(store.read_thread_claims(snap)), threads, started.id, started.host, git.identity(repo)
+        ),
     ]
     # Another clone's state fetched but not taken in: this brief may be behind it.
     standings = tracking.standings(repo, stream, snap.commit)
     header += [f"Sync: {render.standing_text(s)}" for s in standings if s.relation != "same"]
+    if (
+        last is not None
+        and last.machine
+        and any((t.blocked or {}).get("note") for t in open_threads)  # only when the machine was the limit
+        and (said := machine.brief_line(last.host, last.machine, started.host, repo.work_dir or "."))
+    ):
+        header.append(said)
     header += [f"Warning: {w}" for w in warnings]
     header += [f"Problem: {p}" for p in problems]
     sections = [
@@ -172,7 +185,7 @@ def build(
             "next_action",
             "Next action",
             1,
-            [Item([brief.next_line(packet)], packet.next_action if packet else None)],
+            [Item([brief.next_line(packet, threads)], packet.next_action if packet else None)],
             what="the next action",
         ),
         Section(

@@ -228,7 +228,7 @@ def set_objective(doc: CommentedMap, objective: Objective) -> None:
     _change(doc, "objective", lambda: doc.__setitem__("objective", CommentedMap(to_json(objective))))
 
 
-def set_next_action(doc: CommentedMap, text: str) -> None:
+def set_next_action(doc: CommentedMap, text: str | None) -> None:
     _change(doc, "next_action", lambda: doc.__setitem__("next_action", text))
 
 

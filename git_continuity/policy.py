@@ -102,6 +102,21 @@ def load(work_dir: Path | None) -> Policy:
     return parse(text, str(path))
 
 
+def load_or_defaults(work_dir: Path | None) -> tuple[Policy, str | None]:
+    """For a read (status, orient): the policy, or when the file is malformed the built-in
+    defaults and one line saying which file and line is wrong. A reader must not stop
+    everyone because of one bad edit; the writes and gates that depend on it still refuse."""
+    try:
+        return load(work_dir), None
+    except UserError as error:
+        lines = str(error).splitlines() or ["malformed"]
+        more = f" (and {len(lines) - 1} more lines: git continuity doctor)" if len(lines) > 1 else ""
+        return Policy(), (
+            f"{lines[0]}{more}; read with the built-in defaults here, and what depends on the policy"
+            " (thread close, check --closing, the commit gate) refuses until it is fixed"
+        )
+
+
 def parse(text: str, where: str) -> Policy:
     data = _validated(text, where)
     if not data:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from git_continuity import repo as git
 from git_continuity import signing, store
+from git_continuity.errors import UserError
 from git_continuity.repo import Oid, Repo
 
 ROOT = store.ROOT
@@ -106,3 +107,92 @@ def quarantined(snap: store.Snapshot) -> list[str]:
     if snap.tree is None or git.tree_entries(snap.repo, snap.tree, FOLDER) is None:
         return []
     return _all_paths(snap.repo, snap.tree, FOLDER)
+
+
+# -- what is kept there, and taking it back or dropping it (git continuity quarantine) ------
+
+_COPY = re.compile(r"\.(?:[2-9]|[1-9]\d+)$")  # the .2, .3 … _free adds to a name already taken
+
+
+@dataclass(frozen=True)
+class Kept:
+    """One file in the quarantine: its name there (the path under quarantine/), the path it
+    was moved from, and its size."""
+
+    name: str
+    was: str
+    size: int
+    missing: bool  # the object was missing when it was moved: only a line saying so is kept
+
+
+def kept(snap: store.Snapshot) -> list[Kept]:
+    """Every file in the stream's quarantine, in path order."""
+    found = []
+    for path in quarantined(snap):
+        assert snap.tree is not None
+        oid = git.entry_oid(snap.repo, snap.tree, path)
+        name = path.removeprefix(FOLDER + "/")
+        missing = name.endswith(".missing")
+        was = f"{ROOT}/{_COPY.sub('', name.removesuffix('.missing'))}"
+        size = len(git.blob(snap.repo, oid)) if oid is not None else 0
+        found.append(Kept(name, was, size, missing))
+    return found
+
+
+def pick(snap: store.Snapshot, names: list[str], every: bool) -> list[Kept]:
+    """The kept files named (by their name under quarantine/, or all with ``every``); a name
+    that is not there is refused, naming what is."""
+    there = kept(snap)
+    if every:
+        if names:
+            raise UserError("give file names or --all, not both")
+        if not there:
+            raise UserError(f"the quarantine of stream '{snap.stream}' is empty: nothing to do")
+        return there
+    if not names:
+        raise UserError("name the files (git continuity quarantine list shows them), or give --all")
+    by_name = {k.name: k for k in there}
+    for name in names:
+        if name.removeprefix(FOLDER + "/") not in by_name:
+            listed = ", ".join(by_name) or "none"
+            raise UserError(
+                f"no {name!r} in the quarantine of stream '{snap.stream}' (there: {listed}); nothing was written"
+            )
+    return [by_name[n.removeprefix(FOLDER + "/")] for n in dict.fromkeys(names)]
+
+
+def content(snap: store.Snapshot, item: Kept) -> bytes:
+    assert snap.tree is not None
+    oid = git.entry_oid(snap.repo, snap.tree, f"{FOLDER}/{item.name}")
+    return git.blob(snap.repo, oid) if oid is not None else b""
+
+
+def restorable(snap: store.Snapshot, item: Kept) -> bytes:
+    """The file's bytes, when putting it back where it was makes a well-formed entry; else a
+    UserError saying what is still wrong (nothing is written)."""
+    import json
+
+    from git_continuity import schema
+
+    where = f"{FOLDER}/{item.name}"
+    folder = item.was.removeprefix(ROOT + "/").split("/")[0]
+    if item.missing or folder not in store.KINDS:
+        raise UserError(f"{where} cannot go back: {item.was} is no entry of the state format; nothing was written")
+    if snap.tree is not None and git.entry_oid(snap.repo, snap.tree, item.was) is not None:
+        raise UserError(f"{where} cannot go back: {item.was} exists again; nothing was written")
+    data = content(snap, item)
+    try:
+        parsed = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise UserError(f"{where} is still not valid JSON ({error}); nothing was written") from None
+    wrong = schema.problems(store.KINDS[folder], parsed)
+    stem = item.was.rsplit("/", 1)[-1].removesuffix(".json")
+    if not wrong and not (isinstance(parsed, dict) and stem.endswith(str(parsed.get("id")))):
+        wrong = [(("id",), f"{parsed.get('id')!r} does not match the file name")]
+    if wrong:
+        said = "; ".join(f"{schema.key_path(p)}: {m}" for p, m in wrong[:3])
+        raise UserError(
+            f"{where} is still malformed ({said}); nothing was written.\n"
+            f"Read it with git continuity quarantine show {item.name}, and record what is worth keeping anew."
+        )
+    return data

@@ -238,6 +238,7 @@ class Handoff:
     started_at: str | None = None
     objective_change: ObjectiveChange | None = None
     note: str | None = None
+    machine: dict[str, int] | None = None  # memory, disk_free (bytes), cpus here then (machine.here)
 
     def to_json(self) -> Json:
         o = self.objective
@@ -268,6 +269,7 @@ class Handoff:
             "started_at": self.started_at,
             "objective_change": _change_json(self.objective_change) if self.objective_change else None,
             "note": self.note,
+            "machine": dict(self.machine) if self.machine else None,
         }
         data.update({k: v for k, v in optional.items() if v is not None})
         return data
@@ -298,6 +300,7 @@ class Handoff:
             started_at=data.get("started_at"),
             objective_change=ObjectiveChange(**change) if change else None,
             note=data.get("note"),
+            machine=data.get("machine"),
         )
 
     def summary_json(self) -> Json:

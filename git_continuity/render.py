@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from git_continuity import display
+from git_continuity import display, planning
 from git_continuity.constants import ENV_CHECK_JSON
 from git_continuity.display import cut, hang, paint
 from git_continuity.labels import origin_of, withdrawn_lines
@@ -108,6 +108,7 @@ def thread_json(tv: ThreadView) -> dict[str, Any]:
         ("accepted_withdrawn", thread.accepted_withdrawn),
     )
     found.update({k: v for k, v in kept if v})
+    found.update(planning.thread_fields(thread))
     if waiting is not None:  # derived now: every check that does not verify waits on someone else
         found["waiting"] = waiting.to_json(now())
     return found
@@ -119,6 +120,8 @@ def stop_loss_line(thread: Thread) -> str:
         return ""
     b = thread.blocked
     said = f': "{cut(b["observed"], STATUS_WHOLE, 100)}"' if b.get("observed") else ""
+    if b.get("note"):
+        return f"stop-loss {shown(b['at'])} UTC: {b['note']}{said}; reopen: git continuity thread set {thread.id} open"
     return (
         f"stop-loss {shown(b['at'])} UTC: budget spent ({', '.join(b['spent'])}) after "
         f"{len(b['attempts'])} attempt{'s' if len(b['attempts']) != 1 else ''}{said}; "
@@ -195,9 +198,10 @@ def repository(a: Assessed) -> str | None:
     return a.claim.handle[1:].split(":", 1)[0] if a.claim.handle and a.claim.handle.startswith("@") else None
 
 
-def claim_lines(assessed: Sequence[Assessed]) -> list[str]:
+def claim_lines(assessed: Sequence[Assessed], indent: str = "  ") -> list[str]:
     """Each claim: its state, id, text, handle and what was observed. Checks that span
-    repositories are one table with the repository first (``here``: this one)."""
+    repositories are one table with the repository first (``here``: this one). ``indent``
+    starts each line (a thread's checks sit deeper), so long text folds under its column."""
     lines = []
     width = max((len(a.derived.state) for a in assessed), default=0)
     spans: list[str] = []
@@ -206,8 +210,8 @@ def claim_lines(assessed: Sequence[Assessed]) -> list[str]:
         spans = [repository(a) or HERE for a in assessed]
     across = max(len(r) for r in [*spans, "repository"]) + 2 if spans else 0
     if spans:
-        lines.append(f"  {'repository'.ljust(across)}{'state'.ljust(width)}  check")
-    pad = " " * (across + width + 4)
+        lines.append(f"{indent}{'repository'.ljust(across)}{'state'.ljust(width)}  check")
+    pad = " " * (len(indent) + across + width + 2)
     painted: dict[str, str] = {}  # each state's column, padded and painted once
     fold, limit = display.Showing.width, sys.maxsize if display.Showing.full else display.LONG
 
@@ -221,7 +225,7 @@ def claim_lines(assessed: Sequence[Assessed]) -> list[str]:
         state = painted.get(derived.state)
         if state is None:
             state = painted[derived.state] = paint(derived.state.ljust(width), derived.state)
-        put(f"  {where}{state}  {c.id}  ", c.text)
+        put(f"{indent}{where}{state}  {c.id}  ", c.text)
         if c.handle and c.handle != c.text:
             put(pad, abbreviate(c.handle))
         put(pad, derived.observed)
@@ -284,16 +288,20 @@ def status_text(
         log = f"; {earlier} earlier: git continuity objective log" if earlier > 0 else ""
         out.append(f"  set      {_when(objective.set_at, at)} by {objective.set_by}{log}")
     if packet is not None:
-        out.append(hang("Next       ", cut(packet.next_action or "(none: git continuity next TEXT)", STATUS_WHOLE)))
+        by_id = {tv.thread.id: tv.thread for tv in threads}
+        first = planning.next_or_ready(packet.next_action, by_id, packet.blockers)
+        out.append(hang("Next       ", cut(first, STATUS_WHOLE)))
         blockers = packet.open_blockers()
         out += ["", f"Blockers ({len(blockers)} open)"]
         out += [hang(f"  {b.id}  ", cut(b.text, STATUS_WHOLE)) for b in blockers] or ["  none"]
     if conflicts:
         out += ["", f"Conflicts ({len(conflicts)} to look at; git continuity conflict dismiss ID once looked at)"]
         out += conflict_lines(conflicts)
-    active = [tv for tv in threads if tv.thread.status != "done"]
+    active = [tv for tv in threads if not planning.ended(tv.thread)]
     if threads:
-        out += ["", f"Threads ({len(active)} not done, {len(threads) - len(active)} done)"]
+        dropped = sum(1 for tv in threads if tv.thread.status == "cancelled")
+        ended = f", {dropped} cancelled" if dropped else ""
+        out += ["", f"Threads ({len(active)} not done, {len(threads) - len(active) - dropped} done{ended})"]
         for tv in threads:
             thread, checks = tv.thread, tv.checks
             closed = f"; closed by {thread.closed_by[:7]}" if thread.closed_by else ""
@@ -306,8 +314,10 @@ def status_text(
                 out.append(f"    {stop_loss_line(thread)}")
             if tv.waiting is not None:
                 out.append(f"    {tv.waiting.text(at)}")
-            if thread.status != "done" or tv.verified < len(checks):
-                out += ["    " + line for line in claim_lines(checks)]
+            if (why := planning.cancelled_why(thread)) is not None:
+                out.append(hang("    why: ", cut(why, STATUS_WHOLE)))
+            elif thread.status != "done" or tv.verified < len(checks):
+                out += claim_lines(checks, indent="      ")
     loose = [a for a in assessed if a.claim.thread is None]
     tally = counts(loose)
     summary = ", ".join(f"{n} {s}" for s, n in tally.items() if n)

@@ -18,6 +18,7 @@ from typing import Any
 from git_continuity import attempts, session, store, verify
 from git_continuity import repo as git
 from git_continuity.attempts import Attempt, AttemptCheck, Course
+from git_continuity.machine import exhaustion
 from git_continuity.model import Thread, ago, new_id, parse_stamp, shown, stamp
 from git_continuity.policy import Policy
 from git_continuity.verify import Assessed
@@ -80,6 +81,7 @@ def _attempt(
                 a.derived.state,
                 attempts.fingerprint(handle, a.derived.state, seen),
                 attempts.kept(seen),
+                exhausted=exhaustion(seen) if a.derived.state != "verified" else None,
             )
         )
     return Attempt(entry, thread.id, stamp(at), via, who.host, tuple(found), session=who.session, agent=who.agent)
@@ -143,6 +145,10 @@ def record(
                     "observed": attempts.quote(failing[0].observed) if failing else "",
                 },
             )
+            if any(part.startswith("resource exhaustion") for part in course.spent):
+                what = " and ".join(dict.fromkeys(a.exhausted for a in course.counted if a.exhausted))
+                assert blocked.blocked is not None
+                blocked.blocked["note"] = attempts.MACHINE_NOTE.format(what=what)
             out.files[store.thread_path(thread.id)] = store.entry_bytes(blocked)
             out.stopped.append(Stopped(blocked, course))
     return out
@@ -184,6 +190,13 @@ def stopped_lines(stopped: Sequence[Stopped]) -> list[str]:
     lines = []
     for s in stopped:
         t = s.thread
+        note = (t.blocked or {}).get("note")
+        if note:
+            lines.append(
+                f'Stop-loss: {t.id} "{t.title}" is now blocked: {note}.'
+                f"\n  Stop retrying it as it is; reopen it with the new shape: git continuity thread set {t.id} open"
+            )
+            continue
         lines.append(
             f'Stop-loss: {t.id} "{t.title}" is now blocked: its budget is spent ({", ".join(s.course.spent)}).'
             f"\n  Stop retrying it. Reopen it only with a new approach: git continuity thread set {t.id} open"

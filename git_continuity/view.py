@@ -103,7 +103,7 @@ def _bearing(claim: Claim, threads: dict[str, Thread]) -> bool:
     if not claim.handle or verify.scheme_of(claim) == "cmd":
         return False
     owner = threads.get(claim.thread or "")
-    return owner is None or owner.status != "done"
+    return owner is None or str(owner.status) not in ("done", "cancelled")
 
 
 def assess(

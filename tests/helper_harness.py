@@ -109,7 +109,7 @@ def runs_in_helper(repo: Path, **env: str) -> list[int]:
     """The parents of the processes a `cmd:` check ran in (verify runs them), one per run: the helper's pid
     when the command ran in a copy of it, 0 when in a process of its own."""
     (repo / "ran.txt").unlink(missing_ok=True)
-    done = run(repo, "verify", **env)
+    done = run(repo, "verify", **env)  # type: ignore[arg-type]  # env holds variables, never "helper"
     assert done.code == 0, done
     return [int(line) for line in (repo / "ran.txt").read_text().split()]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from agent_harness import claude, codex, codex_hooks, gate_reason, setup_codex, trust_codex_hooks
-from conftest import cont, git
+from conftest import BIN, cont, git
 from model_imitation import Imitation, Reply, Tool, Turns, texts
 
 pytestmark = pytest.mark.agents

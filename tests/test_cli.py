@@ -78,10 +78,13 @@ def test_the_leaves_are_the_tables_commands() -> None:
         "claim list",
         "thread add",
         "thread set",
+        "thread cancel",
+        "thread claim",
         "thread close",
         "thread reopen",
         "thread list",
         "thread show",
+        "ready",
         "check",
         "verify",
         "progress",
@@ -118,6 +121,10 @@ def test_the_leaves_are_the_tables_commands() -> None:
         "doctor",
         "conflict list",
         "conflict dismiss",
+        "quarantine list",
+        "quarantine show",
+        "quarantine restore",
+        "quarantine drop",
         "plugins",
         "demo",
         "help",
@@ -167,7 +174,7 @@ def test_the_help_lists_every_command_with_its_summary_and_hides_hook_impl(
     out = capsys.readouterr().out
     listing = out.split("  <command>\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert listing == [f"    {c.name:<14} {c.summary}" for c in COMMANDS if c.name != "hook-impl"]
-    assert len(listing) == 31 and "hook-impl" not in out
+    assert len(listing) == 33 and "hook-impl" not in out
 
 
 def test_an_unknown_command_names_every_command_but_the_hidden_one(capsys: pytest.CaptureFixture[str]) -> None:
@@ -176,9 +183,9 @@ def test_an_unknown_command_names_every_command_but_the_hidden_one(capsys: pytes
     assert done.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
         "git continuity: error: argument <command>: invalid choice: 'bogus' (choose from 'init', 'status', "
-        "'objective', 'next', 'blocker', 'claim', 'thread', 'check', 'verify', 'progress', 'ci', 'journal', 'show', "
-        "'hooks', 'trust', 'orient', 'handoff', 'place', 'repo', 'agent', 'mcp', 'log', 'edit', 'pull', 'push', "
-        "'sync', 'doctor', 'conflict', 'plugins', 'demo', 'help')"
+        "'objective', 'next', 'blocker', 'claim', 'thread', 'ready', 'check', 'verify', 'progress', 'ci', 'journal', "
+        "'show', 'hooks', 'trust', 'orient', 'handoff', 'place', 'repo', 'agent', 'mcp', 'log', 'edit', 'pull', "
+        "'push', 'sync', 'doctor', 'conflict', 'quarantine', 'plugins', 'demo', 'help')"
     )
 
 
@@ -245,6 +252,7 @@ def test_version_imports_only_the_command_line(tmp_path: Path) -> None:
             "git_continuity",
             "git_continuity.cli",
             "git_continuity.cli_places",
+            "git_continuity.cli_plan",
             "git_continuity.cli_spec",
             "git_continuity.cli_state",
             "git_continuity.cli_table",

@@ -70,7 +70,8 @@ def test_a_command_never_runs_until_approved_here(gc: Cli, started: Path, tmp_pa
     added = cont(started, "claim", "add", "the suite ran", "--check", f"cmd:{command}")
     assert added.out.splitlines()[1:] == [
         f"  handle  cmd:{command}",
-        "  now     unchecked: never dereferenced: run git continuity verify",
+        "  now     unchecked: it runs only once approved on this machine:"
+        f" git continuity trust allow '{command}', then verify",
     ]
     tid = gc.thread(started, "Run it", f"cmd:{command}")
     gc.ok(started, "hooks", "install")
@@ -146,7 +147,8 @@ def test_output_is_captured_capped_and_redacted(
     }
     said.append(cont(started, "verify", "--json").out)
     status = seen(cont(started, "status"))
-    assert "                token=[redacted]\n                [redacted]\n" in status.out
+    # a thread's check: its observation's lines under the check's column (6 + "contradicted  ")
+    assert "\n                    token=[redacted]\n                    [redacted]\n" in status.out
     closing = seen(cont(started, "thread", "close", tid))
     assert closing.code == 1 and "token=[redacted]" in closing.out
     blocked = seen(run(started, "git", "commit", "--allow-empty", "-m", f"Release; closes {tid}"))
@@ -292,9 +294,12 @@ def test_a_bad_policy_file_is_named_with_its_key_and_line(gc: Cli, started: Path
     (started / ".continuity.yaml").write_text(policy)
     before = state_refs(started)
     where = f"{started}/.continuity.yaml {error}"
-    for args in (("check", "--closing"), ("verify",), ("thread", "close", tid), ("status",)):
+    for args in (("check", "--closing"), ("verify",), ("thread", "close", tid)):
         done = gc.run(started, *args)
         assert (done.code, done.out, done.err) == (2, "", f"git-continuity: error: {where}\n"), args
+    # A read goes on with the defaults, naming the file and line (tests/test_policy_reads.py).
+    read = gc.run(started, "status")
+    assert read.code == 0 and f"  {where}; read with the built-in defaults here" in read.out
     # The hook cannot judge a closing claim: it blocks it, saying why as the commands do...
     blocked = run(started, "git", "commit", "--allow-empty", "-m", f"closes {tid}")
     assert (blocked.code, blocked.err) == (1, f"git-continuity: error: {where}\n")

@@ -206,7 +206,7 @@ def test_a_value_not_in_its_form_is_told_the_form(
     started: Path, inproc: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (started / ".continuity.yaml").write_text("cmd_timeout: forever\n")
-    ran = inproc(started, "status")
+    ran = inproc(started, "check", "--closing")  # a gate refuses; status reads on (test_policy_reads)
     assert (ran.code, ran.err) == (
         2,
         f"git-continuity: error: {started / '.continuity.yaml'} line 1: cmd_timeout: 'forever' is not in the"

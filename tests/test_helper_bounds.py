@@ -15,13 +15,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import Ran, git
+from conftest import Ran, git, helpers
 from helper_harness import (
     ON,
     PROBE,
     gone,
     helper_of,
-    helpers,
     helpers_of,
     listening,
     run,

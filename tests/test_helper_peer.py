@@ -67,7 +67,7 @@ def test_the_helper_reads_its_clients_confinement_itself(work: Path) -> None:
 def kinds(work: Path, env: dict[str, str]) -> list[int]:
     """The helpers serving a client with ``env``: the first run starts one, the next runs in it."""
     before = helpers_of(work)
-    run(work, "status", **env)
+    run(work, "status", **env)  # type: ignore[arg-type]  # variables, never "helper"
     pid = listening(work, besides=tuple(before))
     assert runs_in_helper(work, **env) == [pid]
     return [pid]

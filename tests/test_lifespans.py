@@ -194,7 +194,12 @@ def test_a_bad_lifespan_is_exit_2_naming_file_key_and_line(
 ) -> None:
     (started / ".continuity.yaml").write_text(policy)
     before = conftest.state_refs(started)
-    for args in (("journal",), ("journal", "add", "x"), ("orient",)):
+    # orient reads on with the defaults, naming the line (tests/test_policy_reads.py)
+    assert (
+        f"Warning: {started / '.continuity.yaml'} {said}; read with the built-in defaults"
+        in gc.run(started, "orient").out
+    )
+    for args in (("journal",), ("journal", "add", "x")):
         refused = gc.run(started, *args)
         assert (refused.code, refused.out, refused.err) == (
             2,

@@ -83,6 +83,9 @@ def test_tools_list_names_every_tool_with_its_arguments(started: Path) -> None:
         "claim_retract",
         "verify",
         "thread_add",
+        "ready",
+        "thread_claim",
+        "thread_cancel",
         "thread_set",
         "thread_close",
         "thread_list",
@@ -273,7 +276,8 @@ def test_bad_input_is_a_tool_error_with_the_reason_nothing_written_and_the_serve
     unknown, missing, typed, extra, handle, no_claim, bad_status, alive = serve(started, work, "--repo", str(started))
     assert unknown == (
         "unknown tool 'claim_delete' (tools: orient, status, claim_add, claim_retract, verify, thread_add, "
-        "thread_set, thread_close, thread_list, progress, journal_add, next, blocker_add, blocker_done, handoff, check)"
+        "ready, thread_claim, thread_cancel, thread_set, thread_close, thread_list, progress, journal_add, next, "
+        "blocker_add, blocker_done, handoff, check)"
     )
     assert refused(missing) == "claim_add: bad arguments:\n  arguments: 'text' is a required property"
     assert refused(typed) == "claim_add: bad arguments:\n  text: 42 is not of type 'string'"
@@ -332,7 +336,7 @@ def test_the_tool_list_fits_its_budget_as_the_benchmark_measures_it() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     first = done.stdout.splitlines()[0]
-    assert first.startswith("tools/list: 16 tools, ")
+    assert first.startswith("tools/list: 19 tools, ")
     assert int(first.split(", ")[1].removesuffix(" bytes")) <= 4 * 1500
 
 

@@ -81,6 +81,7 @@ def test_thread_list(started: Path, inproc: Run) -> None:
                 "undone": None,
                 "added_at": thread["added_at"],
                 "closed_at": None,
+                "priority": 2,
                 "checks": [
                     {
                         "id": check["id"],
@@ -120,6 +121,7 @@ def test_thread_show(started: Path, inproc: Run) -> None:
             "added_by": ME,
             "host": HOST,
             "closed_at": None,
+            "priority": 2,
             "checks": [{**check, "state": "contradicted", "observed": "tag v1 does not exist here"}],
         },
         "problems": [],
@@ -310,9 +312,9 @@ def test_a_command_given_no_action_lists_its_actions(
         "positional arguments:",
         "  <action>",
         "    add            open a thread; each --check becomes one of its acceptance checks",
-        "    set            park or reopen a thread (open, watching, blocked, waiting); done comes only from close",
-        "    close          close a thread if every check verifies now; exit 1 listing what does not",
-        "    reopen         reopen a done thread (one that no longer holds, or was closed too early)",
+        "    set            park or reopen a thread, or change its --after and --priority; done comes only from close",
+        "    cancel         end a thread unfinished: shown as cancelled, never gates a stop, never counted as done",
+        "    claim          record that this session is on a thread; refused while another session holds it",
     ]
     for group in ("thread", "claim", "blocker", "trust"):
         ran = inproc(repo, group)
@@ -324,8 +326,8 @@ def test_thread_set_does_not_offer_done_but_says_how_to_close(
 ) -> None:
     monkeypatch.setenv("COLUMNS", "200")
     assert help_of(["thread", "set"], capsys).splitlines()[0] == (
-        "usage: git continuity thread set [-h] [--stream STREAM] [--budget attempts=N,sessions=N,time=8h] id "
-        "{open,watching,blocked,waiting}"
+        "usage: git continuity thread set [-h] [--stream STREAM] [--budget attempts=N,sessions=N,time=8h] "
+        "[--after ID] [--no-after ID] [--priority 0..4] id [{open,watching,blocked,waiting}]"
     )
     thread = said(ok(inproc, started, "thread", "add", "Ship the fix"))
     done = inproc(started, "thread", "set", thread, "done")
@@ -390,10 +392,10 @@ def test_help_prints_what_dash_h_prints(words: list[str], repo: Path, monkeypatc
 
 def test_help_of_what_is_not_a_command(repo: Path, inproc: Run) -> None:
     for args, error in (
-        (["bogus"], "no command 'bogus' (commands: init, status, objective, next, blocker, claim, thread, check, "),
+        (["bogus"], "no command 'bogus' (commands: init, status, objective, next, blocker, claim, thread, ready, "),
         (
             ["thread", "bogus"],
-            "git continuity thread has no action 'bogus' (actions: add, set, close, reopen, list, show)",
+            "git continuity thread has no action 'bogus' (actions: add, set, cancel, claim, close, reopen, list, show)",
         ),
         (["status", "now"], "git continuity status has no actions: git continuity help status shows its help"),
     ):

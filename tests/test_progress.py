@@ -21,7 +21,8 @@ from git_continuity.errors import UserError
 from git_continuity.noise import normalize
 
 Run = Callable[..., Ran]
-OOM = "echo building at /tmp/tmpab12cd34 in 0.3s; echo OOMKilled; exit 2"
+# The same failure each time (not the machine running out: tests/test_machine_limit.py).
+FAILING = "echo building at /tmp/tmpab12cd34 in 0.3s; echo layer too large; exit 2"
 
 
 class Cli(conftest.Cli):
@@ -41,7 +42,7 @@ def gc(inproc: Run) -> Cli:
 def started(gc: Cli, repo: Path) -> Path:
     gc.ok(repo, "init")
     gc.ok(repo, "objective", "set", "Ship the image", "--why", "the release needs it")
-    gc.ok(repo, "trust", "allow", OOM)
+    gc.ok(repo, "trust", "allow", FAILING)
     return repo
 
 
@@ -55,23 +56,29 @@ def as_session(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
 def test_two_runs_of_one_failure_have_one_fingerprint() -> None:
     one = (
         "exit 2 in 0.3s on work tree 4b825dc; output:\n"
-        "wrote /tmp/pytest-of-ada/pytest-7/x0/out.log\npid 48213 at 2026-12-01T10:04:45.967Z\nOOMKilled"
+        "wrote /tmp/pytest-of-ada/pytest-7/x0/out.log\npid 48213 at 2026-12-01T10:04:45.967Z\nimage too large"
     )
     two = (
         "exit 2 in 12.9s on work tree 9c1e7f3; output:\n"
-        "wrote /tmp/pytest-of-ada/pytest-9/x3/out.log\npid 50177 at 2026-12-02T08:00:01Z\nOOMKilled"
+        "wrote /tmp/pytest-of-ada/pytest-9/x3/out.log\npid 50177 at 2026-12-02T08:00:01Z\nimage too large"
     )
     assert (
         normalize(one)
         == normalize(two)
-        == ("exit 2 in <duration> on work tree <hex>; output:\nwrote <tmp>\npid <n> at <time>\nOOMKilled")
+        == ("exit 2 in <duration> on work tree <hex>; output:\nwrote <tmp>\npid <n> at <time>\nimage too large")
     )
     assert fingerprint("cmd:make image", "contradicted", one) == fingerprint("cmd:make image", "contradicted", two)
     # What says something else is another observation: another exit code, another message.
     other = one.replace("exit 2", "exit 1")
     assert fingerprint("cmd:make image", "contradicted", other) != fingerprint("cmd:make image", "contradicted", one)
-    assert fingerprint("cmd:make image", "contradicted", one.replace("OOMKilled", "no space")) != fingerprint(
+    assert fingerprint("cmd:make image", "contradicted", one.replace("image too large", "bad layer")) != fingerprint(
         "cmd:make image", "contradicted", one
+    )
+    # Every failure that says the machine ran out is one kind (machine.exhaustion): retrying
+    # it on the same machine is the same attempt again, whatever else it printed.
+    oom = one.replace("image too large", "OOMKilled")
+    assert fingerprint("cmd:make image", "contradicted", oom) == fingerprint(
+        "cmd:make image", "contradicted", oom.replace("exit 2", "exit 1")
     )
 
 
@@ -82,7 +89,7 @@ def test_every_dereference_that_ends_not_verified_appends_an_attempt(
     gc: Cli, started: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     as_session(monkeypatch, "s-first1")
-    tid = gc.thread(started, "Docker build passes", f"cmd:{OOM}")
+    tid = gc.thread(started, "Docker build passes", f"cmd:{FAILING}")
     assert gc.run(started, "verify").code == 1
     assert gc.run(started, "check", "--closing").code == 1  # says why, and writes nothing
     assert stop_hook(started)[0]["decision"] == "block"
@@ -110,11 +117,11 @@ def test_every_dereference_that_ends_not_verified_appends_an_attempt(
         "tree": tree,
     }
     assert re.sub(r"^exit 2 in \d+\.\ds", "exit 2 in Ts", check.pop("observed")) == (
-        f"exit 2 in Ts on work tree {tree[:7]}; output:\nbuilding at /tmp/tmpab12cd34 in 0.3s\nOOMKilled"
+        f"exit 2 in Ts on work tree {tree[:7]}; output:\nbuilding at /tmp/tmpab12cd34 in 0.3s\nlayer too large"
     )
     assert check == {
         "claim": claim,
-        "handle": f"cmd:{OOM}",
+        "handle": f"cmd:{FAILING}",
         "result": "contradicted",
         "fingerprint": found[1]["checks"][0]["fingerprint"],  # type: ignore[index]
     }
@@ -133,13 +140,13 @@ def test_attempts_from_two_clones_merge_as_a_union(
 ) -> None:
     bare, ours = remote_and_clone
     gc.ok(ours, "init")
-    gc.ok(ours, "trust", "allow", OOM)
-    tid = gc.thread(ours, "Docker build passes", f"cmd:{OOM}")
+    gc.ok(ours, "trust", "allow", FAILING)
+    tid = gc.thread(ours, "Docker build passes", f"cmd:{FAILING}")
     gc.ok(ours, "push")
     theirs = tmp_path / "theirs"
     git(tmp_path, "clone", "-q", str(bare), str(theirs))
     gc.ok(theirs, "pull")
-    gc.ok(theirs, "trust", "allow", OOM)
+    gc.ok(theirs, "trust", "allow", FAILING)
     as_session(monkeypatch, "s-theirs")
     assert gc.run(theirs, "verify").code == 1
     as_session(monkeypatch, "s-oursxx")
@@ -227,7 +234,7 @@ def _session(gc: Cli, cwd: Path, note: str) -> tuple[str, Ran]:
 
 
 def test_the_same_failure_in_three_sessions_stops_the_loss(gc: Cli, started: Path) -> None:
-    tid = gc.thread(started, "Docker build passes", f"cmd:{OOM}")
+    tid = gc.thread(started, "Docker build passes", f"cmd:{FAILING}")
     assert gc.ok(started, "thread", "set", tid, "open", "--budget", "attempts=3,sessions=3") == (
         f"Thread {tid} is open.\n  its budget (attempts=3,sessions=3) counts attempts from now on\n"
     )
@@ -247,7 +254,7 @@ def test_the_same_failure_in_three_sessions_stops_the_loss(gc: Cli, started: Pat
     assert conftest.normalize(lead) == (
         "## Stalled: stop retrying these\n"
         f"- **{tid} made no progress in 3 attempts over 3 sessions since TIME UTC (just now); same observation "
-        'each time: "OOMKilled"; budget spent (attempts 3 of 3, sessions 3 of 3), blocked by the stop-loss; ways '
+        'each time: "layer too large"; budget spent (attempts 3 of 3, sessions 3 of 3), blocked by the stop-loss; ways '
         f"on: change the approach (git continuity thread set {tid} open --budget …, or a new check) or leave it "
         'blocked and say why (git continuity journal add "…")**'
     )
@@ -260,12 +267,12 @@ def test_the_same_failure_in_three_sessions_stops_the_loss(gc: Cli, started: Pat
         "stop-loss",
         ["attempts 3 of 3", "sessions 3 of 3"],
         [a["id"] for a in tried],
-        "OOMKilled",
+        "layer too large",
     )
     assert blocked["evidence"] == [tried[-1]["checks"][0]["evidence"]]  # type: ignore[index]
     status = gc.ok(started, "status")
     assert conftest.normalize(status.split("Threads ")[1].split("\n")[2]) == (
-        '    stop-loss TIME UTC: budget spent (attempts 3 of 3, sessions 3 of 3) after 3 attempts: "OOMKilled"; '
+        '    stop-loss TIME UTC: budget spent (attempts 3 of 3, sessions 3 of 3) after 3 attempts: "layer too large"; '
         f"reopen with a new approach: git continuity thread set {tid} open --budget …"
     )
     # The gate no longer holds the agent for it; verifying again counts, but blocks nothing new.
@@ -292,7 +299,7 @@ def _stop(cwd: Path, active: bool) -> dict[str, object]:
 def test_once_the_budget_is_spent_the_stop_gate_asks_for_a_handoff_and_lets_the_agent_stop(
     gc: Cli, started: Path
 ) -> None:
-    tid = gc.thread(started, "Docker build passes", f"cmd:{OOM}")
+    tid = gc.thread(started, "Docker build passes", f"cmd:{FAILING}")
     gc.ok(started, "thread", "set", tid, "open", "--budget", "attempts=2")
     first = _stop(started, False)
     assert first["decision"] == "block"
@@ -354,7 +361,7 @@ def test_progress_says_a_thread_without_checks_makes_no_attempts(gc: Cli, starte
 
 
 def test_a_malformed_attempt_is_named_and_nothing_is_written_on_top(gc: Cli, started: Path) -> None:
-    tid = gc.thread(started, "Docker build passes", f"cmd:{OOM}")
+    tid = gc.thread(started, "Docker build passes", f"cmd:{FAILING}")
     path = f".continuity/attempts/{tid}/20261201T100000.000000Z-a-2222aa.json"
     bad = {"id": "a-2222aa", "thread": tid, "at": "2026-12-01T10:00:00.000Z", "via": "guess", "host": "h", "checks": []}
     conftest.write_state(started, {path: json.dumps(bad, indent=2) + "\n"})
@@ -368,7 +375,7 @@ def test_a_malformed_attempt_is_named_and_nothing_is_written_on_top(gc: Cli, sta
 
 def test_the_policy_sets_when_a_thread_stalls_and_the_default_budget(gc: Cli, started: Path) -> None:
     (started / ".continuity.yaml").write_text("stalled: {attempts: 2, sessions: 1}\nbudget: {attempts: 2}\n")
-    tid = gc.thread(started, "Docker build passes", f"cmd:{OOM}")
+    tid = gc.thread(started, "Docker build passes", f"cmd:{FAILING}")
     assert gc.run(started, "verify").code == 1
     first = json.loads(gc.ok(started, "progress", "--json"))
     assert (first["stalled_after"], first["threads"][0]["stalled"]) == ({"attempts": 2, "sessions": 1}, False)
@@ -401,7 +408,7 @@ def test_the_html_page_renders_in_chromium_with_a_mark_per_attempt_and_the_stop_
     gc: Cli, started: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     browser = _chromium()
-    tid = gc.thread(started, "Docker build passes <b>now</b>", f"cmd:{OOM}")
+    tid = gc.thread(started, "Docker build passes <b>now</b>", f"cmd:{FAILING}")
     gc.ok(started, "thread", "set", tid, "open", "--budget", "attempts=3")
     other = gc.thread(started, "Readme is there", "file:README")
     for n in (1, 2, 3):
@@ -423,7 +430,7 @@ def test_the_html_page_renders_in_chromium_with_a_mark_per_attempt_and_the_stop_
     dom = subprocess.run(
         [browser, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120, env=env, check=True
     ).stdout
-    rendered = re.search(r'<pre id="rendered">([^<]*)</pre>', dom)
+    rendered = re.search(r'<pre id="rendered" hidden="">([^<]*)</pre>', dom)  # kept for programs, not shown
     assert rendered is not None, dom[-500:]
     assert rendered.group(1).splitlines() == [f"{tid} marks=3 stop-loss=1", f"{other} marks=0 stop-loss=0"]
 

@@ -214,6 +214,7 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
         "refs": {"refs/heads/main": fix, "refs/heads/spike": spike, "refs/remotes/origin/main": base},
         "note": "the spike branch is a dead end",
         "journal": journal_id,
+        "machine": data["machine"],  # memory, free disk, CPUs here (tests/test_machine_limit.py)
     }
     # The session entry in the journal, and the session ended with the handoff.
     entries = json.loads(ok(laptop, "journal", "--json").out)["entries"]
@@ -467,7 +468,8 @@ def test_max_tokens_keeps_the_truth_first_and_says_what_it_left_out(repo: Path) 
     assert re.sub(r"about \d+ tokens", "about N tokens", steady(tight.out)) == truth + (
         "\n"
         "---\n"
-        "Over budget: the truth section alone is about N tokens, more than --max-tokens 10; only it is printed. "
+        "Over budget: --max-tokens 10 cannot be kept: the truth section is never cut and is about N tokens;"
+        " only it is printed, about N tokens with this note. "
         "Left out: the objective, the next action, 12 of 12 verified claims, "
         "the work tree, the changes since the last session, 4 of 4 journal entries. "
         "See: git continuity claim list --state verified; git status; git continuity journal.\n"

@@ -7,7 +7,8 @@ from git_continuity.model import Blocker, new_id, now, shown, stamp
 from git_continuity.repo import Repo
 
 
-def add(repo: Repo, *, stream: str, text: str) -> int:
+def add(repo: Repo, *, stream: str, text: str, thread: str | None = None) -> int:
+    """Record a blocker; with --thread, it holds that thread out of the ready queue."""
     text = text.strip()
     if not text:
         raise UserError("blocker add needs a non-empty text")
@@ -17,13 +18,17 @@ def add(repo: Repo, *, stream: str, text: str) -> int:
     def make(snap: store.Snapshot) -> store.Change:
         doc, packet = store.read_packet_doc(snap) or (None, None)
         assert doc is not None and packet is not None
-        blocker = Blocker(new_id("blocker", {b.id for b in packet.blockers}), text, stamp(now()), by)
+        if thread is not None and thread not in (threads := store.read_threads(snap)):
+            known = ", ".join(sorted(threads)) or "none"
+            raise UserError(f"--thread {thread}: no such thread (threads: {known}); nothing was written")
+        blocker = Blocker(new_id("blocker", {b.id for b in packet.blockers}), text, stamp(now()), by, thread=thread)
         packetfile.add_blocker(doc, blocker)
         added[:] = [blocker]
         return store.Change(f"blocker add {blocker.id}: {text}", {packetfile.PATH: packetfile.dump(doc)})
 
     store.update(repo, stream, make)
-    print(f"Blocker {added[0].id}: {text}\n  (git continuity blocker done {added[0].id} when it is gone)")
+    holds = f"\n  it holds thread {thread} out of the ready queue" if thread else ""
+    print(f"Blocker {added[0].id}: {text}{holds}\n  (git continuity blocker done {added[0].id} when it is gone)")
     return 0
 
 
@@ -62,6 +67,7 @@ def list_blockers(repo: Repo, *, stream: str, as_json: bool) -> int:
                 "stream": stream,
                 "blockers": [
                     {"id": b.id, "text": b.text, "added_at": b.added_at, "added_by": b.added_by, "done_at": b.done_at}
+                    | ({"thread": b.thread} if b.thread else {})
                     for b in blockers
                 ],
             },
@@ -71,5 +77,6 @@ def list_blockers(repo: Repo, *, stream: str, as_json: bool) -> int:
         print('No blockers: git continuity blocker add "…" records what stops progress.')
     for b in blockers:
         when = f"done {shown(b.done_at)} UTC" if b.done_at else f"added {shown(b.added_at)} UTC by {b.added_by}"
-        print(f"  {'done' if b.done_at else 'open'}  {b.id}  {b.text}  ({when})")
+        holds = f", holds {b.thread}" if b.thread else ""
+        print(f"  {'done' if b.done_at else 'open'}  {b.id}  {b.text}  ({when}{holds})")
     return 0

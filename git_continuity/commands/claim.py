@@ -3,6 +3,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from git_continuity import commit_notes, policy, render, session, store, verify, view
+from git_continuity.display import hang
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, JournalEntry, ago, new_id, now, parse_stamp, shown, stamp, to_json
 from git_continuity.repo import Repo
@@ -63,6 +64,13 @@ def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | 
     written = f"  (as written: {claim.written})" if claim.written else ""
     print(f"  handle  {render.abbreviate(claim.handle)}{written}")
     (assessed,) = verify.assess(snap, [claim], at=now(), policy=policy.load(repo.work_dir))
+    if claim.handle.startswith("cmd:") and assessed.derived.state == "unchecked":
+        from git_continuity import trust
+
+        if not trust.is_approved(repo, claim.handle[4:]):  # verify would only say it is not approved
+            hint = trust.approve_hint(claim.handle[4:])
+            print(f"  now     unchecked: it runs only once approved on this machine: {hint}, then verify")
+            return 0
     print(f"  now     {assessed.derived.state}: {assessed.derived.observed}")
     return 0
 
@@ -147,16 +155,16 @@ def show(repo: Repo, *, stream: str, claim_id: str, as_json: bool) -> int:
         )
         return 2 if snap.problems else 0
     added = render.where(claim.added_by, claim.host, claim.agent, claim.session)
-    print(f"Claim {claim.id}  {claim.text}")
+    print(hang(f"Claim {claim.id}  ", claim.text))
     if claim.handle is None:
         print("  handle  none: prose, shown but never trusted")
     else:
         written = f"  (as written: {claim.written})" if claim.written else ""
-        print(f"  handle  {render.abbreviate(claim.handle)}{written}")
+        print(hang("  handle  ", f"{render.abbreviate(claim.handle)}{written}"))
     if claim.thread:
         print(f"  thread  {claim.thread} (one of its acceptance checks)")
-    print(f"  added   {shown(claim.added_at)} UTC ({ago(parse_stamp(claim.added_at), at)}) by {added}")
-    print(f"  now     {assessed.derived.state}: " + assessed.derived.observed.replace("\n", "\n" + " " * 10))
+    print(hang("  added   ", f"{shown(claim.added_at)} UTC ({ago(parse_stamp(claim.added_at), at)}) by {added}"))
+    print(hang("  now     ", f"{assessed.derived.state}: {assessed.derived.observed}"))
     if not history:
         hint = " (git continuity verify " + claim.id + " records some)" if claim.handle else ""
         print(f"Evidence: none recorded{hint}")
@@ -164,8 +172,9 @@ def show(repo: Repo, *, stream: str, claim_id: str, as_json: bool) -> int:
         print(f"Evidence ({len(history)} recorded, oldest first)")
     for e in history:
         where = render.where(e.verifier + " " + e.verifier_version, e.host, e.agent, e.session)
-        print(f"  {shown(e.checked_at)} UTC  {e.result}: " + e.observed.replace("\n", "\n" + " " * 4))
-        print(f"    by {where}")
+        first, *rest = e.observed.split("\n")
+        print(hang(f"  {shown(e.checked_at)} UTC  ", f"{e.result}: {first}"))
+        print("\n".join(hang("    ", line) for line in [*rest, f"by {where}"]))
     for p in snap.problems:
         print(f"problem: {p}")
     return 2 if snap.problems else 0

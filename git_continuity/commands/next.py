@@ -1,24 +1,37 @@
 from __future__ import annotations
 
-from git_continuity import display, packetfile, store
+from typing import Any
+
+from git_continuity import display, packetfile, planning, store
 from git_continuity.errors import UserError
 from git_continuity.repo import Repo
 
 WHOLE = "git continuity next --full"  # what shows a long next action whole (display.cut)
 
 
-def next_action(repo: Repo, *, stream: str, text: str | None, as_json: bool = False) -> int:
-    """Set the next action, or print it when no text is given (with --json, as JSON)."""
+def next_action(repo: Repo, *, stream: str, text: str | None, as_json: bool = False, clear: bool = False) -> int:
+    """Set the next action, clear it (--clear), or print it when no text is given (with
+    --json, as JSON); when none is set, the first thread of the ready queue stands in."""
+    if clear:
+        return _clear(repo, stream, text, as_json)
     if text is None:
         snap = store.snapshot(repo, stream)
         store.require_state(snap)
         packet = store.read_packet(snap)
         if packet is None:
             raise UserError("the packet is malformed:\n  " + "\n  ".join(snap.problems))
+        queue = [] if packet.next_action else planning.ready(store.read_threads(snap), packet.blockers)
+        first = queue[0] if queue else None
         if as_json:
             from git_continuity import render
 
-            render.emit_json("next", {"stream": stream, "next_action": packet.next_action})
+            found: dict[str, Any] = {"stream": stream, "next_action": packet.next_action}
+            if first is not None:
+                found["ready"] = {"id": first.id, "title": first.title, "priority": planning.priority_of(first)}
+            render.emit_json("next", found)
+        elif first is not None:
+            print(display.hang(f"(none set) ready first: {first.id}  ", display.cut(first.title, WHOLE)))
+            print("  (git continuity ready lists the queue; git continuity next TEXT sets the next action)")
         else:
             print(display.cut(packet.next_action or "(none: git continuity next TEXT)", WHOLE))
         return 0
@@ -39,4 +52,27 @@ def next_action(repo: Repo, *, stream: str, text: str | None, as_json: bool = Fa
         render.emit_json("next", {"stream": stream, "next_action": text})
     else:
         print(display.hang("Next action: ", display.cut(text, WHOLE)))
+    return 0
+
+
+def _clear(repo: Repo, stream: str, text: str | None, as_json: bool) -> int:
+    if text is not None:
+        raise UserError("next --clear takes no text: it removes the next action (next TEXT sets one)")
+    was: list[str | None] = []
+
+    def make(snap: store.Snapshot) -> store.Change:
+        doc, packet = store.read_packet_doc(snap) or (None, None)
+        assert doc is not None and packet is not None
+        was[:] = [packet.next_action]
+        packetfile.set_next_action(doc, None)
+        message = f"next --clear: was {packet.next_action or 'none'}"
+        return store.Change(message, {packetfile.PATH: packetfile.dump(doc)})
+
+    store.update(repo, stream, make)
+    if as_json:
+        from git_continuity import render
+
+        render.emit_json("next", {"stream": stream, "next_action": None})
+    else:
+        print(f"Next action cleared (it was: {was[0]})." if was and was[0] else "Next action cleared (none was set).")
     return 0

@@ -39,12 +39,13 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
     assert snap.commit is not None
     moment = now()
     packet = store.read_packet(snap)
-    seen = view.assess(snap, at=moment, policy=policy.load(repo.work_dir))
+    rules, unreadable = policy.load_or_defaults(repo.work_dir)
+    seen = view.assess(snap, at=moment, policy=rules)
     assessed, threads = seen.claims, seen.threads
     journal, journal_total = store.read_journal(snap, latest=JOURNAL_SHOWN)
     changes = store.count_objective_changes(snap)
     updated = git.commit_info(repo, snap.commit).time
-    warnings = [w for w in [integrity.off_warning(repo)] if w]
+    warnings = [w for w in [unreadable, integrity.off_warning(repo)] if w]
     if packet is not None and packet.objective is None:
         warnings.append("no objective: a new session cannot tell what this work is for (git continuity objective set)")
     warnings += [labels.undone_warning(tv) for tv in seen.undone]
@@ -54,7 +55,7 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
     if kept:
         warnings.append(
             f"{len(kept)} file{'s' if len(kept) != 1 else ''} in quarantine, moved aside by doctor --fix and never"
-            f" read as state: git show {snap.ref}:{kept[0]}"
+            " read as state: git continuity quarantine list (show, restore or drop them)"
         )
     # Every malformed file, not only those read above: one that blocks every write (an
     # old journal entry, an objective change) must show here too. Cheap once the tree is

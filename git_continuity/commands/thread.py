@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from git_continuity import commit_notes, policy, session, store, verify
+from git_continuity import commit_notes, planning, policy, session, store, verify
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, Thread, ago, new_id, now, parse_stamp, shown, stamp
 from git_continuity.repo import Repo
@@ -12,12 +12,23 @@ from git_continuity.repo import Repo
 # that use them: `thread add` is a write, and imports are most of its time (issue 13).
 
 
-def add(repo: Repo, *, stream: str, title: str, checks: list[str], budget: str | None = None) -> int:
-    """Open a thread; each --check becomes one of its acceptance checks (a claim)."""
+def add(
+    repo: Repo,
+    *,
+    stream: str,
+    title: str,
+    checks: list[str],
+    budget: str | None = None,
+    after: list[str] | None = None,
+    priority: str | None = None,
+) -> int:
+    """Open a thread; each --check becomes one of its acceptance checks (a claim). --after
+    names threads that must be done first; --priority orders the ready queue (0 first)."""
     title = title.strip()
     if not title:
         raise UserError("thread add needs a non-empty title")
     spend = _spend(budget)
+    rank = None if priority is None else planning.parse_priority(priority)
     store.require_state(store.snapshot(repo, stream))
     handles = [(text, verify.resolve(repo, text, stream=stream).text) for text in checks]
     moment, who = now(), session.who(repo)
@@ -35,6 +46,8 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str], budget: str |
             host,
             **who.stamp(),
             budget=spend,
+            after=planning.check_after(store.read_threads(snap), None, after or []) or None,
+            priority=rank,
         )
         taken = store.Taken(snap, store.claim_path)
         files: dict[str, bytes | None] = {store.thread_path(thread.id): store.entry_bytes(thread)}
@@ -65,6 +78,8 @@ def add(repo: Repo, *, stream: str, title: str, checks: list[str], budget: str |
     for claim in made_claims:
         commit_notes.claim_named(repo, stream, claim)
     print(f"Thread {thread.id} opened: {title}")
+    if thread.after or rank is not None:
+        print(f"  {_plan_text(thread)}")
     if spend:
         print(f"  budget {_budget_text(spend)}: the stop-loss blocks it once that is spent")
     for written, handle in handles:
@@ -102,6 +117,11 @@ def _spend(budget: str | None) -> dict[str, Any] | None:
     return attempts.parse_budget(budget).to_json()
 
 
+def _plan_text(thread: Thread) -> str:
+    after = f", after {', '.join(thread.after)}" if thread.after else ""
+    return f"priority {planning.priority_of(thread)}{after}"
+
+
 def _budget_text(spend: dict[str, Any]) -> str:
     from git_continuity import attempts
 
@@ -116,19 +136,43 @@ def _thread(snap: store.Snapshot, thread_id: str) -> Thread:
     return threads[thread_id]
 
 
-def set_status(repo: Repo, *, stream: str, thread_id: str, status: str, budget: str | None = None) -> int:
-    """Park or reopen a thread. Reopening (open) starts its budget's count again from now, and
-    is how a thread the stop-loss blocked comes back: only by this explicit command."""
+def set_status(
+    repo: Repo,
+    *,
+    stream: str,
+    thread_id: str,
+    status: str | None = None,
+    budget: str | None = None,
+    after: list[str] | None = None,
+    no_after: list[str] | None = None,
+    priority: str | None = None,
+) -> int:
+    """Park or reopen a thread, or change what it waits for and its priority. Reopening (open)
+    starts its budget's count again from now, and is how a thread the stop-loss blocked comes
+    back: only by this explicit command."""
     if status == "done":
         raise UserError(f"a thread becomes done only through its checks: git continuity thread close {thread_id}")
+    if status is None and budget is None and not after and not no_after and priority is None:
+        raise UserError(
+            f"thread set {thread_id}: nothing to set; give a status (open, watching, blocked, waiting),"
+            " --after ID, --no-after ID, --priority 0..4 or --budget"
+        )
     spend = _spend(budget)
+    rank = None if priority is None else planning.parse_priority(priority)
     moment = now()
     was: list[Thread] = []
+    became: list[Thread] = []
 
     def make(snap: store.Snapshot) -> store.Change:
+        threads = store.read_threads(snap)
         thread = _thread(snap, thread_id)
         was[:] = [thread]
-        changed = replace(thread, status=status, closed_at=None, closed_by=None)  # type: ignore[arg-type]
+        if status is None:
+            changed = replace(thread)
+        else:
+            changed = replace(thread, status=status, closed_at=None, closed_by=None, cancelled=None)  # type: ignore[arg-type]
+        changed = _replan(threads, changed, after or [], no_after or [], rank)
+        became[:] = [changed]
         if spend is not None:
             changed.budget = spend
         if status == "open":
@@ -137,17 +181,39 @@ def set_status(repo: Repo, *, stream: str, thread_id: str, status: str, budget: 
         body = f"was: {thread.status}" + (" (stop-loss)" if thread.blocked else "")
         if spend is not None:
             body += f"\nbudget: {_budget_text(spend)}"
+        if after or no_after or rank is not None:
+            body += f"\nplan: {_plan_text(changed)}"
         return store.Change(
-            f"thread set {thread_id} {status}: {thread.title}\n\n{body}",
+            f"thread set {thread_id} {status or 'plan'}: {thread.title}\n\n{body}",
             {store.thread_path(thread_id): store.entry_bytes(changed)},
         )
 
     store.update(repo, stream, make)
-    print(f"Thread {thread_id} is {status}.")
+    if status is not None:
+        print(f"Thread {thread_id} is {status}.")
+    if after or no_after or rank is not None:
+        print(f"Thread {thread_id}: {_plan_text(became[0])}.")
     kept = spend or (was[0].budget if was else None)
     if status == "open" and kept:
         print(f"  its budget ({_budget_text(kept)}) counts attempts from now on")
     return 0
+
+
+def _replan(
+    threads: dict[str, Thread], thread: Thread, after: list[str], no_after: list[str], rank: int | None
+) -> Thread:
+    """The thread with --after added, --no-after removed and --priority set; a UserError names
+    an unknown or cancelled thread, an --after it does not have, or a cycle."""
+    current = list(thread.after or [])
+    for other in no_after:
+        if other not in current:
+            has = ", ".join(current) or "none"
+            raise UserError(
+                f"--no-after {other}: thread {thread.id} does not wait for it (after: {has}); nothing was written"
+            )
+    kept = [a for a in current if a not in no_after]
+    new = planning.check_after(threads, thread.id, after, keep=kept) if after else kept
+    return replace(thread, after=new or None, priority=thread.priority if rank is None else rank)
 
 
 def reopen(repo: Repo, *, stream: str, thread_id: str) -> int:
@@ -276,6 +342,10 @@ def show(repo: Repo, *, stream: str, thread_id: str, as_json: bool) -> int:
     if thread.closed_at:
         by = f" by commit {thread.closed_by[:7]}" if thread.closed_by else ""
         print(f"  closed  {shown(thread.closed_at)} UTC ({ago(parse_stamp(thread.closed_at), at)}){by}")
+    if thread.after or thread.priority is not None:
+        print(f"  plan    {_plan_text(thread)}")
+    if (why := planning.cancelled_why(thread)) is not None:
+        print(f"  why     {why}")
     if tv.waiting is not None:
         print(f"  {tv.waiting.text(at)}")
     for line in labels.withdrawn_lines(tv):

@@ -16,6 +16,7 @@ the same file and merge without conflicts; busy folders are sharded):
                                                 ended not verified (attempts.py)
     .continuity/places/<id>.json                one branch or worktree with a role (places.py)
     .continuity/siblings/<id>.json              one other repository the stream spans (siblings.py)
+    .continuity/thread-claims/<thread>.json     which session is on a thread (planning.py)
 
 Writing never touches HEAD, the index, the work tree or a branch: trees are built with
 TreeBuilder and the ref moves by compare-and-swap, retried when another writer won. Each
@@ -48,8 +49,8 @@ from git_continuity.store.read import (
     read_packet_doc,
     read_places,
     read_siblings,
+    read_thread_claims,
     read_threads,
-    thread_path,
 )
 from git_continuity.store.state import (
     FORMAT,
@@ -78,6 +79,8 @@ from git_continuity.store.write import (
     remember_active,
     require_well_formed,
     stamp_day,
+    thread_claim_path,
+    thread_path,
     update,
 )
 
@@ -117,6 +120,7 @@ __all__ = [
     "read_packet_doc",
     "read_places",
     "read_siblings",
+    "read_thread_claims",
     "read_threads",
     "ref_name",
     "remember_active",
@@ -125,6 +129,7 @@ __all__ = [
     "snapshot",
     "snapshot_at",
     "stamp_day",
+    "thread_claim_path",
     "thread_path",
     "update",
 ]

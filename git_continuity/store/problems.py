@@ -42,7 +42,7 @@ def history_problems(snap: Snapshot) -> list[str]:
     ]
 
 
-FLAT = ("claims", "threads", "objective", "conflicts", "places", "siblings")
+FLAT = ("claims", "threads", "objective", "conflicts", "places", "siblings", "thread-claims")
 SHARDED = ("journal", "evidence", "handoffs", "attempts")
 QUARANTINE = "quarantine"  # files doctor --fix moved aside: kept, shown, never read as state
 

@@ -279,8 +279,8 @@ def read_siblings(snap: Snapshot) -> dict[str, dict[str, Any]]:
     return _by_id(snap, "siblings")
 
 
-def thread_path(thread_id: str) -> str:
-    return f"{ROOT}/threads/{thread_id}.json"
+def read_thread_claims(snap: Snapshot) -> dict[str, dict[str, Any]]:
+    return _by_id(snap, "thread-claims")  # which session is on which thread (planning.claims_from)
 
 
 def read_objective_log(snap: Snapshot) -> list[ObjectiveChange]:

@@ -33,6 +33,7 @@ KINDS = {
     "attempts": "attempt",
     "places": "place",
     "siblings": "sibling",
+    "thread-claims": "thread-claim",
 }
 
 

@@ -33,6 +33,14 @@ def claim_path(claim_id: str) -> str:
     return f"{ROOT}/claims/{claim_id}.json"
 
 
+def thread_path(thread_id: str) -> str:
+    return f"{ROOT}/threads/{thread_id}.json"
+
+
+def thread_claim_path(thread_id: str) -> str:
+    return f"{ROOT}/thread-claims/{thread_id}.json"
+
+
 class Taken:
     """The ids a new entry's id must not be (model.new_id's ``taken``): those with a file at
     ``path_of(id)`` in the snapshot, asked of the tree one id at a time (listing the folder

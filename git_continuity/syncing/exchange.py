@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from git_continuity import claiming, planning, tracking
 from git_continuity import repo as git
-from git_continuity import tracking
 from git_continuity.errors import UserError
 from git_continuity.remote_layout import Layout, advice, layout_of
 from git_continuity.repo import Repo
@@ -35,10 +35,18 @@ class Report:
     local_empty: bool  # this clone has no state
 
 
+def _claims_lost(repo: Repo, held: dict[tuple[str, str], planning.ThreadClaim]) -> list[Line]:
+    """Thread claims this session held before the merge and another session holds after it:
+    the loser of two clones claiming at once is told here (claiming.py)."""
+    return [Line("thread claims", text) for text in claiming.lost_since(repo, held)]
+
+
 def pull(repo: Repo, remote: str | None) -> Report:
     name = tracking.pick_remote(repo, remote)
     layout = layout_of(repo, name)
+    held = claiming.held_here(repo)
     fetched, lines = pull_from(repo, name, layout)
+    lines += _claims_lost(repo, held)
     empty = not fetched.streams and fetched.notes is None and not fetched.other.streams
     return Report(name, layout, lines, empty, None, not local_streams(repo))
 
@@ -60,7 +68,9 @@ def sync(
     name = tracking.pick_remote(repo, remote)
     layout = layout_of(repo, name)
     require_sendable(repo, name)
+    held = claiming.held_here(repo)
     fetched, lines = pull_from(repo, name, layout, timeout)
+    lines += _claims_lost(repo, held)
     empty = not fetched.streams and fetched.notes is None and not fetched.other.streams
     if not local_streams(repo):
         return Report(name, layout, lines, empty, None, True)

@@ -27,6 +27,7 @@ CHAPTERS = (
     ("ci", "git_continuity.commands.demo.forge:forges"),
     ("handoff", "git_continuity.commands.demo.sync:handoff"),
     ("progress", "git_continuity.commands.demo.progress:progress"),
+    ("planning", "git_continuity.commands.demo.planning:planning"),
     ("places", "git_continuity.commands.demo.places:places"),
     ("siblings", "git_continuity.commands.demo.siblings:siblings"),
     ("doctor", "git_continuity.commands.demo.doctor:doctor"),
@@ -126,6 +127,9 @@ class Tour:
             self.env.pop(name, None)
 
     def print(self, text: str) -> None:
+        from git_continuity import display
+
+        text = display.fold(text, display.Showing.width)  # a terminal's width; a pipe is not folded
         print(text, flush=True)
         self.lines += text.count("\n") + 1
 

@@ -8,7 +8,7 @@ import json
 from git_continuity.commands.demo import Tour, made
 from git_continuity.commands.demo.story import world
 
-BUILD = "echo building the image; echo 'step 4/9: RUN make' >&2; echo OOMKilled >&2; exit 2\n"
+BUILD = "echo building the image; echo 'step 4/9: RUN make' >&2; echo 'error: libfoo.so.3 not found' >&2; exit 2\n"
 
 
 def progress(t: Tour) -> None:
@@ -47,7 +47,7 @@ def progress(t: Tour) -> None:
         t.say(text)
         t.run("work", "git", "continuity", "orient", head=r"^Session s-")
         t.run("work", "git", "continuity", "verify", check, expect=1)
-        t.run("work", "git", "continuity", "handoff", "--note", f"try {n}: the build ran out of memory", head=1)
+        t.run("work", "git", "continuity", "handoff", "--note", f"try {n}: the build cannot find libfoo", head=1)
     t.say(
         "The next session's brief leads with it: no progress, the same observation each time, the\n"
         "budget spent, and the two ways on (change the approach, or leave it blocked and say why):"
