@@ -176,6 +176,8 @@ STARTS_PROGRAMS = {
     "git_continuity.commands.edit": "the user's editor",
     "git_continuity.commands.demo": "the tour's steps, as a user types them",
     "git_continuity.signing": "ssh-keygen or the user's gpg.program, signing a state commit",
+    "git_continuity.agent_probe": "each agent hook's command, on a no-op event",
+    "git_continuity.agent_shell": "the shell the agent gives its model, asked whether it finds git-continuity",
     "git_continuity.signatures": "ssh-keygen -Y verify (or git's gpg.program), checking a state commit's signature",
 }
 GIT_DOORS = {"git_continuity.gitcli", "git_continuity.transport"}

@@ -256,6 +256,7 @@ def test_version_imports_only_the_command_line(tmp_path: Path) -> None:
             "git_continuity.cli_spec",
             "git_continuity.cli_state",
             "git_continuity.cli_table",
+            "git_continuity.cli_threads",
             "git_continuity.constants",
             "git_continuity.display",  # main's output is cleaned (standard library only)
             "git_continuity.errors",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from git_continuity import render, store
+from git_continuity import conflict_text, render, store
 from git_continuity.errors import UserError
 from git_continuity.merge import conflict_path
 from git_continuity.repo import Repo
@@ -16,7 +16,7 @@ def list_conflicts(repo: Repo, *, stream: str, as_json: bool) -> int:
         records = [c.to_json() for c in conflicts]
         render.emit_json("conflict-list", {"stream": stream, "conflicts": records, "problems": snap.problems})
     else:
-        print("\n".join(render.conflict_lines(conflicts)) or "No conflicts.")
+        print("\n".join(conflict_text.conflict_lines(conflicts)) or "No conflicts.")
         for p in snap.problems:
             print(f"problem: {p}")
     return 2 if snap.problems else 0

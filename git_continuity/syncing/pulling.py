@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from git_continuity import constants, merge, render, store
+from git_continuity import conflict_text, constants, merge, store
 from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.records import ConflictRecord
@@ -75,7 +75,7 @@ def _take_in_once(repo: Repo, ref: str, ours: Oid | None, theirs: Oid, remote: s
     message = f"sync: merge {remote}'s state{unrelated}"
     if merged.conflicts:
         message += "\n\nConflicts kept for a look (git continuity conflict list):\n" + "\n".join(
-            f"  {c['id']}  {render.describe_conflict(ConflictRecord.from_json(c))}" for c in merged.conflicts
+            f"  {c['id']}  {conflict_text.describe_conflict(ConflictRecord.from_json(c))}" for c in merged.conflicts
         )
     commit = git.write_commit(repo, merged.tree, [ours, theirs], message + "\n")
     git.compare_and_swap(repo, ref, commit, ours, f"continuity: {message.splitlines()[0]}")
