@@ -216,7 +216,7 @@ def test_each_chapter_is_told_alone(name: str) -> None:
 
 def test_the_agent_hooks_answers_are_indented_json() -> None:
     told = steady(demo("--chapter", "agents").out)
-    stopping = told[told.index("When the agent would stop with the release thread still open") :]
+    stopping = told[told.index("When it would stop with the release thread still open") :]
     assert (
         "    {\n"
         '      "decision": "block",\n'
@@ -224,7 +224,9 @@ def test_the_agent_hooks_answers_are_indented_json() -> None:
         "verify now.\\n\n"
         "         Not done: 1 open thread (t-ID) not verified now.\\n\n"
     ) in stopping
-    assert stopping.split("git-continuity-hook agent claude stop\n")[2].startswith("    {}\n")
+    assert stopping.split("git-continuity-hook agent claude stop\n")[2].startswith(
+        '    {\n      "systemMessage": "git-continuity: t-ID verifies now; close it with: git continuity thread close t-ID"\n'
+    )
 
 
 def test_the_pr_chapter_merges_the_pr_during_the_tour() -> None:

@@ -48,13 +48,19 @@ def agents(t: Tour) -> None:
         as_json=True,
     )
     t.say(
-        "When the agent would stop with the release thread still open, the Stop hook answers with the\n"
-        "reason it may not stop yet, which Claude Code gives back to the model:"
+        "The agent starts on the release notes. When it would stop with the release thread still open,\n"
+        "the Stop hook answers with the reason it may not stop yet, which Claude Code gives back to the\n"
+        "model (a session that changed nothing, one that only answered a question, may stop):"
     )
+    t.run("work", "touch", "CHANGES.txt")
     stop = hook_input(t, "work", hook_event_name="Stop", stop_hook_active=False)
     t.run("work", "git-continuity-hook", "agent", "claude", "stop", stdin=stop, as_json=True)
-    t.say("The agent does the work: it tags the release and pushes. Now the gate closes the thread and lets it stop:")
+    t.say(
+        "The agent does the work: it tags the release and pushes. Now the gate lets it stop, and says\n"
+        "the thread verifies; closing it is the agent's own act, never the gate's:"
+    )
     t.run("work", "git", "tag", "v1.2")
     t.run("work", "git", "push", "-q", "origin", "main", "v1.2")
     t.run("work", "git-continuity-hook", "agent", "claude", "stop", stdin=stop, as_json=True)
+    t.run("work", "git", "continuity", "thread", "close", thread)
     t.run("work", "git", "continuity", "thread", "show", thread)
