@@ -264,6 +264,7 @@ def test_codex_automatic_compaction_records_a_handoff_and_the_brief_comes_back_n
         [
             Reply("", Tool("exec_command", {"cmd": "git tag v1.2"}), input_tokens=50_000),
             Reply("Summary: v1.2 is tagged."),
+            Reply("", Tool("exec_command", {"cmd": f"{BIN / 'git-continuity'} thread close {thread}"})),
             Reply("Tagged."),
         ]
     )
@@ -275,7 +276,7 @@ def test_codex_automatic_compaction_records_a_handoff_and_the_brief_comes_back_n
     assert (
         "hook: PreCompact Completed\ncontext compacted\nhook: SessionStart\nhook: SessionStart Completed\n" in ran.err
     )
-    first, compaction, after = model.conversation()
+    first, compaction, after, _ = model.conversation()
     assert input_texts(compaction, "user")[-1].startswith(COMPACTION)
     assert "systemMessage" not in read(compaction, "input")
 

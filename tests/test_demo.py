@@ -225,7 +225,8 @@ def test_the_agent_hooks_answers_are_indented_json() -> None:
         "         Not done: 1 open thread (t-ID) not verified now.\\n\n"
     ) in stopping
     assert stopping.split("git-continuity-hook agent claude stop\n")[2].startswith(
-        '    {\n      "systemMessage": "git-continuity: t-ID verifies now; close it with: git continuity thread close t-ID"\n'
+        '    {\n      "systemMessage": "git-continuity: t-ID verifies now; close it with: '
+        'git continuity thread close t-ID"\n'
     )
 
 

@@ -301,7 +301,8 @@ def test_the_state_check(gc: Cli, framework: tuple[Path, Path]) -> None:
         "Failed",
         "continuity-state",
         "1 done thread no longer holds.\n\n"
-        f'{tid} "Tag the release": 1 of 1 checks is not verified now\n'
+        f'{tid} "Tag the release": it is done, but no longer holds: {cid} tag:v1.0 is contradicted now: '
+        "tag v1.0 does not exist here\n"
         f"  contradicted  {cid}  tag:v1.0\n"
         "                tag v1.0 does not exist here\n",
     )

@@ -3,6 +3,7 @@ exact bytes."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -140,10 +141,13 @@ def test_install_mcp_refuses_without_the_sdk_and_says_how_to_add_it(repo: Path, 
         env=env,
     )
     source = Path(__file__).resolve().parents[1]
+    # The advice follows how this copy was installed (PEP 610): editable, or from the folder.
+    how = json.loads(importlib.metadata.distribution("git-continuity").read_text("direct_url.json") or "{}")
+    editable = "-e " if how.get("dir_info", {}).get("editable") else ""
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
         "git-continuity: error: the MCP server needs the MCP SDK, which is not installed beside this git-continuity "
-        f"({sys.executable}); nothing was written. Install it with: {sys.executable} -m pip install -e "
+        f"({sys.executable}); nothing was written. Install it with: {sys.executable} -m pip install {editable}"
         f"'{source}[mcp]'\n"
     )
     assert not (repo / ".claude").exists() and not (repo / ".mcp.json").exists()
@@ -156,7 +160,7 @@ def test_install_mcp_refuses_without_the_sdk_and_says_how_to_add_it(repo: Path, 
     )
     assert (served.returncode, served.stderr) == (
         2,
-        f"git-continuity: error: git continuity mcp needs the MCP SDK: {sys.executable} -m pip install -e "
+        f"git-continuity: error: git continuity mcp needs the MCP SDK: {sys.executable} -m pip install {editable}"
         f"'{source}[mcp]'\n",
     )
 

@@ -69,14 +69,26 @@ def test_twelve_clones_writing_and_syncing_at_once_all_land(server: Server, tmp_
     _, url = server.bare("fleet")
     clones = fleet(tmp_path, url, 12, inproc)
     retries = []
+    behind = []
+    gave_up = (
+        "git-continuity: error: origin kept moving: 5 retries were refused because other clones pushed first.\n"
+        "What was fetched is merged here; run git continuity sync again.\n"
+    )
     for round_ in (1, 2):
         for where, (code, out, err) in zip(clones, at_once(clones, round_), strict=True):
-            assert (code, err) == (0, ""), (where.name, out, err)
+            # A sync lands within 5 retries, or (on a machine too busy to keep up; the fleet
+            # benchmark measures how often) gives up saying so, its entry kept here: never lost.
+            assert (code, err) in ((0, ""), (2, gave_up)), (where.name, out, err)
             report = json.loads(out)
-            assert report["refused"] == [] and report["message"] is None
             assert 0 <= report["retries"] <= 5
             retries.append(report["retries"])
-    # Each sync that exited 0 landed its entry on the remote: one pull each brings them all.
+            if code == 0:
+                assert report["refused"] == [] and report["message"] is None
+            else:
+                behind.append(where)
+    for where in behind:  # the next sync sends what the one that gave up kept
+        assert inproc(where, "sync").code == 0
+    # Every entry reached the remote: one pull each brings them all.
     for where in clones:
         assert inproc(where, "pull").code == 0
     wanted = sorted([f"{w.name} round {r}" for w in clones for r in (1, 2)])
