@@ -151,6 +151,52 @@ def cont(cwd: Path, *args: str, monkeypatch: pytest.MonkeyPatch | None = None) -
     return Ran(done.returncode, done.stdout, done.stderr)
 
 
+def on_a_pty(where: Path, args: list[str], env: dict[str, str], timeout: float) -> str:
+    """``git continuity ARGS`` with a pseudo-terminal as stdout and stderr: what it showed,
+    with the terminal's \\r\\n as \\n."""
+    import pty
+    import select
+
+    main, side = pty.openpty()
+    done = subprocess.Popen(
+        ["git", "continuity", *args],
+        cwd=where,
+        stdin=subprocess.DEVNULL,
+        stdout=side,
+        stderr=side,
+        env={**os.environ, "TERM": "xterm-256color", **env},
+    )
+    os.close(side)
+    got = b""
+    while True:
+        ready, _, _ = select.select([main], [], [], timeout)
+        try:
+            chunk = os.read(main, 65536) if ready else b""
+        except OSError:  # the terminal's other side closed: the command ended
+            chunk = b""
+        if not chunk:
+            break
+        got += chunk
+    os.close(main)
+    assert done.wait(timeout) == 0, got.decode()
+    return got.decode().replace("\r\n", "\n")
+
+
+SHELL = os.environ.get("SHELL") or "/bin/bash"  # the user's shell: what agent install asks
+
+
+def shell_found(login: bool = False) -> str:
+    flag = "-lc" if login else "-c"
+    return f"the model's shell ({SHELL} {flag} 'command -v git-continuity') finds {BIN / 'git-continuity'}\n"
+
+
+def shell_missing() -> str:
+    return (
+        f"warning: the model's shell ({SHELL} -lc 'command -v git-continuity') does not find git-continuity: "
+        f"the brief tells the model to run {BIN / 'git-continuity'}\n"
+    )
+
+
 def ok(cwd: Path, *args: str) -> str:
     """`git continuity ARGS` that must succeed; what it printed."""
     done = cont(cwd, *args)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BIN, Ran, commit, git
+from conftest import BIN, SHELL, Ran, commit, git, shell_found, shell_missing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -125,20 +125,6 @@ INSTALLED_TEMPLATE = """\
   "env": {"GREETING": "grüß dich"}
 }
 """
-
-SHELL = os.environ.get("SHELL") or "/bin/bash"  # the user's shell: what agent install asks
-
-
-def shell_found(login: bool = False) -> str:
-    flag = "-lc" if login else "-c"
-    return f"the model's shell ({SHELL} {flag} 'command -v git-continuity') finds {BIN / 'git-continuity'}\n"
-
-
-def shell_missing() -> str:
-    return (
-        f"warning: the model's shell ({SHELL} -lc 'command -v git-continuity') does not find git-continuity: "
-        f"the brief tells the model to run {BIN / 'git-continuity'}\n"
-    )
 
 
 HOOK = str(BIN / "git-continuity-hook")  # what install finds on the tests' PATH and records

@@ -10,24 +10,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from conftest import BIN, cont, git
+from conftest import BIN, cont, git, shell_found
 
 from git_continuity import agent_probe
-
-SHELL = os.environ.get("SHELL") or "/bin/bash"  # the user's shell: what agent install asks
-
-
-def shell_found(login: bool = False) -> str:
-    flag = "-lc" if login else "-c"
-    return f"the model's shell ({SHELL} {flag} 'command -v git-continuity') finds {BIN / 'git-continuity'}\n"
-
-
-def shell_missing() -> str:
-    return (
-        f"warning: the model's shell ({SHELL} -lc 'command -v git-continuity') does not find git-continuity: "
-        f"the brief tells the model to run {BIN / 'git-continuity'}\n"
-    )
-
 
 HOOK = str(BIN / "git-continuity-hook")
 SETTINGS = """{

@@ -5,15 +5,13 @@ text, the demo, claim show, the manual page; a thread's checks fold under their 
 from __future__ import annotations
 
 import os
-import pty
 import re
-import select
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cont
+from conftest import cont, on_a_pty
 
 from git_continuity import cli, display, manpage
 
@@ -90,29 +88,7 @@ def test_the_manual_page_fits_80_columns(tmp_path: Path) -> None:
 
 def on_a_terminal(where: Path, columns: int, *args: str) -> str:
     """``git continuity ARGS`` on a pseudo-terminal ``columns`` wide (no colour): what it showed."""
-    main, side = pty.openpty()
-    done = subprocess.Popen(
-        ["git", "continuity", *args],
-        cwd=where,
-        stdin=subprocess.DEVNULL,
-        stdout=side,
-        stderr=side,
-        env={**os.environ, "TERM": "xterm-256color", "COLUMNS": str(columns), "NO_COLOR": "1"},
-    )
-    os.close(side)
-    got = b""
-    while True:
-        ready, _, _ = select.select([main], [], [], 120)
-        try:
-            chunk = os.read(main, 65536) if ready else b""
-        except OSError:  # the terminal's other side closed: the command ended
-            chunk = b""
-        if not chunk:
-            break
-        got += chunk
-    os.close(main)
-    assert done.wait(120) == 0, got.decode()
-    return got.decode().replace("\r\n", "\n")
+    return on_a_pty(where, list(args), {"COLUMNS": str(columns), "NO_COLOR": "1"}, 120)
 
 
 @pytest.mark.parametrize("columns", [80, 120])

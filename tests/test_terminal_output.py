@@ -5,15 +5,12 @@ terminal only, and one progress line once network verification takes over a seco
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Ran, git
+from conftest import Ran, git, on_a_pty
 from forge_fakes import FakeGitHub
 
 Run = Callable[..., Ran]
@@ -98,31 +95,8 @@ def test_ids_are_short_for_people_and_whole_with_v_and_in_json(started: Path, in
 
 
 def on_a_terminal(where: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    """``git continuity ARGS`` with a pseudo-terminal as stdout and stderr: (what it showed,
-    with the terminal's \\r\\n as \\n)."""
-    main, side = pty.openpty()
-    done = subprocess.Popen(
-        ["git", "continuity", *args],
-        cwd=where,
-        stdin=subprocess.DEVNULL,
-        stdout=side,
-        stderr=side,
-        env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "200", **(env or {})},
-    )
-    os.close(side)
-    got = b""
-    while True:
-        ready, _, _ = select.select([main], [], [], 30)
-        try:
-            chunk = os.read(main, 65536) if ready else b""
-        except OSError:  # the terminal's other side closed: the command ended
-            chunk = b""
-        if not chunk:
-            break
-        got += chunk
-    os.close(main)
-    assert done.wait(30) == 0
-    return got.decode().replace("\r\n", "\n")
+    """``git continuity ARGS`` with a pseudo-terminal as stdout and stderr (200 columns)."""
+    return on_a_pty(where, list(args), {"COLUMNS": "200", **(env or {})}, 30)
 
 
 GREEN = "\x1b[32mverified\x1b[0m"
