@@ -19,6 +19,7 @@ READY = Command(
     "  git continuity ready\n  git continuity ready --json | jq -r '.ready[0].id'",
     "git_continuity.commands.ready:ready",
     (JSON,),
+    served=True,
 )
 
 CANCEL = Command(

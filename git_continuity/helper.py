@@ -31,13 +31,18 @@ repository is gone.
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # signal without its enums; typeshed has no stub
 import os
 import sys
 
 TYPE_CHECKING = False  # typing's own costs a few ms, and this is every command's first step
 if TYPE_CHECKING:
-    import socket
+    from _socket import socket
     from collections.abc import Sequence
+
+# The client speaks to the helper through the C modules under ``socket`` and ``signal``: those
+# build their constants as enums at import, which would cost every command a few ms (enum is
+# not imported otherwise).
 
 # Not in constants.py: this module is every command's first step, and imports nothing of ours.
 HELPER_ENV = "GIT_CONTINUITY_HELPER"
@@ -47,6 +52,7 @@ OFF = ("0", "off", "no", "false")
 SERVED = frozenset(
     {
         "status",
+        "ready",
         "objective",
         "next",
         "blocker",
@@ -149,18 +155,20 @@ def _ask(folder: str, argv: list[str]) -> int | None:
         os.close(fd)
     if connection is None:
         return None
-    with connection:
+    try:
         return _hand_over(connection, own, argv)
+    finally:
+        connection.close()
 
 
-def _connect(fd: int, folder: str, name: str) -> socket.socket | None:
+def _connect(fd: int, folder: str, name: str) -> socket | None:
     """A connection to the helper listening at ``name`` in the folder (reached from the folder
     itself: a socket's path may hold only 107 bytes), if it is this user's and not stopped;
     a helper is started when what is there is a socket nobody listens on."""
-    import socket
+    import _socket
     import struct
 
-    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     connection.settimeout(HANDSHAKE)  # a full listen queue is refused at once, not waited on
     back = os.open(".", os.O_RDONLY | os.O_CLOEXEC)
     try:
@@ -177,7 +185,7 @@ def _connect(fd: int, folder: str, name: str) -> socket.socket | None:
         os.fchdir(back)
         os.close(back)
     try:
-        pid, uid, _ = struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        pid, uid, _ = struct.unpack("3i", connection.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12))
         # Only a helper of this user's gets this process's streams and environment; one that is
         # stopped (kill -STOP) would hold the command until it is continued: passed by at once.
         if uid == os.geteuid() and not _stopped(pid):
@@ -197,13 +205,11 @@ def _stopped(pid: int) -> bool:
     return state in ([b"T"], [b"t"], [b"Z"], [])
 
 
-def _hand_over(connection: socket.socket, own: str, argv: list[str]) -> int | None:
+def _hand_over(connection: socket, own: str, argv: list[str]) -> int | None:
     """Send the command; once a copy of the helper took it, give it this process's standard
     streams and end as it ends. None where nothing ran (the command is then to run here)."""
-    import array
+    import _socket
     import marshal
-    import signal
-    import socket
     import struct
     import time
 
@@ -214,7 +220,7 @@ def _hand_over(connection: socket.socket, own: str, argv: list[str]) -> int | No
         os.umask(mask)
         streams = [(s.encoding, s.errors or "strict") for s in (sys.stdin, sys.stdout, sys.stderr)]
         # Signals this process ignores (nohup, a shell's background job): so does the command.
-        ignored = [int(s) for s in signal.valid_signals() if signal.getsignal(s) == signal.SIG_IGN]
+        ignored = [int(s) for s in _signal.valid_signals() if _signal.getsignal(s) == _signal.SIG_IGN]
         # The fingerprint first and plain, so that a helper of any version can read it.
         mine = own.encode("utf-8", "surrogateescape")
         request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": mask}
@@ -227,7 +233,7 @@ def _hand_over(connection: socket.socket, own: str, argv: list[str]) -> int | No
         # The command runs once this is sent with this process's standard streams, and only
         # then: a client that gave up waiting (and runs it itself) sends nothing, and no stream
         # of its is left with a helper that does not answer.
-        fds = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))]
+        fds = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("3i", 0, 1, 2))]
         if connection.sendmsg([b"go\n"], fds) != 3:
             return None
         # The copy says it runs the command as soon as it has the streams; it said it started a
@@ -245,7 +251,7 @@ class _Lines:
     """The lines the helper and its copy send, each read within a time (None: no limit);
     ("", "") at the end of the connection or when the time is up."""
 
-    def __init__(self, connection: socket.socket) -> None:
+    def __init__(self, connection: socket) -> None:
         self.connection = connection
         self.data = b""
 
@@ -297,7 +303,6 @@ def _wait(lines: _Lines, pid: int) -> int:
     ended: with its exit code, or killed by the same signal. The helper says how its copy
     ended; the copy itself says the code it ends with, which is taken when the helper is gone
     (killed) or says nothing in time (stopped)."""
-    import signal
 
     received: list[int] = []
 
@@ -309,9 +314,9 @@ def _wait(lines: _Lines, pid: int) -> int:
             pass
 
     for name in FORWARDED:
-        signum = getattr(signal, name)
-        if signal.getsignal(signum) != signal.SIG_IGN:
-            signal.signal(signum, forward)
+        signum = getattr(_signal, name)
+        if _signal.getsignal(signum) != _signal.SIG_IGN:
+            _signal.signal(signum, forward)
     code = ran = None
     try:
         while code is None:
@@ -328,8 +333,8 @@ def _wait(lines: _Lines, pid: int) -> int:
         code = ran
     died = -code if code is not None and code < 0 else (received[-1] if code is None and received else None)
     if died is not None:  # as the command died, so does this process
-        if died not in (signal.SIGKILL, signal.SIGSTOP):
-            signal.signal(died, signal.SIG_DFL)
+        if died not in (_signal.SIGKILL, _signal.SIGSTOP):
+            _signal.signal(died, _signal.SIG_DFL)
         os.kill(os.getpid(), died)
         return 128 + died
     if code is not None:

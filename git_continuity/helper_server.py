@@ -116,13 +116,31 @@ def _idle() -> float:
     return idle if math.isfinite(idle) and idle > 0 else IDLE_SECONDS
 
 
+# Imported before any command, beside each command's own module: what status, check and the
+# agents' hooks import on the way (the verifiers, the brief, the Stop gate). None reads the
+# environment when imported: the copy takes the client's.
+WARM = (
+    "git_continuity.cli",
+    "git_continuity.guards",
+    "git_continuity.agent_hooks",
+    "git_continuity.agent_briefed",
+    "git_continuity.agent_shell",
+    "git_continuity.stop_gate",
+    "git_continuity.gate_presence",
+    "git_continuity.api",
+    "git_continuity.forge",
+    *(f"git_continuity.verifiers.{name}" for name in ("cmd", "git", "ci", "github", "gitlab", "gitea", "buildbot")),
+    "_strptime",
+)
+
+
 def _warm() -> None:
     """Import what the served commands import: the command line, pygit2, each command, the
     agents' hooks."""
     from git_continuity import cli_table
     from git_continuity import repo as _repo  # noqa: F401  (pygit2)
 
-    for module in ("git_continuity.cli", "git_continuity.guards", "git_continuity.agent_hooks"):
+    for module in WARM:
         importlib.import_module(module)
     commands = [c for c in cli_table.COMMANDS if c.served]
     while commands:

@@ -48,6 +48,8 @@ def test_a_command_prints_in_the_helper_exactly_what_it_prints_in_its_own_proces
         ("journal",),
         ("claim", "show", "c-zzzzzz"),  # an error: exit 2, named
         ("status", "--bogus"),  # a usage error from argparse
+        ("status", "--help"),  # help, then argparse's exit 0
+        ("ready", "--json"),
         ("claim", "add", "caf\udce9"),  # an argument that is not UTF-8
         ("thread", "add", "  "),
     ]
