@@ -36,10 +36,23 @@ WAITING = re.compile(r"[A-Za-z][A-Za-z -]{0,31}")  # what an observation waits o
 DEFAULT_PLUGINS = ("git_continuity.verifiers.git", "git_continuity.verifiers.cmd")
 
 
-@functools.cache
 def get_plugin_manager() -> pluggy.PluginManager:
     """Built-in verifiers plus every installed plugin of the ``git_continuity`` entry-point
     group. GIT_CONTINUITY_TRACE=1 prints each hook call to stderr."""
+    pm = loaded()
+    if os.environ.get(ENV_TRACE) and not _tracing:
+        pm.trace.root.setwriter(sys.stderr.write)
+        _tracing.append(pm.enable_tracing())
+    return pm
+
+
+_tracing: list[object] = []
+
+
+@functools.cache
+def loaded() -> pluggy.PluginManager:
+    """The plugin manager with every plugin registered (the helper makes it before any command:
+    what is installed is in its fingerprint)."""
     import importlib
 
     pm = pluggy.PluginManager(PROJECT)
@@ -51,9 +64,6 @@ def get_plugin_manager() -> pluggy.PluginManager:
         if not pm.has_plugin(name) and not pm.is_blocked(name):
             pm.register(_load(reference), name=name)
     pm.check_pending()
-    if os.environ.get(ENV_TRACE):
-        pm.trace.root.setwriter(sys.stderr.write)
-        pm.enable_tracing()
     return pm
 
 
