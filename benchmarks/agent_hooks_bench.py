@@ -6,7 +6,9 @@ journal entries) with an open thread, the hooks installed by `agent install clau
 file, through `sh -c`, with no controlling terminal and the agent's JSON on stdin, in turn:
 
   - SessionStart (Claude Code): the brief;
-  - Stop (Claude Code): the closure gate at every turn's end;
+  - Stop (Claude Code): the closure gate at every turn's end, twice: after a turn that changed
+    nothing since SessionStart (a question answered: let go at once) and after one that
+    changed the work tree (the gate judges every open thread);
   - PostToolUse (Codex, after every shell command) and PostToolUseFailure (Claude Code):
     the loop notice, which runs in its own process either way (hook_entry.py: handing it to
     the helper costs more than it saves);
@@ -79,6 +81,8 @@ def main() -> int:
             f"built in {time.perf_counter() - t0:.1f}s"
         )
         said = {"session_id": "bench", "cwd": str(work)}
+        for env in (OWN, HELPED):  # as Claude Code sets it for its hooks
+            env["CLAUDE_PROJECT_DIR"] = str(work)
         failed = {"tool_name": "Bash", "tool_input": {"command": "make"}, "error": "Exit code 2\nOOMKilled"}
         passed = {"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": "app.py\n"}
         python = shlex.quote(sys.executable)
@@ -90,6 +94,10 @@ def main() -> int:
                 {"hook_event_name": "SessionStart", "source": "startup"},
             ),
             "Stop (claude)": (
+                installed(work, ".claude/settings.json", "Stop"),
+                {"hook_event_name": "Stop", "stop_hook_active": False},
+            ),
+            "Stop, work changed (claude)": (
                 installed(work, ".claude/settings.json", "Stop"),
                 {"hook_event_name": "Stop", "stop_hook_active": False},
             ),
@@ -115,12 +123,14 @@ def main() -> int:
                 if command is None:
                     continue
                 stdin = json.dumps({**said, **data}) if data else ""
-                times[name][0].append(timed(command, work, OWN, stdin))
-                times[name][1].append(timed(command, work, HELPED, stdin))
+                for kept, env in zip(times[name], (OWN, HELPED), strict=True):
+                    if "changed" in name:  # the session's turn changed the work tree
+                        (work / "notes.txt").write_text(f"turn {time.perf_counter()}\n")
+                    kept.append(timed(command, work, env, stdin))
         print(f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
         print(f"{'median of ' + str(args.runs):<34} {'own process':>12} {'helper':>9} {'budget':>8}")
         for name, (own, helped) in times.items():
-            limit = BUDGETS.get(name.split(" ")[0].removesuffix("Failure"))
+            limit = BUDGETS.get(name.split(" ")[0].rstrip(",").removesuffix("Failure"))
             budget = f"{limit:.0f} ms" if limit else ""
             if not own:
                 print(f"{name:<34} {'no hook installed: the agent runs nothing':>44}")

@@ -76,9 +76,9 @@ def make_history(path: Path, commits: int) -> list[str]:
     sh(path, "git", "fast-import", "--quiet", stdin=b"".join(lines))
     sh(path, "git", "reset", "-q", "--hard", "main")
     revs = sh(path, "git", "rev-list", "--reverse", "main").split()
-    sh(path, "git", "update-ref", "refs/remotes/origin/main", revs[-100])
+    sh(path, "git", "update-ref", "refs/remotes/origin/main", revs[-min(100, len(revs))])
     for n in range(20):
-        sh(path, "git", "tag", f"v{n}", revs[n * 400])
+        sh(path, "git", "tag", f"v{n}", revs[n * len(revs) // 25])
     sh(path, "git", "remote", "add", "origin", str(path))
     return revs
 
@@ -201,7 +201,7 @@ def main() -> int:
         for n in args.claims:
             work = Path(tmp) / f"c{n}"
             sh(Path(tmp), "git", "clone", "-q", "--no-local", str(base), str(work))
-            sh(work, "git", "update-ref", "refs/remotes/origin/main", revs[-100])
+            sh(work, "git", "update-ref", "refs/remotes/origin/main", revs[-min(100, len(revs))])
             for i in range(20):
                 sh(work, "git", "tag", "-f", f"v{i}", revs[i * 400])
             build_state(work, revs, n, args.journal)
