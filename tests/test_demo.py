@@ -181,8 +181,8 @@ CHAPTERS = {
         "ready",
     ),
     "places": (
-        "    git-continuity: this is a donor worktree (work-old): copy from it, commit nothing. Work happens in the "
-        "home: worktree work (branch main), in ROOT/work.",
+        "    git-continuity: this is a donor checkout (branch old-parser): copy from it, commit nothing. Work happens"
+        " in the home: the checkout of branch main, in ROOT/work.",
         'commit -q -am "Parse the old way"',
     ),
     "siblings": (
