@@ -224,3 +224,21 @@ def test_an_old_record_by_folder_name_still_reads_and_is_migrated(clones: tuple[
     rows = json.loads(inproc(bob, "place", "list", "--json").out)["places"]
     assert [(p["kind"], p["name"], p["found"], p["here"]) for p in rows] == [("checkout", "main", True, True)]
     assert cont(bob, "status").out.startswith("stream main  (")
+
+
+def test_the_same_home_set_on_both_clones_is_one_record(clones: tuple[Path, Path], inproc: Run) -> None:
+    """Each clone names its own folder, before they sync: the record is the same (the checkout
+    of branch main), so the merge keeps one home, not two."""
+    alice, bob = clones
+    assert inproc(alice, "place", "set", "alice", "home", "--why", "the implementation lives here").code == 0
+    assert inproc(bob, "place", "set", "bob", "home", "--why", "the implementation lives here").code == 0
+    assert inproc(alice, "push").code == 0
+    assert inproc(bob, "sync").code == 0
+    for clone in (alice, bob):
+        if clone is alice:
+            assert inproc(alice, "pull").code == 0
+        rows = json.loads(inproc(clone, "place", "list", "--json").out)["places"]
+        assert [(p["kind"], p["name"], p["role"], p["path"], p["here"]) for p in rows] == [
+            ("checkout", "main", "home", str(clone), True)
+        ]
+        assert cont(clone, "status").out.startswith("stream main  (")
