@@ -31,7 +31,7 @@ ADVICE = {
 }
 ZERO = "0" * 40
 
-Place = Mapping[str, Any]  # kind, name, role (as the active file and the state keep them)
+Place = Mapping[str, Any]  # kind (branch, checkout, worktree), name, role (as the active file keeps them)
 
 
 def label(place: Place) -> str:
@@ -145,8 +145,9 @@ def where_home(common: Path, places: Sequence[Place]) -> str:
 
 
 def standing(places: Sequence[Place], worktree: str | None, branch: str | None) -> Place | None:
-    """The place this checkout stands in that is not the home (its worktree first, then its
-    branch); None when it stands in none but the home."""
+    """The place this checkout stands in that is not the home (a worktree record by its name
+    first, then the checkout of its branch, then its branch); None when it stands in none but
+    the home."""
     for kind in ("worktree", "checkout", "branch"):
         for place in places:
             if place["kind"] == kind and place["role"] != "home" and matches(place, worktree, branch):
