@@ -13,9 +13,10 @@ roles:
   archive       read it for history, commit nothing (the hooks refuse commits there)
   preservation  never moves (the hooks refuse commits there and pushes that move the branch)
   cleanroom     for reproducing from a clean tree
-WHERE is a worktree's name (git worktree list; the main checkout is named by its folder) or a
-branch (NAME, or refs/heads/NAME when a worktree has the same name). Roles are synced with the
-state; where each worktree lives stays on this machine (.git/continuity/places.json).
+WHERE is a worktree's name here (git worktree list; the main checkout is named by its folder)
+or a branch (NAME, or refs/heads/NAME when a worktree has the same name). A worktree is
+recorded as the checkout of its branch: on every clone, the checkout on that branch, whatever
+its folder is called (a detached one by its name). Roles are synced with the state.
 To commit or push past a guard on purpose: GIT_CONTINUITY_ALLOW_PLACE=1 git commit ...
 (or git -c continuity.allowPlace=true commit ...)."""
 
@@ -34,14 +35,14 @@ WHERE = opt("where", metavar="WHERE", help="a worktree's name, or a branch (NAME
 PLACES: tuple[Command, ...] = (
     Command(
         "place",
-        "say which branches and worktrees are the home, donors, archives, preservation or cleanrooms",
+        "say which branches and checkouts are the home, donors, archives, preservation or cleanrooms",
         '  git continuity place set cli home --why "the implementation lives here"\n'
         '  git continuity place set cli-old donor --why "the old parser: copy parts, never commit"\n'
         "  git continuity place list",
         subcommands=(
             Command(
                 "set",
-                "give a branch or worktree a role",
+                "give a branch or checkout a role",
                 '  git continuity place set refs/heads/preserve/2026-11 preservation --why "the state we shipped"',
                 "git_continuity.commands.place:set_place",
                 (
@@ -60,7 +61,7 @@ PLACES: tuple[Command, ...] = (
             ),
             Command(
                 "clear",
-                "take a branch's or worktree's role away",
+                "take a branch's or checkout's role away",
                 "  git continuity place clear cli-old",
                 "git_continuity.commands.place:clear_place",
                 (WHERE,),

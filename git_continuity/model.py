@@ -38,6 +38,7 @@ ID_PREFIXES = {
 }
 ThreadStatus = Literal["open", "watching", "blocked", "waiting", "done", "cancelled"]
 THREAD_STATUSES: tuple[ThreadStatus, ...] = ("open", "watching", "blocked", "waiting", "done", "cancelled")
+STATUS_WIDTH = max(len(s) for s in THREAD_STATUSES)  # the status column of status and thread list
 SCHEME_RE = re.compile(r"^[a-z][a-z0-9-]*$")
 
 

@@ -31,11 +31,25 @@ ADVICE = {
 }
 ZERO = "0" * 40
 
-Place = Mapping[str, Any]  # kind, name, role (as the active file and the state keep them)
+Place = Mapping[str, Any]  # kind (branch, checkout, worktree), name, role (as the active file keeps them)
 
 
 def label(place: Place) -> str:
+    """How a place is named in a sentence: ``branch NAME``, ``the checkout of branch NAME``
+    (a checkout's role, matched on every clone by its branch), ``worktree NAME`` (a detached
+    checkout, or a record from before checkouts were matched by branch: by folder name)."""
+    if place["kind"] == "checkout":
+        return f"the checkout of branch {place['name']}"
     return f"{place['kind']} {place['name']}"
+
+
+def matches(place: Place, worktree: str | None, branch: str | None) -> bool:
+    """Whether the checkout named ``worktree`` with ``branch`` checked out is this place: a
+    branch or a checkout by the branch (git checks a branch out in one worktree of a clone at
+    most, so the branch finds the checkout on every clone, whatever its folder is called); a
+    worktree record by its name."""
+    name = worktree if place["kind"] == "worktree" else branch
+    return name is not None and place["name"] == name
 
 
 def find_home(places: Iterable[Place]) -> Place | None:
@@ -55,6 +69,24 @@ def head_branch(git_dir: Path) -> str | None:
     except OSError:
         return None
     return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else None
+
+
+def checkout_of(common: Path, branch: str) -> Path | None:
+    """The folder of the checkout that has ``branch`` checked out in this clone (None: none
+    has), from git's own files: the main checkout's HEAD, then each linked worktree's."""
+    if common.name == ".git" and head_branch(common) == branch:
+        return common.parent
+    try:
+        linked = sorted(p for p in (common / "worktrees").iterdir() if p.is_dir())
+    except OSError:
+        return None
+    for git_dir in linked:
+        if head_branch(git_dir) == branch:
+            try:
+                return Path((git_dir / "gitdir").read_text().strip()).parent
+            except OSError:
+                continue
+    return None
 
 
 def worktree_path(common: Path, name: str, paths: Mapping[str, str] | None = None) -> Path | None:
@@ -88,28 +120,43 @@ def where_home(common: Path, places: Sequence[Place]) -> str:
         return "No home is set: git continuity place set WHERE home --why TEXT names it."
     if home["kind"] == "branch":
         return f"Work happens in the home: branch {home['name']}."
+    if home["kind"] == "checkout":
+        name = home["name"]
+        found = checkout_of(common, name)
+        if found is not None:
+            return f"Work happens in the home: the checkout of branch {name}, in {found}."
+        return (
+            f"Work happens in the home: the checkout of branch {name}; no checkout here has {name} checked out"
+            f" (git switch {name}, or git worktree add DIR {name})."
+        )
     path = worktree_path(common, home["name"])
     branch = head_branch(_git_dir_of(common, home["name"])) if path is not None else None
     other = {p["name"] for p in places if p["kind"] == "branch" and p["role"] != "home"}
     text = f"Work happens in the home: worktree {home['name']}"
     text += f" (branch {branch})" if branch and branch not in other else ""
-    return text + (f", in {path}." if path is not None else ", not found on this machine.")
+    if path is not None:
+        return f"{text}, in {path}."
+    # A folder name another clone recorded (before checkouts were matched by branch, or a
+    # detached one): not something this clone lacks. Say what it is and how to match it.
+    return (
+        f"{text}, a folder name recorded on another clone; no checkout here has that name"
+        f" (on that clone, git continuity place set {home['name']} home --why TEXT records it by its branch)."
+    )
 
 
 def standing(places: Sequence[Place], worktree: str | None, branch: str | None) -> Place | None:
-    """The place this checkout stands in that is not the home (its worktree first, then its
-    branch); None when it stands in none but the home."""
-    for kind, name in (("worktree", worktree), ("branch", branch)):
+    """The place this checkout stands in that is not the home (a worktree record by its name
+    first, then the checkout of its branch, then its branch); None when it stands in none but
+    the home."""
+    for kind in ("worktree", "checkout", "branch"):
         for place in places:
-            if name is not None and place["kind"] == kind and place["name"] == name and place["role"] != "home":
+            if place["kind"] == kind and place["role"] != "home" and matches(place, worktree, branch):
                 return place
     return None
 
 
 def in_home(home: Place | None, worktree: str | None, branch: str | None) -> bool:
-    if home is None:
-        return False
-    return bool(home["name"] == (worktree if home["kind"] == "worktree" else branch))
+    return home is not None and matches(home, worktree, branch)
 
 
 def lead(common: Path, places: Sequence[Place], worktree: str | None, branch: str | None) -> list[str]:
@@ -126,8 +173,14 @@ def lead(common: Path, places: Sequence[Place], worktree: str | None, branch: st
         where += f" (branch {branch})" if branch else ""
         return [f"You are in {where}, which is not the home. {where_home(common, places)}"]
     role = place["role"]
-    where = f"{_article(role)} {role} {place['kind']} ({place['name']})"
-    return [f"You are in {where}: {ADVICE[role]}. {where_home(common, places)}"]
+    return [f"You are in {_named(place)}: {ADVICE[role]}. {where_home(common, places)}"]
+
+
+def _named(place: Place) -> str:
+    """``a donor worktree (cli-old)``, ``a donor checkout (branch cli-old)``."""
+    role, kind = place["role"], place["kind"]
+    name = f"branch {place['name']}" if kind == "checkout" else place["name"]
+    return f"{_article(role)} {role} {kind} ({name})"
 
 
 def _article(role: str) -> str:
@@ -192,7 +245,7 @@ def commit_refusal(stream: str) -> str | None:
     if place is None or place["role"] not in GUARDED or allowed():
         return None
     return (
-        f"git-continuity: this is {_article(place['role'])} {place['role']} {place['kind']} ({place['name']}): "
+        f"git-continuity: this is {_named(place)}: "
         f"{ADVICE[place['role']]}. {where_home(common, places)}\n" + OVERRIDE.format(what="commit here", verb="commit")
     )
 
@@ -211,7 +264,8 @@ def push_refusal(stream: str, remote: str, updates: Sequence[Sequence[str]]) -> 
     if found is None:
         return None
     _, common, places = found
-    kept = {p["name"] for p in places if p["kind"] == "branch" and p["role"] == "preservation"}
+    # A preserved checkout is preserved by its branch, as the commit guard matches it.
+    kept = {p["name"] for p in places if p["kind"] in ("branch", "checkout") and p["role"] == "preservation"}
     hit = [name for name in moved if name in kept]
     if not hit or allowed():
         return None

@@ -1,11 +1,16 @@
-"""Places: branches and worktrees with a role (home, donor, archive, preservation, cleanroom).
+"""Places: branches and checkouts with a role (home, donor, archive, preservation, cleanroom).
 
 A place is kept in the stream's state as ``.continuity/places/<id>.json``, keyed by what is
-the same on every clone: a branch's name, or a worktree's name (a linked worktree's as git
-named it, the main checkout's folder name). Its id is a digest of kind and name, so the same
-place set on two clones is one file and merges like any entry. Where a worktree lives is
-local to the machine: ``.git/continuity/places.json`` keeps the folder each named worktree
-had when its role was set. What a role means and where the home is: place_guard.
+the same on every clone. The repository is the one whose state holds the record (it travels
+with it); within it, a place is a branch (``branch``, by name) or the role of a checkout
+(``checkout``: the checkout that has a branch checked out, recorded with whether it was the
+main checkout or a linked worktree). On each clone a checkout place is the checkout on that
+branch, whatever its folder is called. A detached checkout has no branch to be found by, so
+it is recorded by its worktree's name (``worktree``), as every place was before (#27); such
+records still read and match by name where a worktree of that name exists. The id is a
+digest of kind and name, so the same place set on two clones is one file and merges like
+any entry. Where a worktree lives is local to the machine: ``.git/continuity/places.json``.
+What a role means and where the home is: place_guard.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ ROLES = place_guard.ROLES
 @dataclass(frozen=True)
 class Place:
     id: str
-    kind: str  # branch | worktree
+    kind: str  # branch | checkout (name: its branch) | worktree (name: its folder name)
     name: str
     role: str
     why: str
@@ -39,10 +44,11 @@ class Place:
     host: str
     session: str | None = None
     agent: str | None = None
+    tree: str | None = None  # a checkout's: main (the main checkout) or linked (a linked worktree)
 
     @property
     def label(self) -> str:
-        return f"{self.kind} {self.name}"
+        return place_guard.label(self.key())
 
     def key(self) -> dict[str, str]:
         return {"kind": self.kind, "name": self.name, "role": self.role}
@@ -63,19 +69,36 @@ def read(snap: store.Snapshot) -> list[Place]:
     return sorted(found, key=lambda p: (ROLES.index(p.role), p.kind, p.name))
 
 
-def resolve(repo: Repo, where: str) -> tuple[str, str]:
-    """(kind, name) of WHERE: ``refs/heads/NAME`` is a branch; a plain name is the worktree of
-    that name if there is one, else the branch. Neither: exit 2, naming what there is."""
+@dataclass(frozen=True)
+class Target:
+    """What ``place set WHERE`` names: kind and name as stored, a checkout's tree, and the
+    worktree's name here when WHERE named one."""
+
+    kind: str
+    name: str
+    tree: str | None = None
+    worktree: str | None = None
+
+
+def resolve(repo: Repo, where: str) -> Target:
+    """What WHERE is: ``refs/heads/NAME`` is a branch; a plain name is the checkout of the
+    worktree of that name if there is one (by the branch it has checked out; by its name when
+    detached), else the branch. Neither: exit 2, naming what there is."""
     where = where.strip()
     trees = git.worktrees(repo)
     if where.startswith("refs/heads/"):
         name = where.removeprefix("refs/heads/")
         if name and git.ref_target(repo, where) is not None:
-            return "branch", name
+            return Target("branch", name)
     elif where in trees:
-        return "worktree", where
+        git_dir = repo.common_dir / "worktrees" / where
+        linked = git_dir.is_dir()
+        branch = place_guard.head_branch(git_dir if linked else repo.common_dir)
+        if branch is None:
+            return Target("worktree", where, worktree=where)
+        return Target("checkout", branch, "linked" if linked else "main", where)
     elif where and not where.startswith("-") and git.ref_target(repo, f"refs/heads/{where}") is not None:
-        return "branch", where
+        return Target("branch", where)
     branches = [r.removeprefix("refs/heads/") for r in git.list_refs(repo, "refs/heads/")]
     raise UserError(
         f"no branch or worktree {where!r} here.\n"
@@ -123,6 +146,9 @@ def found_here(repo: Repo, place: Place) -> tuple[bool, Path | None]:
     """Whether the place exists in this clone, and a worktree's folder."""
     if place.kind == "branch":
         return git.ref_target(repo, f"refs/heads/{place.name}") is not None, None
+    if place.kind == "checkout":
+        at = place_guard.checkout_of(repo.common_dir, place.name)
+        return at is not None, at
     folder = git.worktrees(repo).get(place.name)
     if folder is not None:
         return True, folder
@@ -140,11 +166,47 @@ def homes_warning(known: list[Place]) -> list[str]:
     first = place_guard.find_home([p.key() for p in homes])
     named = next(p for p in homes if first is not None and p.key() == first)
     each = "; ".join(f"{p.label} (set {shown(p.set_at)} by {p.set_by} on {p.host}: {p.why})" for p in homes)
-    others = " or ".join(p.name for p in homes if p is not named)
+    others = " or ".join(clear_name(p, known) for p in homes if p is not named)
     return [
         f"Warning: {len(homes)} homes, kept by a merge of two clones' states: {each}. "
         f"Work is pointed at {named.label} until one is cleared: git continuity place clear {others}"
     ]
+
+
+def clear_name(place: Place, known: list[Place]) -> str:
+    """What ``place clear`` takes to name this place: its name, or refs/heads/NAME for a
+    branch that a checkout or worktree place shares its name with (those come first)."""
+    shared = any(p.name == place.name and p.kind != "branch" for p in known)
+    return f"refs/heads/{place.name}" if place.kind == "branch" and shared else place.name
+
+
+def find(repo: Repo, known: list[Place], where: str) -> Place | None:
+    """The place ``place clear WHERE`` means: refs/heads/NAME is the branch; a plain name is
+    a worktree recorded by that name, else the checkout of the worktree of that name here (by
+    its branch), else the checkout of branch NAME, else branch NAME."""
+    if where.startswith("refs/heads/"):
+        wanted = where.removeprefix("refs/heads/")
+        return next((p for p in known if p.kind == "branch" and p.name == wanted), None)
+    branch = None
+    if where in git.worktrees(repo):
+        linked = repo.common_dir / "worktrees" / where
+        branch = place_guard.head_branch(linked if linked.is_dir() else repo.common_dir)
+    tries: tuple[tuple[str, str | None], ...] = (
+        ("worktree", where),
+        ("checkout", branch),
+        ("checkout", where),
+        ("branch", where),
+    )
+    for kind, name in tries:
+        found = next((p for p in known if p.kind == kind and p.name == name), None)
+        if found is not None:
+            return found
+    return None
+
+
+def here_in(place: Place, worktree: str | None, branch: str | None) -> bool:
+    """Whether this checkout is the place (place_guard.matches)."""
+    return place_guard.matches(place.key(), worktree, branch)
 
 
 def siblings_missing(repo: Repo, snap: store.Snapshot) -> list[str]:

@@ -17,6 +17,7 @@ from git_continuity.display import cut, hang, paint
 from git_continuity.labels import origin_of, withdrawn_lines
 from git_continuity.model import (
     STATES,
+    STATUS_WIDTH,
     JournalEntry,
     Objective,
     ObjectiveChange,
@@ -306,7 +307,7 @@ def status_text(
             thread, checks = tv.thread, tv.checks
             closed = f"; closed by {thread.closed_by[:7]}" if thread.closed_by else ""
             title = f"{cut(thread.title, STATUS_WHOLE)}  ({tv.tally()}{closed})"
-            out.append(hang(f"  {thread.status.ljust(8)}  {thread.id}  ", title))
+            out.append(hang(f"  {thread.status.ljust(STATUS_WIDTH)}  {thread.id}  ", title))
             if tv.undone:
                 out.append(hang("    ", f"no longer holds: {tv.undone}"))
             out += [hang("    ", line) for line in withdrawn_lines(tv)]

@@ -137,7 +137,7 @@ def test_a_second_clone_takes_the_state_in(story: Ran) -> None:
     out = steady(story.out)
     teammate = out[out.index("\nSession 3, on the teammate's machine.") :]
     assert "  mate$ git continuity pull\n    From origin:\n      main: new here (<short>)\n" in teammate
-    assert "      done      t-ID  The login loop is fixed  (1 of 1 checks verified; closed by <short>)\n" in teammate
+    assert "      done       t-ID  The login loop is fixed  (1 of 1 checks verified; closed by <short>)\n" in teammate
     assert "      verified  c-ID  the rebased fix is pushed\n" in teammate
     assert "      prose     c-ID  the reviewers are happy\n" in teammate
 
@@ -181,8 +181,8 @@ CHAPTERS = {
         "ready",
     ),
     "places": (
-        "    git-continuity: this is a donor worktree (work-old): copy from it, commit nothing. Work happens in the "
-        "home: worktree work (branch main), in ROOT/work.",
+        "    git-continuity: this is a donor checkout (branch old-parser): copy from it, commit nothing. Work happens"
+        " in the home: the checkout of branch main, in ROOT/work.",
         'commit -q -am "Parse the old way"',
     ),
     "siblings": (

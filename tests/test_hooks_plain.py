@@ -834,7 +834,7 @@ def test_a_commit_that_adds_the_file_a_thread_checks_closes_it(gc: Cli, tmp_path
     shown = cont(repo, "thread", "show", tid)
     assert re.search(rf"^  closed  \S+ \S+ UTC \(.*\) by commit {head[:7]}$", shown.out, re.MULTILINE), shown.out
     status = cont(repo, "status")
-    assert f"  done      {tid}  Write the readme  (1 of 1 checks verified; closed by {head[:7]})\n" in status.out
+    assert f"  done       {tid}  Write the readme  (1 of 1 checks verified; closed by {head[:7]})\n" in status.out
     assert not (repo / ".git" / "continuity" / "closing.json").exists()
 
 

@@ -60,11 +60,11 @@ def test_thread_list(started: Path, inproc: Run) -> None:
     ok(inproc, started, "thread", "set", docs, "waiting")
     tip = state_refs(started)
     assert ok(inproc, started, "thread", "list").out == (
-        f"  open      {ship}  Ship the fix  (0 of 1 checks verified)\n"
-        f"  waiting   {docs}  Write the docs  (0 of 0 checks verified)\n"
+        f"  open       {ship}  Ship the fix  (0 of 1 checks verified)\n"
+        f"  waiting    {docs}  Write the docs  (0 of 0 checks verified)\n"
     )
     assert ok(inproc, started, "thread", "list", "--status", "waiting").out == (
-        f"  waiting   {docs}  Write the docs  (0 of 0 checks verified)\n"
+        f"  waiting    {docs}  Write the docs  (0 of 0 checks verified)\n"
     )
     assert ok(inproc, started, "thread", "list", "--status", "done").out == "No done threads.\n"
     listed = json.loads(ok(inproc, started, "thread", "list", "--status", "open", "--json").out)

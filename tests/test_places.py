@@ -16,8 +16,8 @@ import pytest
 from conftest import Ran, cont, git, state_refs
 
 Run = Callable[..., Ran]
-HOME = "Work happens in the home: worktree cli (branch main), in {root}/cli."
-DONOR = "You are in a donor worktree (cli-old): copy from it, commit nothing. " + HOME
+HOME = "Work happens in the home: the checkout of branch main, in {root}/cli."
+DONOR = "You are in a donor checkout (branch cli-old): copy from it, commit nothing. " + HOME
 OVERRIDE = (
     "To commit here on purpose: GIT_CONTINUITY_ALLOW_PLACE=1 git commit ... "
     "(or git -c continuity.allowPlace=true commit ...).\n"
@@ -63,11 +63,17 @@ def test_the_scenario_on_real_worktrees(scenario: Path, inproc: Run) -> None:
     root, cli, old = scenario, scenario / "cli", scenario / "cli-old"
     said = set_all(inproc, root)
     assert [(r.code, r.out, r.err) for r in said] == [
-        (0, "worktree cli is now home: work happens here\n  why  the implementation lives here\n", ""),
         (
             0,
-            "worktree cli-old is now donor: copy from it, commit nothing\n"
-            "  why  the old parser: copy parts, never commit\n",
+            "the checkout of branch main is now home: work happens here\n  why  the implementation lives here\n"
+            "  on every clone, the checkout on branch main (here: the main checkout)\n",
+            "",
+        ),
+        (
+            0,
+            "the checkout of branch cli-old is now donor: copy from it, commit nothing\n"
+            "  why  the old parser: copy parts, never commit\n"
+            "  on every clone, the checkout on branch cli-old (here: a linked worktree)\n",
             "",
         ),
         (
@@ -83,9 +89,9 @@ def test_the_scenario_on_real_worktrees(scenario: Path, inproc: Run) -> None:
             "",
         ),
     ]
-    # Where each worktree lives stays on this machine; the roles are in the state.
+    # Checkouts are found by their branch; where a detached worktree lives stays on this machine.
     assert json.loads((cli / ".git" / "continuity" / "places.json").read_text()) == {
-        "worktrees": {"cli": str(cli), "cli-clean": str(root / "cli-clean"), "cli-old": str(old)}
+        "worktrees": {"cli-clean": str(root / "cli-clean")}
     }
 
     # 1. Session 2 starts in cli-old by mistake: orient and status lead with it.
@@ -94,8 +100,8 @@ def test_the_scenario_on_real_worktrees(scenario: Path, inproc: Run) -> None:
     assert (listed.code, [line for i, line in enumerate(lines) if i % 2 == 0 or not line.startswith("    why")]) == (
         0,
         [
-            f"  home         worktree cli  {cli}",
-            f"* donor        worktree cli-old  {old}",
+            f"  home         checkout of branch main  {cli}",
+            f"* donor        checkout of branch cli-old  {old}",
             "  preservation branch preserve/2026-11",
             f"  cleanroom    worktree cli-clean  {root / 'cli-clean'}",
             "",
@@ -114,7 +120,7 @@ def test_the_scenario_on_real_worktrees(scenario: Path, inproc: Run) -> None:
         "worktree": "cli-old",
         "branch": "cli-old",
         "role": "donor",
-        "home": {"kind": "worktree", "name": "cli"},
+        "home": {"kind": "checkout", "name": "main"},
         "lead": DONOR.format(root=root),
     }
     # So does a coding agent's SessionStart hook (the context it gives the model).
@@ -136,7 +142,7 @@ def test_the_scenario_on_real_worktrees(scenario: Path, inproc: Run) -> None:
         "worktree": "cli",
         "branch": "main",
         "role": "home",
-        "home": {"kind": "worktree", "name": "cli"},
+        "home": {"kind": "checkout", "name": "main"},
         "lead": None,
     }
     clean = cont(root / "cli-clean", "orient").out.splitlines()[1]
@@ -150,7 +156,7 @@ def test_the_scenario_on_real_worktrees(scenario: Path, inproc: Run) -> None:
     refused = run(old, "git", "commit", "-q", "--allow-empty", "-m", "edit the donor")
     assert (refused.code, refused.err) == (
         1,
-        "git-continuity: this is a donor worktree (cli-old): copy from it, commit nothing. "
+        "git-continuity: this is a donor checkout (branch cli-old): copy from it, commit nothing. "
         + HOME.format(root=root)
         + "\n"
         + OVERRIDE,
@@ -169,7 +175,8 @@ def test_the_scenario_on_real_worktrees(scenario: Path, inproc: Run) -> None:
     assert (on_branch.code, on_branch.err) == (
         1,
         "git-continuity: this is a preservation branch (preserve/2026-11): it never moves, so commit nothing on it "
-        f"and push nothing over it. Work happens in the home: worktree cli, in {cli}.\n" + OVERRIDE,
+        "and push nothing over it. Work happens in the home: the checkout of branch main; no checkout here has main"
+        " checked out (git switch main, or git worktree add DIR main).\n" + OVERRIDE,
     )
     git(cli, "checkout", "-q", "main")
 
@@ -194,7 +201,7 @@ def test_clearing_a_place_lifts_its_guard(scenario: Path, inproc: Run) -> None:
     set_all(inproc, scenario)
     old = scenario / "cli-old"
     cleared = inproc(old, "place", "clear", "cli-old")
-    assert (cleared.code, cleared.out) == (0, "worktree cli-old has no role any more (it was donor)\n")
+    assert (cleared.code, cleared.out) == (0, "the checkout of branch cli-old has no role any more (it was donor)\n")
     assert run(old, "git", "commit", "-q", "--allow-empty", "-m", "now allowed").code == 0
     assert cont(old, "orient").out.splitlines()[1] == (
         "You are in worktree cli-old (branch cli-old), which is not the home. " + HOME.format(root=scenario)
@@ -202,7 +209,7 @@ def test_clearing_a_place_lifts_its_guard(scenario: Path, inproc: Run) -> None:
     assert "cli-old" not in (scenario / "cli" / ".git" / "continuity" / "places.json").read_text()
     as_json = json.loads(inproc(old, "place", "list", "--json").out)
     assert [(p["kind"], p["name"], p["role"], p["found"], p["here"]) for p in as_json["places"]] == [
-        ("worktree", "cli", "home", True, False),
+        ("checkout", "main", "home", True, False),
         ("branch", "preserve/2026-11", "preservation", True, False),
         ("worktree", "cli-clean", "cleanroom", True, False),
     ]
@@ -238,14 +245,14 @@ def test_bad_places_are_refused_and_nothing_is_written(scenario: Path, inproc: R
         ),
         ("place", "set", "refs/heads/nope", "archive", "--why", "x"): None,
         ("place", "set", "preserve/2026-11", "home", "--why", "x"): (
-            "git-continuity: error: stream 'main' already has a home: worktree cli (here).\n"
-            "Clear it first: git continuity place clear cli\n"
+            "git-continuity: error: stream 'main' already has a home: the checkout of branch main (here).\n"
+            "Clear it first: git continuity place clear main\n"
         ),
         ("place", "set", "cli-old", "donor", "--why", " "): (
             "git-continuity: error: place set needs a non-empty --why: the next session reads it\n"
         ),
         ("place", "clear", "cli-old"): (
-            "git-continuity: error: no place 'cli-old' in stream 'main' (places: worktree cli)\n"
+            "git-continuity: error: no place 'cli-old' in stream 'main' (places: the checkout of branch main)\n"
         ),
     }
     for args, err in cases.items():
@@ -277,14 +284,14 @@ def test_places_sync_and_a_pulled_place_is_guarded(scenario: Path, inproc: Run, 
     refused = run(other.parent / "cli-old", "git", "commit", "-q", "--allow-empty", "-m", "x")
     assert (refused.code, refused.err.splitlines()[0]) == (
         1,
-        "git-continuity: this is a donor worktree (cli-old): copy from it, commit nothing. "
-        f"Work happens in the home: worktree cli (branch main), in {other}.",
+        "git-continuity: this is a donor checkout (branch cli-old): copy from it, commit nothing. "
+        f"Work happens in the home: the checkout of branch main, in {other}.",
     )
     assert inproc(other, "place", "clear", "cli-old").code == 0
     assert inproc(other, "push").code == 0
     assert inproc(cli, "pull").code == 0
     assert [p["name"] for p in json.loads(inproc(cli, "place", "list", "--json").out)["places"]] == [
-        "cli",
+        "main",
         "preserve/2026-11",
         "cli-clean",
     ]
@@ -334,21 +341,23 @@ def test_two_homes_after_a_merge_of_states_are_named(scenario: Path, inproc: Run
     assert inproc(other, "place", "set", "main", "home", "--why", "the main branch").code == 0
     assert inproc(cli, "push").code == 0
     assert inproc(other, "sync").code == 0
-    homes = {p["name"]: p for p in json.loads(inproc(other, "place", "list", "--json").out)["places"]}
-    assert sorted(homes) == ["cli", "main"]
+    homes = {p["kind"]: p for p in json.loads(inproc(other, "place", "list", "--json").out)["places"]}
+    assert [(p["kind"], p["name"]) for p in homes.values()] == [("branch", "main"), ("checkout", "main")]
 
-    def said(name: str, why: str) -> str:
-        p = homes[name]
+    def said(kind: str, label: str, why: str) -> str:
+        p = homes[kind]
         when = p["set_at"][:19].replace("T", " ")
-        return f"{p['kind']} {name} (set {when} by {p['set_by']} on {socket.gethostname()}: {why})"
+        return f"{label} (set {when} by {p['set_by']} on {socket.gethostname()}: {why})"
 
     warning = (
-        f"Warning: 2 homes, kept by a merge of two clones' states: {said('main', 'the main branch')}; "
-        f"{said('cli', 'the main checkout')}. Work is pointed at branch main until one is cleared: "
-        "git continuity place clear cli"
+        "Warning: 2 homes, kept by a merge of two clones' states: "
+        f"{said('branch', 'branch main', 'the main branch')}; "
+        f"{said('checkout', 'the checkout of branch main', 'the main checkout')}. "
+        "Work is pointed at branch main until one is cleared: git continuity place clear main"
     )
     assert cont(other, "status").out.split("\n\n")[0] == warning  # this checkout is on main: the home named
     assert cont(other, "orient").out.splitlines()[1] == warning
     assert inproc(other, "place", "list").out.splitlines()[-1] == warning
-    assert inproc(other, "place", "clear", "cli").code == 0
+    cleared = inproc(other, "place", "clear", "main")  # the checkout first, as the warning says
+    assert (cleared.code, cleared.out) == (0, "the checkout of branch main has no role any more (it was home)\n")
     assert cont(other, "status").out.startswith("stream main  (")

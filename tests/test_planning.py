@@ -385,3 +385,31 @@ def test_the_mcp_ready_tool_answers_with_the_ready_document(inproc: Run, repo: P
     answer = mcp_tools.call(opened, "main", mcp_tools.BY_NAME["ready"], {})
     assert answer.text == f"{urgent} P0: Fix the login loop\n{first} P2: Write the migration"
     assert answer.document is not None and [t["title"] for t in answer.document["waiting"]] == ["Run it"]
+
+
+def test_the_status_column_holds_cancelled_so_rows_line_up(inproc: Run, repo: Path) -> None:
+    """'cancelled' is nine characters: status and thread list keep it inside the column."""
+    assert inproc(repo, "init").code == 0
+    dropped = made(inproc, repo, "Port the old page", "--check", "tag:v9")
+    kept = made(inproc, repo, "Write the new page", "--check", "tag:v10")
+    assert inproc(repo, "thread", "cancel", dropped, "--why", "not needed").code == 0
+    status = inproc(repo, "status").out
+    assert (
+        f"  cancelled  {dropped}  Port the old page  (0 of 1 checks verified)\n"
+        "    why: not needed\n"
+        f"  open       {kept}  Write the new page  (0 of 1 checks verified)\n"
+    ) in status, status
+    assert inproc(repo, "thread", "list").out == (
+        f"  cancelled  {dropped}  Port the old page  (0 of 1 checks verified)\n"
+        f"  open       {kept}  Write the new page  (0 of 1 checks verified)\n"
+    )
+
+
+def test_next_clear_with_none_set_writes_nothing(inproc: Run, repo: Path) -> None:
+    assert inproc(repo, "init").code == 0
+    before = state_refs(repo)
+    ran = inproc(repo, "next", "--clear")
+    assert (ran.code, ran.out, ran.err) == (0, "No next action is set: nothing to clear.\n", "")
+    ran = inproc(repo, "next", "--clear", "--json")
+    assert (ran.code, json.loads(ran.out), ran.err) == (0, {"stream": "main", "next_action": None}, "")
+    assert state_refs(repo) == before

@@ -43,3 +43,19 @@ def test_reads_go_on_with_defaults_and_name_the_line(repo: Path, text: str, said
         ran = cont(repo, *args)
         assert (ran.code, ran.out, ran.err) == (2, "", f"git-continuity: error: {repo / '.continuity.yaml'} {said}\n")
     assert state_refs(repo) == before
+
+
+def test_thread_add_refuses_a_malformed_policy_before_writing(repo: Path) -> None:
+    """thread add reads the policy to say whether a check already holds: a malformed file is
+    refused first, naming file and line, and no thread is written (it was written, then refused)."""
+    assert cont(repo, "init").code == 0
+    (repo / ".continuity.yaml").write_text("stalled: {attempts: many}\n")
+    before = state_refs(repo)
+    ran = cont(repo, "thread", "add", "Ship it", "--check", "tag:v1")
+    assert (ran.code, ran.out, ran.err) == (
+        2,
+        "",
+        f"git-continuity: error: {repo / '.continuity.yaml'} line 1: stalled.attempts: 'many' is not of type"
+        " 'integer'\n",
+    )
+    assert state_refs(repo) == before

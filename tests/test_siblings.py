@@ -324,19 +324,19 @@ def test_the_scenario_across_three_repositories(tmp_path: Path, inproc: Run) -> 
         ("repo", "add", "consumer", "../consumer"),
     ):
         assert inproc(cli, *args).code == 0, args
-    home = f"Work happens in the home: worktree cli (branch main), in {cli}."
+    home = f"Work happens in the home: the checkout of branch main, in {cli}."
 
     # 1. Session 2 starts in cli-old by mistake: orient says so first.
     assert cont(old, "orient").out.splitlines()[:2] == [
         "# git-continuity brief: stream main",
-        f"You are in a donor worktree (cli-old): copy from it, commit nothing. {home}",
+        f"You are in a donor checkout (branch cli-old): copy from it, commit nothing. {home}",
     ]
     # 2. A commit there is refused, naming the home; so is a push that moves the preservation branch.
     refused = run(old, "git", "commit", "-q", "--allow-empty", "-m", "edit the donor")
     assert (refused.code, refused.err.splitlines()) == (
         1,
         [
-            f"git-continuity: this is a donor worktree (cli-old): copy from it, commit nothing. {home}",
+            f"git-continuity: this is a donor checkout (branch cli-old): copy from it, commit nothing. {home}",
             "To commit here on purpose: GIT_CONTINUITY_ALLOW_PLACE=1 git commit ... "
             "(or git -c continuity.allowPlace=true commit ...).",
         ],

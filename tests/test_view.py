@@ -55,7 +55,7 @@ def test_a_done_thread_whose_closing_commit_was_reset_away_no_longer_holds_in_ev
     shown_text = ok(repo, "thread", "show", tid)
     assert f"  status  done, no longer holds: {why}\n" in shown_text
     assert json.loads(ok(repo, "thread", "show", tid, "--json"))["thread"]["undone"] == why
-    assert f"  done      {tid}  Fix the login  (1 of 1 checks verified; no longer holds)\n" == ok(
+    assert f"  done       {tid}  Fix the login  (1 of 1 checks verified; no longer holds)\n" == ok(
         repo, "thread", "list"
     )
 

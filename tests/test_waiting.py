@@ -137,7 +137,7 @@ def test_a_pr_awaiting_review_counts_no_attempt_and_the_gate_lets_the_agent_stop
     status = gc.ok(started, "status")
     threads = status.split("Threads (1 not done, 0 done)\n")[1].split("\n\nClaims")[0]
     assert threads == (
-        f"  open      {tid}  The fix is merged  (0 of 1 checks verified)\n"
+        f"  open       {tid}  The fix is merged  (0 of 1 checks verified)\n"
         f"    {line(seen['checked_at'])}\n"
         f"      contradicted  {cid}  {REVIEW}\n"
         "                    PR #830 is open, head 1111111\n"

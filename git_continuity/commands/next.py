@@ -58,6 +58,17 @@ def next_action(repo: Repo, *, stream: str, text: str | None, as_json: bool = Fa
 def _clear(repo: Repo, stream: str, text: str | None, as_json: bool) -> int:
     if text is not None:
         raise UserError("next --clear takes no text: it removes the next action (next TEXT sets one)")
+    first = store.snapshot(repo, stream)
+    store.require_state(first)
+    current = store.read_packet(first)
+    if current is not None and current.next_action is None:
+        if as_json:  # nothing to clear: no state commit for a change that changes nothing
+            from git_continuity import render
+
+            render.emit_json("next", {"stream": stream, "next_action": None})
+        else:
+            print("No next action is set: nothing to clear.")
+        return 0
     was: list[str | None] = []
 
     def make(snap: store.Snapshot) -> store.Change:

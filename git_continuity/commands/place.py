@@ -10,66 +10,75 @@ from git_continuity.repo import Repo
 
 
 def set_place(repo: Repo, *, stream: str, where: str, role: str, why: str) -> int:
-    """Give a branch or worktree a role (one home per stream)."""
+    """Give a branch or checkout a role (one home per stream)."""
     why = why.strip()
     if role not in places.ROLES:
         raise UserError(f"unknown role {role!r}: choose one of {', '.join(places.ROLES)}")
     if not why:
         raise UserError("place set needs a non-empty --why: the next session reads it")
-    kind, name = places.resolve(repo, where)
-    place_id = places.place_id(kind, name)
+    target = places.resolve(repo, where)
+    place_id = places.place_id(target.kind, target.name)
     moment = now()
     who = session.who(repo)
     made: list[places.Place] = []
+    replaced: list[places.Place] = []
 
     def make(snap: store.Snapshot) -> store.Change:
         current = places.read(snap)
-        other = [p for p in current if p.role == "home" and p.id != place_id]
+        # A record of this same checkout by its folder name (written before checkouts were
+        # matched by branch) gives way to the record by branch: the one place, migrated.
+        older = [p for p in current if target.kind == "checkout" and p.kind == "worktree" and p.name == target.worktree]
+        other = [p for p in current if p.role == "home" and p.id != place_id and p not in older]
         if role == "home" and other:
             raise UserError(
                 f"stream '{stream}' already has a home: {other[0].label} ({other[0].why}).\n"
-                f"Clear it first: git continuity place clear {other[0].name}"
+                f"Clear it first: git continuity place clear {places.clear_name(other[0], current)}"
             )
         place = places.Place(
             id=place_id,
-            kind=kind,
-            name=name,
+            kind=target.kind,
+            name=target.name,
             role=role,
             why=why,
             set_at=stamp(moment),
             set_by=who.by,
             host=who.host,
+            tree=target.tree,
             **who.stamp(),
         )
-        made[:] = [place]
-        return store.Change(
-            f"place set {place_id}: {kind} {name} is {role}\n\n{why}", {places.path(place_id): store.entry_bytes(place)}
-        )
+        made[:], replaced[:] = [place], older
+        files: dict[str, bytes | None] = {places.path(place_id): store.entry_bytes(place)}
+        files.update({places.path(p.id): None for p in older})
+        gone = "".join(f"\n\nreplaces {p.id}: {p.label} (by folder name)" for p in older)
+        return store.Change(f"place set {place_id}: {place.label} is {role}\n\n{why}{gone}", files)
 
     store.update(repo, stream, make)
     place = made[0]
-    if kind == "worktree":
-        places.remember_path(repo, name, places.found_here(repo, place)[1])
+    folder = places.found_here(repo, place)[1]
+    if target.kind == "worktree":
+        places.remember_path(repo, target.name, folder)
+    for p in replaced:
+        places.remember_path(repo, p.name, None)
     print(f"{place.label} is now {role}: {place_guard.ADVICE[role]}")
     print(f"  why  {why}")
+    if target.kind == "checkout":
+        tree = "the main checkout" if target.tree == "main" else "a linked worktree"
+        print(f"  on every clone, the checkout on branch {target.name} (here: {tree})")
+    for p in replaced:
+        print(f"  replaces {p.label}, recorded by its folder name")
     return 0
 
 
 def clear_place(repo: Repo, *, stream: str, where: str) -> int:
-    """Take a branch's or worktree's role away (a deletion, which syncs as one)."""
+    """Take a place's role away (a deletion, which syncs as one)."""
     first = store.snapshot(repo, stream)
     store.require_state(first)
     known = places.read(first)
     wanted = where.strip()
-    matches = [p for p in known if p.name == wanted or (p.kind == "branch" and f"refs/heads/{p.name}" == wanted)]
-    if wanted.startswith("refs/heads/"):
-        matches = [p for p in matches if p.kind == "branch"]
-    if not matches:
+    gone = places.find(repo, known, wanted)
+    if gone is None:
         listed = ", ".join(p.label for p in known) or "none"
         raise UserError(f"no place {wanted!r} in stream '{stream}' (places: {listed})")
-    if len(matches) > 1:
-        matches = [p for p in matches if p.kind == "worktree"]  # a plain name is the worktree first, as in set
-    gone = matches[0]
 
     def make(snap: store.Snapshot) -> store.Change:
         return store.Change(f"place clear {gone.id}: {gone.label} was {gone.role}", {places.path(gone.id): None})
@@ -90,7 +99,7 @@ def list_places(repo: Repo, *, stream: str, as_json: bool) -> int:
     rows = []
     for place in known:
         found, folder = places.found_here(repo, place)
-        at_place = place.name == (worktree if place.kind == "worktree" else branch)
+        at_place = places.here_in(place, worktree, branch)
         row = {k: v for k, v in to_json(place).items() if k not in ("host", "session", "agent")}
         rows.append({**row, "found": found, "path": str(folder) if folder and found else None, "here": at_place})
     if as_json:
@@ -113,7 +122,7 @@ def list_places(repo: Repo, *, stream: str, as_json: bool) -> int:
     for row in rows:
         mark = "*" if row["here"] else " "
         where = f"  {row['path']}" if row["path"] else ("" if row["found"] else "  (not found here)")
-        print(f"{mark} {row['role']:<12} {row['kind']} {row['name']}{where}")
+        print(f"{mark} {row['role']:<12} {place_guard.label(row).removeprefix('the ')}{where}")
         print(f"    why  {row['why']}  (set {shown(str(row['set_at']))} by {row['set_by']})")
     lead = places.lead(repo, known) + places.homes_warning(known)
     if lead:

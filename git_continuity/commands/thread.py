@@ -5,7 +5,7 @@ from typing import Any
 
 from git_continuity import commit_notes, planning, policy, session, store, verify
 from git_continuity.errors import UserError
-from git_continuity.model import Claim, Thread, ago, new_id, now, parse_stamp, shown, stamp
+from git_continuity.model import STATUS_WIDTH, Claim, Thread, ago, new_id, now, parse_stamp, shown, stamp
 from git_continuity.repo import Repo
 
 # The judging modules (closure, stoploss, attempts) and render are imported by the commands
@@ -73,6 +73,7 @@ def add(
         return store.Change(f"thread add {thread.id}: {title}\n\nchecks:{listed or ' none'}", files)
 
     commit_notes.require_writable(repo, "nothing was written")  # the checks' notes must follow them
+    rules = policy.load(repo.work_dir)  # a malformed policy is refused before anything is written
     snap = store.update(repo, stream, make)
     thread = made[0]
     for claim in made_claims:
@@ -96,11 +97,7 @@ def add(
     # Revisions resolved just now: a check that already holds guards nothing (pushed:HEAD
     # when HEAD is already pushed). Say so, so the thread is not closed on work not done.
     live = [c for c in made_claims if verify.is_live(c)]
-    holding = [
-        a
-        for a in verify.assess(snap, live, at=now(), policy=policy.load(repo.work_dir))
-        if a.derived.state == "verified"
-    ]
+    holding = [a for a in verify.assess(snap, live, at=now(), policy=rules) if a.derived.state == "verified"]
     for a in holding:
         print(
             f"  warning: {a.claim.handle} already verifies now ({a.derived.observed}), so it guards nothing"
@@ -311,7 +308,7 @@ def list_threads(repo: Repo, *, stream: str, statuses: list[str] | None, as_json
         for tv in threads:
             t = tv.thread
             undone = "; no longer holds" if tv.undone else ""
-            print(f"  {t.status.ljust(8)}  {t.id}  {t.title}  ({tv.tally()}{undone})")
+            print(f"  {t.status.ljust(STATUS_WIDTH)}  {t.id}  {t.title}  ({tv.tally()}{undone})")
         if not threads:
             which = " or ".join(dict.fromkeys(statuses or []))
             print(f"No {which} threads." if which else 'No threads: git continuity thread add "…" --check HANDLE')

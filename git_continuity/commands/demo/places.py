@@ -11,8 +11,9 @@ def places(t: Tour) -> None:
     world(t)
     t.say(
         "Chapter places. Long work leaves worktrees behind. The agent keeps the old parser in a linked\n"
-        "worktree, work-old, to copy parts from. A place is a branch or worktree with a role: the main\n"
-        "checkout (named by its folder, work) is the home, where work happens; work-old is a donor."
+        "worktree, work-old, to copy parts from. A place is a branch or a checkout with a role: the main\n"
+        "checkout (named here by its folder, work) is the home, where work happens; work-old is a donor.\n"
+        "A checkout's role is kept by the branch it has checked out, so every clone finds its own."
     )
     t.run("work", "git", "worktree", "add", "-q", "-b", "old-parser", "../work-old")
     t.run("work", "git", "continuity", "place", "set", "work", "home", "--why", "the implementation lives here")
@@ -20,6 +21,10 @@ def places(t: Tour) -> None:
         "work", "git", "continuity", "place", "set", "work-old", "donor", "--why", "the old parser: copy, never commit"
     )
     t.run("work", "git", "continuity", "place", "list")
+    t.say("The roles travel with the state. On the teammate's clone, mate/, the home is mate's own\ncheckout of main:")
+    t.run("work", "git", "continuity", "push", show=False)
+    t.run("mate", "git", "continuity", "pull", show=False)
+    t.run("mate", "git", "continuity", "place", "list", head=1)
     t.say("A later session starts in work-old by mistake. orient leads with where it is, and where work happens:")
     t.run("work-old", "git", "continuity", "orient", head=r"onor")
     t.say("The hooks refuse a commit there, naming the home and how to commit there on purpose:")
