@@ -21,6 +21,7 @@ import base64
 import contextlib
 import hashlib
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,8 @@ from git_continuity import repo as git
 from git_continuity.repo import Oid, Repo
 
 ROOT = ".continuity"
+PACKET = "packet.yaml"  # one file of several people's text: its blockers, next action and objective
+_BLOCKER = re.compile(rb"^\s*-\s*id:\s*['\"]?(b-[2-9a-hjkmnp-z]{6})", re.MULTILINE)
 AUTHORED = ("claims", "threads", "journal", "handoffs", "objective")  # folders of entries people write
 OWN, TRUSTED, LEFT_OUT = "own", "trusted", "left out"
 
@@ -80,14 +83,41 @@ def added_by(repo: Repo, stream: str, tip: Oid) -> dict[str, Oid]:
             known, since = {k: Oid(v) for k, v in data["added"].items()}, cached_tip
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass  # no cache, or one that cannot be used: the whole history is walked
-    for commit, paths in git.paths_added(repo, tip, since, ROOT):
+    for commit, paths, packet in git.paths_added(repo, tip, since, ROOT, f"{ROOT}/{PACKET}"):
         for path in paths:
             found = entry_id(path)
             if found is not None:
                 known.setdefault(found, commit)
+        for key in packet_keys(git.blob(repo, packet) if packet else b""):
+            known.setdefault(key, commit)
     with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
         atomic.write(where, json.dumps({"tip": tip, "added": known}, separators=(",", ":")))
     return known
+
+
+def packet_keys(text: bytes) -> list[str]:
+    """What a packet holds that people write, as keys of the map: each blocker's id, and
+    ``next_action:DIGEST`` and ``objective:DIGEST`` of those fields' lines as written (no
+    YAML is parsed here: the same text has the same digest in every commit)."""
+    keys = [m.group(1).decode() for m in _BLOCKER.finditer(text)]
+    lines = text.splitlines()
+    for name in ("next_action", "objective"):
+        start = next((i for i, line in enumerate(lines) if line.startswith(name.encode() + b":")), None)
+        if start is None:
+            continue
+        end = start + 1
+        while end < len(lines) and lines[end][:1] in (b" ", b"\t"):  # the field's indented lines
+            end += 1
+        digest = hashlib.sha256(b"\n".join(lines[start:end])).hexdigest()[:16]
+        keys.append(f"{name}:{digest}")
+    return keys
+
+
+def packet_now(repo: Repo, tip: Oid) -> dict[str, str]:
+    """The keys of the packet at tip's next action and objective (``next_action``, ``objective``)."""
+    oid = git.entry_oid(repo, git.commit_tree(repo, tip), f"{ROOT}/{PACKET}")
+    found = packet_keys(git.blob(repo, oid)) if oid else []
+    return {k.split(":")[0]: k for k in found if ":" in k}
 
 
 def fingerprint(key: str) -> str:

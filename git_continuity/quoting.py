@@ -25,7 +25,11 @@ KINDS = {
     "j": ("journal entry", "journal entries", "git continuity journal --all"),
     "c": ("claim", "claims", "git continuity claim list"),
     "t": ("thread", "threads", "git continuity thread list"),
+    "b": ("blocker", "blockers", "git continuity status"),
+    "next_action": ("next action", "next actions", "git continuity next"),
+    "objective": ("objective", "objectives", "git continuity status"),
 }
+PACKET_SECTIONS = ("next_action", "objective")  # items with no id of their own: the packet's fields
 
 
 @dataclass(frozen=True)
@@ -52,30 +56,38 @@ def block(item: Item, author: authorship.Author) -> Item:
     return Item([header(author), *(f"> {line}" for line in item.lines)], data, item.placeholder)
 
 
-def _id(item: Item) -> str | None:
+def kind(key: str) -> str:
+    return key.split(":")[0] if ":" in key else key[:1]
+
+
+def _key(section: Section, item: Item, packet: dict[str, str]) -> str | None:
+    """The authorship key of what an item shows: its entry's id, or the packet field's."""
+    if section.key in PACKET_SECTIONS:
+        return packet.get(section.key) if item.data is not None else None
     found = item.data.get("id") if isinstance(item.data, dict) else None
     return found if isinstance(found, str) and found[:1] in KINDS else None
 
 
 def quote(repo: Repo, stream: str, tip: Oid, sections: list[Section]) -> Quoted:
     """The sections with others' items quoted and untrusted ones left out."""
-    ids = {i for s in sections for item in s.items if (i := _id(item)) is not None}
-    if not ids:
+    packet = authorship.packet_now(repo, tip)
+    keys = {k for s in sections for item in s.items if (k := _key(s, item, packet)) is not None}
+    if not keys:
         return Quoted(sections, [])
-    authors = authorship.authors(repo, stream, tip, ids)
+    authors = authorship.authors(repo, stream, tip, keys)
     gone: dict[str, set[str]] = {}
     out = []
     for s in sections:
         items = []
         for item in s.items:
-            entry = _id(item)
+            entry = _key(s, item, packet)
             author = authors.get(entry) if entry is not None else None
             if author is None or author.kind == authorship.OWN:
                 items.append(item)
             elif author.kind == authorship.TRUSTED:
                 items.append(block(item, author))
             else:
-                gone.setdefault(entry[:1] if entry else "", set()).add(entry or "")
+                gone.setdefault(kind(entry or ""), set()).add(entry or "")
         if len(items) == len(s.items) and items == s.items:
             out.append(s)
             continue

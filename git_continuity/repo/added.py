@@ -35,15 +35,34 @@ def _added(repo: Repo, commit: pygit2.Commit, under: str) -> list[str]:
     return sorted(found or ())
 
 
-def paths_added(repo: Repo, tip: Oid, hidden: Oid | None, under: str) -> list[tuple[Oid, list[str]]]:
+def _blob_at(commit: pygit2.Commit, path: str) -> str | None:
+    try:
+        return str(commit.tree[path].id)
+    except KeyError:
+        return None
+
+
+def _changed(commit: pygit2.Commit, path: str) -> Oid | None:
+    """The blob at path when commit's differs from every parent's (a merge that took one
+    side's file as it is did not write it)."""
+    found = _blob_at(commit, path)
+    if found is None or any(_blob_at(p, path) == found for p in commit.parents):
+        return None
+    return Oid(found)
+
+
+def paths_added(
+    repo: Repo, tip: Oid, hidden: Oid | None, under: str, watched: str
+) -> list[tuple[Oid, list[str], Oid | None]]:
     """Each commit reachable from tip and not from hidden, oldest first (parents before
-    children), with the paths (relative to ``under``) it added."""
+    children), with the paths (relative to ``under``) it added, and the blob of the file
+    ``watched`` (a path from the top) when the commit wrote it."""
     try:
         sort = pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE
         walker = repo.git.walk(pygit2.Oid(hex=tip), sort)
         if hidden is not None:
             walker.hide(pygit2.Oid(hex=hidden))
-        return [(Oid(str(c.id)), _added(repo, c, under)) for c in walker]
+        return [(Oid(str(c.id)), _added(repo, c, under), _changed(c, watched)) for c in walker]
     except (KeyError, pygit2.GitError) as error:
         raise HistoryCut(
             f"the history of {tip[:7]} is cut: an object is missing here ({error}); "
