@@ -26,10 +26,12 @@ KINDS = {
     "c": ("claim", "claims", "git continuity claim list"),
     "t": ("thread", "threads", "git continuity thread list"),
     "b": ("blocker", "blockers", "git continuity status"),
+    "h": ("handoff", "handoffs", "git continuity journal --all"),
     "next_action": ("next action", "next actions", "git continuity next"),
     "objective": ("objective", "objectives", "git continuity status"),
 }
 PACKET_SECTIONS = ("next_action", "objective")  # items with no id of their own: the packet's fields
+_SINCE = re.compile(r"^(## Since the last session: handoff (h-[2-9a-hjkmnp-z]{6}), [^,]*?) by .*$")
 
 
 @dataclass(frozen=True)
@@ -68,10 +70,24 @@ def _key(section: Section, item: Item, packet: dict[str, str]) -> str | None:
     return found if isinstance(found, str) and found[:1] in KINDS else None
 
 
+def _since(group: str, authors: dict[str, authorship.Author], gone: dict[str, set[str]]) -> str:
+    """The "Since the last session" heading names the handoff's author as its signer says:
+    the name a handoff records is its writer's environment's."""
+    found = _SINCE.match(group)
+    author = authors.get(found.group(2)) if found else None
+    if found is None or author is None or author.kind == authorship.OWN:
+        return group
+    if author.kind == authorship.TRUSTED:
+        return f"{group} (signed by {clean(author.principals)}, key {author.fingerprint}, trusted here)"
+    gone.setdefault("h", set()).add(found.group(2))
+    return f"{found.group(1)} by a key not trusted here"
+
+
 def quote(repo: Repo, stream: str, tip: Oid, sections: list[Section]) -> Quoted:
     """The sections with others' items quoted and untrusted ones left out."""
     packet = authorship.packet_now(repo, tip)
     keys = {k for s in sections for item in s.items if (k := _key(s, item, packet)) is not None}
+    keys |= {m.group(2) for s in sections if (m := _SINCE.match(s.group))}
     if not keys:
         return Quoted(sections, [])
     authors = authorship.authors(repo, stream, tip, keys)
@@ -88,13 +104,14 @@ def quote(repo: Repo, stream: str, tip: Oid, sections: list[Section]) -> Quoted:
                 items.append(block(item, author))
             else:
                 gone.setdefault(kind(entry or ""), set()).add(entry or "")
-        if len(items) == len(s.items) and items == s.items:
+        group = _since(s.group, authors, gone)
+        if len(items) == len(s.items) and items == s.items and group == s.group:
             out.append(s)
             continue
         title = s.title
         if s.key == "journal":  # "Journal (latest 5 of 9)" counts what it shows
             title = re.sub(r"latest \d+ of", f"latest {len(items)} of", title)
-        out.append(replace(s, title=title, items=items))
+        out.append(replace(s, title=title, items=items, group=group))
     left_out = []
     for prefix, (one, many, see) in KINDS.items():
         count = len(gone.get(prefix, ()))
