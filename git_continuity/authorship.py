@@ -28,10 +28,12 @@ from pathlib import Path
 
 from git_continuity import atomic, signatures, signers, signing
 from git_continuity import repo as git
+from git_continuity.errors import UserError
 from git_continuity.repo import Oid, Repo
 
 ROOT = ".continuity"
 PACKET = "packet.yaml"  # one file of several people's text: its blockers, next action and objective
+_COMMIT = re.compile(r"[0-9a-f]{40}")
 _BLOCKER = re.compile(rb"^\s*-\s*id:\s*['\"]?(b-[2-9a-hjkmnp-z]{6})", re.MULTILINE)
 AUTHORED = ("claims", "threads", "journal", "handoffs", "objective")  # folders of entries people write
 OWN, TRUSTED, LEFT_OUT = "own", "trusted", "left out"
@@ -69,19 +71,24 @@ def entry_id(path: str) -> str | None:
     return "-".join(parts[-2:]) if len(parts) >= 2 else None
 
 
-def added_by(repo: Repo, stream: str, tip: Oid) -> dict[str, Oid]:
-    """Each entry id of the stream's history and the commit that first added its file."""
+def added_by(repo: Repo, stream: str, tip: Oid) -> dict[str, str]:
+    """Each entry id of the stream's history and the commit that first added its file (as
+    read from the cache: the caller checks the few it uses)."""
     where = cache_path(repo, stream)
-    known: dict[str, Oid] = {}
+    known: dict[str, str] = {}
     since: Oid | None = None
     try:
         data = json.loads(where.read_text())
-        cached_tip = Oid(data["tip"])
-        if cached_tip == tip:
-            return {k: Oid(v) for k, v in data["added"].items()}
-        if git.has_commit(repo, cached_tip) and git.is_ancestor(repo, cached_tip, tip):
-            known, since = {k: Oid(v) for k, v in data["added"].items()}, cached_tip
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        cached_tip, added = data["tip"], data["added"]
+        if cached_tip == tip and isinstance(added, dict):
+            return added  # no copy of 10,000 ids made: the commonest read
+        if (
+            isinstance(added, dict)
+            and git.has_commit(repo, Oid(cached_tip))
+            and git.is_ancestor(repo, Oid(cached_tip), tip)
+        ):
+            known, since = added, Oid(cached_tip)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, UserError):
         pass  # no cache, or one that cannot be used: the whole history is walked
     for commit, paths, packet in git.paths_added(repo, tip, since, ROOT, f"{ROOT}/{PACKET}"):
         for path in paths:
@@ -142,7 +149,7 @@ def _is_own(own: str | None, key: str | None) -> bool:
 def authors(repo: Repo, stream: str, tip: Oid, ids: Iterable[str]) -> dict[str, Author]:
     """Who wrote each of these entries (ids not found in the history are left out)."""
     added = added_by(repo, stream, tip)
-    wanted = {i: added[i] for i in ids if i in added}
+    wanted = {i: Oid(c) for i in ids if isinstance(c := added.get(i), str) and _COMMIT.fullmatch(c)}
     commits = sorted(set(wanted.values()))
     verdicts = {v.commit: v for v in signatures.judge(repo, commits)}
     own = signing.own_public(repo)
