@@ -90,7 +90,11 @@ def added_by(repo: Repo, stream: str, tip: Oid) -> dict[str, str]:
             known, since = added, Oid(cached_tip)
     except (OSError, ValueError, KeyError, TypeError, AttributeError, UserError):
         pass  # no cache, or one that cannot be used: the whole history is walked
-    for commit, paths, packet in git.paths_added(repo, tip, since, ROOT, f"{ROOT}/{PACKET}"):
+    try:
+        walked = git.paths_added(repo, tip, since, ROOT, f"{ROOT}/{PACKET}")
+    except git.HistoryCut:
+        return known  # the brief names the cut history as a problem; nothing is cached
+    for commit, paths, packet in walked:
         for path in paths:
             found = entry_id(path)
             if found is not None:

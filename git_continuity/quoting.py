@@ -30,6 +30,7 @@ KINDS = {
     "next_action": ("next action", "next actions", "git continuity next"),
     "objective": ("objective", "objectives", "git continuity status"),
 }
+THREAD_SECTIONS = ("stalled", "waiting")  # items that name their thread as "thread"
 PACKET_SECTIONS = ("next_action", "objective")  # items with no id of their own: the packet's fields
 _SINCE = re.compile(r"^(## Since the last session: handoff (h-[2-9a-hjkmnp-z]{6}), [^,]*?) by .*$")
 
@@ -66,7 +67,9 @@ def _key(section: Section, item: Item, packet: dict[str, str]) -> str | None:
     """The authorship key of what an item shows: its entry's id, or the packet field's."""
     if section.key in PACKET_SECTIONS:
         return packet.get(section.key) if item.data is not None else None
-    found = item.data.get("id") if isinstance(item.data, dict) else None
+    if not isinstance(item.data, dict):
+        return None
+    found = item.data.get("thread" if section.key in THREAD_SECTIONS else "id")
     return found if isinstance(found, str) and found[:1] in KINDS else None
 
 
