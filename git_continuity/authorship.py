@@ -33,6 +33,7 @@ from git_continuity.repo import Oid, Repo
 
 ROOT = ".continuity"
 PACKET = "packet.yaml"  # one file of several people's text: its blockers, next action and objective
+REWALK = 50  # commits walked again on each read before the cache is rewritten anyway
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _BLOCKER = re.compile(rb"^\s*-\s*id:\s*['\"]?(b-[2-9a-hjkmnp-z]{6})", re.MULTILINE)
 AUTHORED = ("claims", "threads", "journal", "handoffs", "objective")  # folders of entries people write
@@ -65,7 +66,7 @@ def entry_id(path: str) -> str | None:
     """The entry id a state path holds (``…/20261130T101502.123456Z-j-k7m2qx.json`` and
     ``claims/c-k7m2qx.json`` hold ``j-k7m2qx`` and ``c-k7m2qx``); None for other files."""
     name = path.rsplit("/", 1)[-1]
-    if path.split("/", 1)[0] not in AUTHORED or not name.endswith(".json"):
+    if path.removeprefix(f"{ROOT}/").split("/", 1)[0] not in AUTHORED or not name.endswith(".json"):
         return None
     parts = name.removesuffix(".json").split("-")
     return "-".join(parts[-2:]) if len(parts) >= 2 else None
@@ -91,9 +92,10 @@ def added_by(repo: Repo, stream: str, tip: Oid) -> dict[str, str]:
     except (OSError, ValueError, KeyError, TypeError, AttributeError, UserError):
         pass  # no cache, or one that cannot be used: the whole history is walked
     try:
-        walked = git.paths_added(repo, tip, since, ROOT, f"{ROOT}/{PACKET}")
+        walked = git.paths_added(repo, tip, since, [f"{ROOT}/{f}" for f in AUTHORED], f"{ROOT}/{PACKET}")
     except git.HistoryCut:
         return known  # the brief names the cut history as a problem; nothing is cached
+    before = len(known)
     for commit, paths, packet in walked:
         for path in paths:
             found = entry_id(path)
@@ -101,8 +103,11 @@ def added_by(repo: Repo, stream: str, tip: Oid) -> dict[str, str]:
                 known.setdefault(found, commit)
         for key in packet_keys(git.blob(repo, packet) if packet else b""):
             known.setdefault(key, commit)
-    with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
-        atomic.write(where, json.dumps({"tip": tip, "added": known}, separators=(",", ":")))
+    # Commits that added nothing (evidence, a thread's status) leave the cache as it is: the
+    # next read walks them again (a few tree lookups each) rather than rewriting every id.
+    if since is None or len(known) != before or len(walked) > REWALK:
+        with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
+            atomic.write(where, json.dumps({"tip": tip, "added": known}, separators=(",", ":")))
     return known
 
 
