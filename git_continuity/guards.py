@@ -258,7 +258,9 @@ def post_commit() -> int:
     # claim naming it, a CI result) keeps its line, and so does this one.
     commit_notes.add(repo, git.Oid(commit), record)
     if judged:  # the next commit in this environment is noted by the shell alone
-        provenance.keep(git_dir, record, environment=True)
+        from git_continuity import signing
+
+        provenance.keep(git_dir, record, environment=True, signer=signing.shell_signer(repo))
     return 0
 
 

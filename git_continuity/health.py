@@ -162,9 +162,29 @@ def _files(repo: Repo, stream: str, refname: str, tip: Oid, area: str) -> list[F
 
 
 def notes(repo: Repo) -> list[Finding]:
-    if constants.NOTES_REF in git.list_refs(repo, constants.NOTES_REF):
-        return _ref(repo, constants.NOTES_REF, "notes")[1]
-    return []
+    if constants.NOTES_REF not in git.list_refs(repo, constants.NOTES_REF):
+        return []
+    tip, found = _ref(repo, constants.NOTES_REF, "notes")
+    return found or (_notes_signature(repo, tip) if tip is not None else [])
+
+
+def _notes_signature(repo: Repo, tip: Oid) -> list[Finding]:
+    """The newest notes commit, when it is not signed by a key trusted here: written by a
+    post-commit hook from before notes were signed in the shell, or by anything holding
+    ``.git``. Advice: notes are evidence of why a commit exists, not the state."""
+    from git_continuity import signatures, signing
+    from git_continuity.store import integrity
+
+    if not signing.enabled(repo):
+        return []
+    verdict = signatures.judge(repo, [tip])[0]
+    if verdict.kind == signatures.GOOD:
+        return []
+    fix = (
+        "git continuity hooks install (its post-commit hook signs the notes it writes); the next note is signed on"
+        f" top of it. Check with: git log --show-signature {constants.NOTES_REF}"
+    )
+    return [Finding("notes", constants.NOTES_REF, integrity.describe(repo, verdict), fix, serious=False)]
 
 
 def tracking_refs(repo: Repo) -> list[Finding]:

@@ -22,6 +22,7 @@ from git_continuity import (
     places,
     planning,
     policy,
+    quoting,
     render,
     session,
     stoploss,
@@ -209,6 +210,10 @@ def build(
     ]
     sections += brief.since_sections(snap, last, assessed)
     sections.append(brief.journal_section(journal))
+    # Others' text as quoted data naming its signer; text no trusted key signed, left out.
+    quoted = quoting.quote(repo, stream, snap.commit, sections)
+    sections = quoted.sections
+    header += quoted.lines()  # the header item holds this very list
     fitted = budget.fit(sections, max_tokens)
     kept = {s.key: [i.data for i in s.items[: fitted.kept[s.key]]] for s in sections}
     document = {
@@ -238,6 +243,7 @@ def build(
         "journal": [j for j in kept["journal"] if j is not None],
         "journal_total": journal.total,
         "journal_faded": journal.faded_count,
+        "left_out_untrusted": quoted.left_out,
         "budget": _budget_json(fitted),
     }
     return Oriented(fitted.text, document, 2 if problems else 0)
@@ -379,6 +385,7 @@ def _not_here(repo: Repo, stream: str, max_tokens: int | None) -> Oriented:
         "journal": [],
         "journal_total": 0,
         "journal_faded": 0,
+        "left_out_untrusted": [],
         "budget": _budget_json(fitted),
     }
     return Oriented(fitted.text, document, 1)

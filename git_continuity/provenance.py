@@ -74,12 +74,13 @@ def key(stream: str, *, environment: bool) -> str:
     return f"{stream}|{session}|{agent}|{host or _hostname()}"
 
 
-def keep(git_dir: Path, base: dict[str, Any], *, environment: bool) -> None:
+def keep(git_dir: Path, base: dict[str, Any], *, environment: bool, signer: str) -> None:
     """Leave the line of a commit naming no thread, made now on ``base``'s state, for the
     hook's shell. ``base`` is a record; its time, threads, session and agent are the line's
-    own. Nothing is left where the stream is not the one the environment selects, or a value
-    would not fit the shell's one line (then the old one goes); a file that cannot be written
-    is left to Python."""
+    own; ``signer`` says how the shell signs the notes commit (signing.shell_signer). Nothing
+    is left where the stream is not the one the environment selects, or a value would not fit
+    the shell's one line (then the old one goes); a file that cannot be written is left to
+    Python."""
     path = git_dir / FILE
     stream = base["stream"]
     if (os.environ.get(ENV_STREAM) or DEFAULT_STREAM) != stream:
@@ -87,8 +88,9 @@ def keep(git_dir: Path, base: dict[str, Any], *, environment: bool) -> None:
     made = line({**base, "threads": [], "at": MARK})
     before, _, after = made.partition(AT)
     try:
-        if before.endswith('"at":"') and AT not in after and "\n" not in made:
-            atomic.write(path, f"{key(stream, environment=environment)}\n{base['state']}\n{before}\n{after}\n")
+        if before.endswith('"at":"') and AT not in after and "\n" not in made and signer and "\n" not in signer:
+            kept = f"{key(stream, environment=environment)}\n{base['state']}\n{before}\n{after}\n{signer}\n"
+            atomic.write(path, kept)
         else:
             path.unlink(missing_ok=True)
     except OSError:
@@ -101,7 +103,7 @@ def resession(git_dir: Path, session: str | None, agent: str | None) -> None:
     names its own is dropped (Python makes it again)."""
     path = git_dir / FILE
     try:
-        kept, _state, before, after = path.read_text().split("\n")[:4]
+        kept, _state, before, after, signer = path.read_text().split("\n")[:5]
         base = json.loads(before + AT + after)
         made_for_none = kept == key(base["stream"], environment=False)
     except (OSError, ValueError, KeyError, TypeError):  # none there yet, or not one Python left
@@ -112,4 +114,5 @@ def resession(git_dir: Path, session: str | None, agent: str | None) -> None:
         return
     base.pop("session", None)
     base.pop("agent", None)
-    keep(git_dir, {**base, **{k: v for k, v in (("session", session), ("agent", agent)) if v}}, environment=False)
+    named = {k: v for k, v in (("session", session), ("agent", agent)) if v}
+    keep(git_dir, {**base, **named}, environment=False, signer=signer)

@@ -104,6 +104,34 @@ def writer_key(repo: Repo) -> Key:
     raise UserError(f"git config gpg.format is {form!r}: git signs with ssh, openpgp or x509; nothing was written")
 
 
+def shell_signer(repo: Repo) -> str:
+    """How the post-commit hook's shell signs the notes commit it makes (the fifth line of
+    provenance.line): ``off`` (continuity.sign false), ``git`` (the user's git config names a
+    signing key: ``git commit-tree -S`` signs as git would), ``key PATH`` (this tool's own
+    key, through ``-c gpg.format=ssh -c user.signingKey=PATH``), or "" when there is no key
+    yet (Python writes that note, and makes the key)."""
+    if not enabled(repo):
+        return "off"
+    if git.config_value(repo, "user.signingKey"):
+        return "git"
+    path = own_key_path()
+    return f"key {path}" if path.is_file() and "\n" not in str(path) else ""
+
+
+def own_public(repo: Repo) -> str | None:
+    """This user's signing key as a verdict names it ("TYPE BASE64", or an OpenPGP/X.509 key
+    id), from the user's own config only (the repository's is anyone's who holds ``.git``);
+    never made here: None when there is none yet."""
+    configured = git.user_config_value(repo, "user.signingKey")
+    if not configured:
+        return _public_of(own_key_path())
+    if (git.user_config_value(repo, "gpg.format") or "openpgp").lower() != "ssh":
+        return configured
+    if configured.startswith("key::"):
+        return signers.parse_key(configured.removeprefix("key::"))
+    return _public_of(Path(configured).expanduser())
+
+
 def _require_program(program: str, key: str, what: str) -> None:
     if shutil.which(program) is None:
         raise UserError(

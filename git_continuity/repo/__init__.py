@@ -8,11 +8,13 @@ values. Callers use it as one module (``from git_continuity import repo as git``
 - ``objects``: trees, blobs and commits not yet on a ref;
 - ``notes``: one commit note, and whole notes trees for merging;
 - ``signed``: signed commits as git defines them, and the signature of one;
+- ``added``: which commit of a history added each path;
 - ``worktree``: uncommitted changes, the work tree's tree, the stash.
 """
 
 from __future__ import annotations
 
+from git_continuity.repo.added import paths_added
 from git_continuity.repo.base import (
     Oid,
     RefMoved,
@@ -155,6 +157,7 @@ __all__ = [
     "only_in",
     "open_repo",
     "path_in_commit",
+    "paths_added",
     "peel_to_commit",
     "read_note",
     "ref_last_move",

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from git_continuity import atomic, packetfile, schema, session
+from git_continuity import atomic, packetfile, schema, session, signing
 from git_continuity import repo as git
 from git_continuity.constants import ENV_CHECK_JSON
 from git_continuity.errors import UserError
@@ -192,7 +192,7 @@ def _keep_provenance_line(repo: Repo, stream: str, state: str, objective: str | 
         return
     host = session.hostname(environment=False)
     base = provenance.record(stream, state, objective, [], "", host, found.id, found.agent)
-    provenance.keep(git_dir, base, environment=False)
+    provenance.keep(git_dir, base, environment=False, signer=signing.shell_signer(repo))
 
 
 def update(

@@ -1,0 +1,186 @@
+"""Who wrote each entry of a stream's state: the signer of the state commit that added the
+entry's file (entries are one file each, so the commit that first added the file wrote the
+entry; a merge's side entries belong to the side's commit that added them).
+
+The author name inside an entry, and the commit's author, are whatever the writer's
+environment said (``GIT_AUTHOR_NAME``); the signature is not. So a reader that hands text to
+an agent asks here whose key signed it: this user's own, a key trusted here (with the
+e-mail the allowed-signers file gives it), or none trusted here (unsigned, a key not in the
+file, a key removed from it since, history accepted as the trust baseline).
+
+The entry→commit map is kept outside ``.git`` beside the signature cache
+(``$XDG_CACHE_HOME/git-continuity/authorship/<repository>/<stream>.json``) with the tip it
+was made at, so a read walks only the commits added since. Signatures are judged again on
+every read (signatures.py caches the good ones), so a key no longer trusted stops counting
+at once.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from git_continuity import atomic, signatures, signers, signing
+from git_continuity import repo as git
+from git_continuity.errors import UserError
+from git_continuity.repo import Oid, Repo
+
+ROOT = ".continuity"
+PACKET = "packet.yaml"  # one file of several people's text: its blockers, next action and objective
+REWALK = 50  # commits walked again on each read before the cache is rewritten anyway
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+_BLOCKER = re.compile(rb"^\s*-\s*id:\s*['\"]?(b-[2-9a-hjkmnp-z]{6})", re.MULTILINE)
+AUTHORED = ("claims", "threads", "journal", "handoffs", "objective")  # folders of entries people write
+OWN, TRUSTED, LEFT_OUT = "own", "trusted", "left out"
+
+
+@dataclass(frozen=True)
+class Author:
+    kind: str  # OWN, TRUSTED or LEFT_OUT
+    commit: Oid  # the state commit that added the entry
+    principals: str = ""  # the e-mail(s) the allowed-signers file trusts the key for
+    fingerprint: str = ""  # the key's short fingerprint ("SHA256:…", or an OpenPGP key id)
+    why: str = ""  # for LEFT_OUT: unsigned, untrusted or bad
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "email": self.principals or None,
+            "key": self.fingerprint or None,
+            "trusted": self.kind != LEFT_OUT,
+            "commit": self.commit,
+        }
+
+
+def cache_path(repo: Repo, stream: str) -> Path:
+    digest = hashlib.sha256(str(repo.common_dir).encode()).hexdigest()[:20]
+    return signatures.cache_path().parent / "authorship" / digest / f"{stream}.json"
+
+
+def entry_id(path: str) -> str | None:
+    """The entry id a state path holds (``…/20261130T101502.123456Z-j-k7m2qx.json`` and
+    ``claims/c-k7m2qx.json`` hold ``j-k7m2qx`` and ``c-k7m2qx``); None for other files."""
+    name = path.rsplit("/", 1)[-1]
+    if path.removeprefix(f"{ROOT}/").split("/", 1)[0] not in AUTHORED or not name.endswith(".json"):
+        return None
+    parts = name.removesuffix(".json").split("-")
+    return "-".join(parts[-2:]) if len(parts) >= 2 else None
+
+
+def added_by(repo: Repo, stream: str, tip: Oid) -> dict[str, str]:
+    """Each entry id of the stream's history and the commit that first added its file (as
+    read from the cache: the caller checks the few it uses)."""
+    where = cache_path(repo, stream)
+    known: dict[str, str] = {}
+    since: Oid | None = None
+    try:
+        data = json.loads(where.read_text())
+        cached_tip, added = data["tip"], data["added"]
+        if cached_tip == tip and isinstance(added, dict):
+            return added  # no copy of 10,000 ids made: the commonest read
+        if (
+            isinstance(added, dict)
+            and git.has_commit(repo, Oid(cached_tip))
+            and git.is_ancestor(repo, Oid(cached_tip), tip)
+        ):
+            known, since = added, Oid(cached_tip)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, UserError):
+        pass  # no cache, or one that cannot be used: the whole history is walked
+    try:
+        walked = git.paths_added(repo, tip, since, [f"{ROOT}/{f}" for f in AUTHORED], f"{ROOT}/{PACKET}")
+    except git.HistoryCut:
+        return known  # the brief names the cut history as a problem; nothing is cached
+    before = len(known)
+    for commit, paths, packet in walked:
+        for path in paths:
+            found = entry_id(path)
+            if found is not None:
+                known.setdefault(found, commit)
+        for key in packet_keys(git.blob(repo, packet) if packet else b""):
+            known.setdefault(key, commit)
+    # Commits that added nothing (evidence, a thread's status) leave the cache as it is: the
+    # next read walks them again (a few tree lookups each) rather than rewriting every id.
+    if since is None or len(known) != before or len(walked) > REWALK:
+        with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
+            atomic.write(where, json.dumps({"tip": tip, "added": known}, separators=(",", ":")))
+    return known
+
+
+def packet_keys(text: bytes) -> list[str]:
+    """What a packet holds that people write, as keys of the map: each blocker's id, and
+    ``next_action:DIGEST`` and ``objective:DIGEST`` of those fields' lines as written (no
+    YAML is parsed here: the same text has the same digest in every commit)."""
+    keys = [m.group(1).decode() for m in _BLOCKER.finditer(text)]
+    lines = text.splitlines()
+    for name in ("next_action", "objective"):
+        start = next((i for i, line in enumerate(lines) if line.startswith(name.encode() + b":")), None)
+        if start is None:
+            continue
+        end = start + 1
+        while end < len(lines) and lines[end][:1] in (b" ", b"\t"):  # the field's indented lines
+            end += 1
+        digest = hashlib.sha256(b"\n".join(lines[start:end])).hexdigest()[:16]
+        keys.append(f"{name}:{digest}")
+    return keys
+
+
+def packet_now(repo: Repo, tip: Oid) -> dict[str, str]:
+    """The keys of the packet at tip's next action and objective (``next_action``, ``objective``)."""
+    oid = git.entry_oid(repo, git.commit_tree(repo, tip), f"{ROOT}/{PACKET}")
+    found = packet_keys(git.blob(repo, oid)) if oid else []
+    return {k.split(":")[0]: k for k in found if ":" in k}
+
+
+def fingerprint(key: str) -> str:
+    """A key's short fingerprint: ``SHA256:`` and the first 12 characters of what
+    ``ssh-keygen -l`` prints for an SSH key; the last 16 digits of an OpenPGP/X.509 id."""
+    words = key.split()
+    if len(words) == 2 and words[0] in signers.KEY_TYPES:
+        digest = hashlib.sha256(base64.b64decode(words[1])).digest()
+        return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")[:12]
+    return key[-16:]
+
+
+def _is_own(own: str | None, key: str | None) -> bool:
+    if own is None or key is None:
+        return False
+    if own == key:
+        return True
+    # An OpenPGP/X.509 key configured by id: gpg names the signing key by its fingerprint.
+    return len(own) >= 8 and key.upper().endswith(own.upper().removeprefix("0X"))
+
+
+def authors(repo: Repo, stream: str, tip: Oid, ids: Iterable[str]) -> dict[str, Author]:
+    """Who wrote each of these entries (ids not found in the history are left out)."""
+    added = added_by(repo, stream, tip)
+    wanted = {i: Oid(c) for i in ids if isinstance(c := added.get(i), str) and _COMMIT.fullmatch(c)}
+    commits = sorted(set(wanted.values()))
+    verdicts = {v.commit: v for v in signatures.judge(repo, commits)}
+    own = signing.own_public(repo)
+    trusted = signers.trusted()
+    checking = signing.enabled(repo)
+    me = git.identity(repo).rsplit("<", 1)[-1].rstrip(">")
+    found: dict[Oid, Author] = {}
+    for commit in commits:
+        v = verdicts[commit]
+        if v.kind == signatures.GOOD and _is_own(own, v.key):
+            found[commit] = Author(OWN, commit)
+        elif v.kind == signatures.GOOD and v.key is not None:
+            found[commit] = Author(TRUSTED, commit, trusted.get(v.key, ""), fingerprint(v.key))
+        elif v.kind == signatures.UNSIGNED and not checking and _author_email(repo, commit) == me:
+            # Signing is off here (status says the state is not tamper-evident): nothing but
+            # the commit's own word says whose an unsigned entry is.
+            found[commit] = Author(OWN, commit)
+        else:
+            found[commit] = Author(LEFT_OUT, commit, "", fingerprint(v.key) if v.key else "", v.kind)
+    return {i: found[c] for i, c in wanted.items()}
+
+
+def _author_email(repo: Repo, commit: Oid) -> str:
+    author = git.commit_info(repo, commit).author
+    return author.rsplit("<", 1)[-1].rstrip(">")

@@ -1,0 +1,76 @@
+"""Which commit of a history added each path: the state's entries are one file each, so the
+commit that first added an entry's file is the commit that wrote the entry, and its
+signature says who did (authorship.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pygit2
+
+from git_continuity.repo.base import Oid, Repo
+from git_continuity.repo.history import HistoryCut
+
+
+def _subtree(commit: pygit2.Commit, path: str) -> pygit2.Tree | None:
+    try:
+        return commit.tree[path].peel(pygit2.Tree)
+    except KeyError:
+        return None
+
+
+def _added(commit: pygit2.Commit, folders: Sequence[str]) -> list[str]:
+    """Paths under ``folders`` in commit's tree that none of its parents has: those it added
+    (a merge's own additions; what a merge brings from a side was added on that side). A
+    folder whose tree is a parent's is not compared: a commit that wrote evidence only costs
+    a few tree lookups, not a diff of a folder of thousands of entries."""
+    found: list[str] = []
+    for folder in folders:
+        tree = _subtree(commit, folder)
+        if tree is None:
+            continue
+        olds = [_subtree(p, folder) for p in commit.parents] or [None]
+        if any(old is not None and old.id == tree.id for old in olds):
+            continue
+        paths: set[str] | None = None
+        for old in olds:
+            diff = tree.diff_to_tree(swap=True) if old is None else old.diff_to_tree(tree)
+            added = {d.new_file.path for d in diff.deltas if d.status == pygit2.enums.DeltaStatus.ADDED}
+            paths = added if paths is None else paths & added
+        found += sorted(f"{folder}/{p}" for p in paths or ())
+    return found
+
+
+def _blob_at(commit: pygit2.Commit, path: str) -> str | None:
+    try:
+        return str(commit.tree[path].id)
+    except KeyError:
+        return None
+
+
+def _changed(commit: pygit2.Commit, path: str) -> Oid | None:
+    """The blob at path when commit's differs from every parent's (a merge that took one
+    side's file as it is did not write it)."""
+    found = _blob_at(commit, path)
+    if found is None or any(_blob_at(p, path) == found for p in commit.parents):
+        return None
+    return Oid(found)
+
+
+def paths_added(
+    repo: Repo, tip: Oid, hidden: Oid | None, folders: Sequence[str], watched: str
+) -> list[tuple[Oid, list[str], Oid | None]]:
+    """Each commit reachable from tip and not from hidden, oldest first (parents before
+    children), with the paths under ``folders`` (paths from the top) it added, and the blob
+    of the file ``watched`` when the commit wrote it."""
+    try:
+        sort = pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE
+        walker = repo.git.walk(pygit2.Oid(hex=tip), sort)
+        if hidden is not None:
+            walker.hide(pygit2.Oid(hex=hidden))
+        return [(Oid(str(c.id)), _added(c, folders), _changed(c, watched)) for c in walker]
+    except (KeyError, pygit2.GitError) as error:
+        raise HistoryCut(
+            f"the history of {tip[:7]} is cut: an object is missing here ({error}); "
+            "git continuity doctor says how to repair it"
+        ) from None
