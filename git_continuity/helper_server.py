@@ -142,13 +142,13 @@ def _warm() -> None:
 
     for module in WARM:
         importlib.import_module(module)
-    from git_continuity import verify
+    from git_continuity import plugin_manager
 
     # Registering the verifiers costs a command 5 ms: made here when every plugin installed is
     # one of ours (what is installed is in the fingerprint; another's plugin might read the
     # environment when imported, and so is imported by each command, as in its own process).
-    if all(reference.startswith("git_continuity.") for _, reference, _ in verify.entry_points()):
-        verify.loaded()
+    if all(reference.startswith("git_continuity.") for _, reference, _ in plugin_manager.entry_points()):
+        plugin_manager.loaded()
     commands = [c for c in cli_table.COMMANDS if c.served]
     while commands:
         command = commands.pop()

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import commit, cont, git
 
-from git_continuity import hookspecs, verify
+from git_continuity import hookspecs, plugin_manager, verify
 from git_continuity.meter import Progress, on_terminal
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -160,15 +160,15 @@ def test_the_progress_line_is_drawn_on_a_terminal_only_once_asking_takes_a_secon
 
 
 def test_the_entry_point_list_is_remembered_and_read_back(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from git_continuity import verify
+    from git_continuity import plugin_manager
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    scanned = verify.entry_points()
+    scanned = plugin_manager.entry_points()
     assert {name for name, _, _ in scanned} >= {"github", "gitlab", "gitea", "buildbot", "ci"}
     (kept,) = (tmp_path / "git-continuity").glob("entry-points-*.json")
-    assert verify.entry_points() == scanned  # read back from the file
+    assert plugin_manager.entry_points() == scanned  # read back from the file
     kept.write_text('[["only", "git_continuity.verifiers.ci", "9.9"]]')
-    assert verify.entry_points() == [("only", "git_continuity.verifiers.ci", "9.9")]
+    assert plugin_manager.entry_points() == [("only", "git_continuity.verifiers.ci", "9.9")]
 
 
 AAA_PLUGIN = '''\
@@ -343,7 +343,7 @@ def test_hook_continuity_verify(repo: Path, version_site: Path, monkeypatch: pyt
 def test_every_built_in_scheme_is_owned_exactly_once() -> None:
     ours = importlib.metadata.distribution("git-continuity").entry_points
     registered = {ep.name: ep.value for ep in ours if ep.group == "git_continuity"}
-    registered |= {module.rsplit(".", 1)[-1]: module for module in verify.DEFAULT_PLUGINS}
+    registered |= {module.rsplit(".", 1)[-1]: module for module in plugin_manager.DEFAULT_PLUGINS}
     modules = {f"git_continuity.verifiers.{p.stem}" for p in (ROOT / "git_continuity" / "verifiers").glob("*.py")}
     assert sorted(registered.values()) == sorted(modules)  # every verifier module is a registered plugin
     built_in = [p for p in verify.plugins() if p.name in registered]
