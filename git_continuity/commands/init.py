@@ -54,14 +54,15 @@ def _take_remote_state(repo: Repo, remote: str, stream: str) -> bool:
     layout = remote_layout.layout_of(repo, remote)
     wanted = [f"{constants.STATE_PREFIX}{stream}", f"refs/heads/{layout.prefix}{stream}"]
     try:
-        found = transport.list_refs(repo, remote, wanted, tracking.HINT_TIMEOUT)
+        found = transport.list_refs(repo, remote, [*wanted, *layout.lane_globs], tracking.HINT_TIMEOUT)
     except transport.TransportError as error:
         print(
             f"Could not ask {remote} whether it already has state ({error});\n"
             "starting here. If it has, git continuity sync merges both histories, losing nothing.\n"
         )
         return False
-    if not set(wanted) & set(found):
+    on_lanes = any((lane := layout.parse_lane(name)) and lane.stream == stream for name in found)
+    if not (set(wanted) & set(found) or on_lanes):  # a clone's lane holds state too
         return False
     _, lines = pulling.pull_from(repo, remote, layout)
     print(
