@@ -154,6 +154,8 @@ def publish(
         # and the next fetch finds it up to date.
         given_up |= {dst for dst, _ in result.refused if dst in drops} | {dst for dst in result.behind if dst in drops}
         refused = [(dst, verdict) for dst, verdict in result.refused if dst not in drops]
+        if refused and len(refused) < len(result.refused):
+            continue  # refused with a deletion (a hook that takes none, all or nothing): again without it
         behind = [dst for dst in result.behind if dst in updates]
         notes_too = layout.notes_ref in dict(refused) and len(refused) > 1
         for dst, verdict in refused:
