@@ -63,27 +63,51 @@ def tracked_lanes(repo: Repo, remote: str) -> dict[tuple[str, str], Oid]:
     return found
 
 
-def fetch_refspec(remote: str) -> str:
-    """What ``init --fetch-refspecs`` adds to ``remote.<name>.fetch``.
+def fetch_refspecs(repo: Repo, remote: str) -> list[str]:
+    """What ``init --fetch-refspecs`` adds to ``remote.<name>.fetch``, for the transport the
+    remote's config chooses: the streams (and, with the refs transport, every clone's lane)
+    into the tracking refs. With branches, the notes' and the lanes' branches are left out
+    (negative refspecs, git 2.29): they would land beside the streams' tracking refs.
 
-    Streams only: a glob refspec is harmless when the remote has no state, whereas a
+    Globs only: a glob refspec is harmless when the remote has no state, whereas a
     configured exact refspec for refs/notes/continuity makes every plain ``git fetch`` fail
     ("couldn't find remote ref") until the remote has notes. Notes move with pull/sync.
     """
-    return f"+{STATE_PREFIX}*:{TRACKING_PREFIX}{remote}/*"
+    from git_continuity import remote_layout  # not on the cheap paths
+
+    try:
+        layout = remote_layout.layout_of(repo, remote)
+    except UserError:
+        layout = None  # a bad setting is named by the command that uses it
+    if layout is None or layout.transport == "refs":
+        return [
+            f"+{STATE_PREFIX}*:{TRACKING_PREFIX}{remote}/*",
+            f"+{remote_layout.LANES_PREFIX}*:{LANE_TRACKING_PREFIX}{remote}/*",
+        ]
+    prefix = f"refs/heads/{layout.prefix}"
+    return [
+        f"+{prefix}*:{TRACKING_PREFIX}{remote}/*",
+        f"^{prefix}{remote_layout.NOTES_BRANCH}",
+        f"^{prefix}{remote_layout.LANES_BRANCH}/*",
+    ]
+
+
+def missing_fetch_refspecs(repo: Repo, remote: str) -> list[str]:
+    have = git.config_values(repo, f"remote.{remote}.fetch")
+    return [spec for spec in fetch_refspecs(repo, remote) if spec not in have]
 
 
 def has_fetch_refspec(repo: Repo, remote: str) -> bool:
-    return fetch_refspec(remote) in git.config_values(repo, f"remote.{remote}.fetch")
+    return not missing_fetch_refspecs(repo, remote)
 
 
-def add_fetch_refspec(repo: Repo, remote: str) -> bool:
-    """Add the state's fetch refspec to the remote (never a push refspec: with one, a plain
-    ``git push`` pushes only that and no longer the user's branch). False if already there."""
-    if has_fetch_refspec(repo, remote):
-        return False
-    git.add_local_config(repo, f"remote.{remote}.fetch", fetch_refspec(remote))
-    return True
+def add_fetch_refspec(repo: Repo, remote: str) -> list[str]:
+    """Add the state's fetch refspecs to the remote (never a push refspec: with one, a plain
+    ``git push`` pushes only that and no longer the user's branch); the ones added."""
+    added = missing_fetch_refspecs(repo, remote)
+    for spec in added:
+        git.add_local_config(repo, f"remote.{remote}.fetch", spec)
+    return added
 
 
 def default_remote(repo: Repo) -> str | None:

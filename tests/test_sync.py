@@ -305,12 +305,14 @@ def test_init_offers_fetch_refspecs_and_status_reads_them_without_the_network(
     assert started.out.endswith(
         "A plain git fetch does not bring the state. To make it, run:\n"
         "  git continuity init --fetch-refspecs\n"
-        "(the same as: git config --add remote.origin.fetch '+refs/continuity/*:refs/continuity-remotes/origin/*')\n"
+        "(the same as: git config --add remote.origin.fetch '+refs/continuity/*:refs/continuity-remotes/origin/*';"
+        " git config --add remote.origin.fetch '+refs/continuity-lanes/*:refs/continuity-remote-lanes/origin/*')\n"
     )
     added = inproc(work, "init", "--fetch-refspecs")
     assert shorts(added.out) == (
         "Stream 'main' already has state: refs/continuity/main at <c>.\n\n"
-        "Added +refs/continuity/*:refs/continuity-remotes/origin/* in remote.origin.fetch.\n"
+        "Added +refs/continuity/*:refs/continuity-remotes/origin/*"
+        " +refs/continuity-lanes/*:refs/continuity-remote-lanes/origin/* in remote.origin.fetch.\n"
         "A plain git fetch now brings origin's state into refs/continuity-remotes/origin/, and status\n"
         "says how it stands. No push refspec: git push still pushes your branch; git continuity push\n"
         "publishes the state (and sync does both ways).\n"
@@ -318,14 +320,15 @@ def test_init_offers_fetch_refspecs_and_status_reads_them_without_the_network(
     assert git(work, "config", "--get-all", "remote.origin.fetch").splitlines() == [
         "+refs/heads/*:refs/remotes/origin/*",
         "+refs/continuity/*:refs/continuity-remotes/origin/*",
+        "+refs/continuity-lanes/*:refs/continuity-remote-lanes/origin/*",
     ]
     assert git(work, "config", "--get-all", "remote.origin.push", check=False) == ""
     again = inproc(work, "init", "--fetch-refspecs").out
     assert (
-        again.splitlines()[2]
-        == "Already there: +refs/continuity/*:refs/continuity-remotes/origin/* in remote.origin.fetch."
+        again.splitlines()[2] == "Already there: +refs/continuity/*:refs/continuity-remotes/origin/*"
+        " +refs/continuity-lanes/*:refs/continuity-remote-lanes/origin/* in remote.origin.fetch."
     )
-    assert len(git(work, "config", "--get-all", "remote.origin.fetch").splitlines()) == 2
+    assert len(git(work, "config", "--get-all", "remote.origin.fetch").splitlines()) == 3
     assert inproc(work, "push").code == 0
 
     def standing() -> tuple[str, list[dict[str, object]]]:

@@ -185,3 +185,37 @@ def test_a_remote_that_keeps_deletions_keeps_the_lane_and_says_nothing_bad(
     assert git(a, "ls-remote", url, lane).split()[1] == lane  # kept, as the remote wants
     assert inproc(b, "sync").code == 0
     assert journal(inproc, b) == ["a's", "a's second", "b's"]
+
+
+def test_doctors_refspec_check_follows_the_branch_transport(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path, inproc: Run
+) -> None:
+    bare, work = remote_and_clone
+    git(work, "config", "continuity.transport", "branches")
+    assert inproc(work, "init", "--no-fetch-refspecs").code == 0
+    git(work, "notes", "--ref=continuity", "add", "-m", "stream main", "HEAD")
+    assert inproc(work, "push").code == 0
+    specs = [
+        "+refs/heads/continuity/*:refs/continuity-remotes/origin/*",
+        "^refs/heads/continuity/notes",
+        "^refs/heads/continuity/lanes/*",
+    ]
+    found = [f for f in json.loads(inproc(work, "doctor", "--json").out)["findings"] if f["area"] == "refspec"]
+    assert [(f["where"], f["fix"]) for f in found] == [
+        ("remote.origin.fetch", "git continuity doctor --fix adds " + " ".join(specs))
+    ]
+    assert inproc(work, "doctor", "--fix").code == 0
+    assert git(work, "config", "--get-all", "remote.origin.fetch").splitlines() == [
+        "+refs/heads/*:refs/remotes/origin/*",
+        *specs,
+    ]
+    # A plain git fetch now brings the stream's branch into its tracking ref, and neither the
+    # notes' branch nor any lane beside it.
+    git(bare, "update-ref", "refs/heads/continuity/lanes/k-2345678923/main", "refs/heads/continuity/main")
+    for name in ("refs/continuity-remotes/origin/main", "refs/notes/continuity-remotes/origin"):
+        git(work, "update-ref", "-d", name)
+    git(work, "fetch", "-q", "origin")
+    assert git(work, "for-each-ref", "--format=%(refname)", "refs/continuity-remotes/") == (
+        "refs/continuity-remotes/origin/main"
+    )
+    assert [f for f in json.loads(inproc(work, "doctor", "--json").out)["findings"] if f["area"] == "refspec"] == []

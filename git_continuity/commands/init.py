@@ -79,18 +79,19 @@ def _offer_refspecs(repo: Repo, remote: str | None, wanted: bool | None) -> None
     the command it stands for, printed."""
     if remote is None or wanted is False:
         return
-    spec = tracking.fetch_refspec(remote)
+    specs = tracking.fetch_refspecs(repo, remote)
     if wanted:
         added = tracking.add_fetch_refspec(repo, remote)
         print(
-            ("\nAdded" if added else "\nAlready there:") + f" {spec} in remote.{remote}.fetch.\n"
+            ("\nAdded" if added else "\nAlready there:") + f" {' '.join(added or specs)} in remote.{remote}.fetch.\n"
             f"A plain git fetch now brings {remote}'s state into {constants.TRACKING_PREFIX}{remote}/, and status\n"
             f"says how it stands. No push refspec: git push still pushes your branch; git continuity push\n"
             "publishes the state (and sync does both ways)."
         )
     elif not tracking.has_fetch_refspec(repo, remote):
+        same = "; ".join(f"git config --add remote.{remote}.fetch '{spec}'" for spec in specs)
         print(
             f"\nA plain git fetch does not bring the state. To make it, run:\n"
             f"  git continuity init --fetch-refspecs\n"
-            f"(the same as: git config --add remote.{remote}.fetch '{spec}')"
+            f"(the same as: {same})"
         )
