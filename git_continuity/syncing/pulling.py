@@ -15,7 +15,8 @@ from git_continuity.syncing.fetching import NOTES, TIMEOUT, Fetched, Line, fetch
 def validate(repo: Repo, fetched: Fetched) -> None:
     """Refuse, naming every bad entry, when the remote's state or ours is malformed: nothing
     is merged then, and the local state stays as it was."""
-    found = []
+    found, incoming = [], set()
+    validity = store.ValidityCache(repo)
     theirs = [*fetched.streams.items(), *((s, oid) for s, (_, oid) in fetched.other.streams.items())]
     theirs += [(lane.stream, oid) for lane, oid in fetched.lanes.values() if lane.stream]
     for stream, commit in sorted(set(theirs)):
@@ -24,9 +25,15 @@ def validate(repo: Repo, fetched: Fetched) -> None:
                 f"{fetched.remote}'s {stream} ({commit[:7]}): {fetched.layout.state_ref(stream)} is not a commit"
             )
             continue
-        snap = store.Snapshot(repo, stream, commit, git.commit_tree(repo, commit))
+        if _here_already(repo, stream, commit):
+            continue  # nothing to take in (a lane folded before, the shared ref we pushed): checked then
+        incoming.add(stream)
+        # One cache of what was found good for every head (the lanes share most of their
+        # entries), kept for the next sync: a fleet's lanes are not checked entry by entry again.
+        snap = store.Snapshot(repo, stream, commit, git.commit_tree(repo, commit), validity)
         problems = store.all_problems(snap)
         found += [f"{fetched.remote}'s {stream} ({commit[:7]}): {p}" for p in problems]
+    validity.save()
     if found:
         raise UserError(
             f"the state fetched from {fetched.remote} is malformed; nothing was merged, "
@@ -36,7 +43,7 @@ def validate(repo: Repo, fetched: Fetched) -> None:
             f"\nRepair it: git continuity doctor --fix (moves the malformed files aside in a new commit on top),"
             f" then git continuity push {fetched.remote} (a fast-forward)."
         )
-    for stream in {s for s, _ in theirs}:
+    for stream in incoming:
         local = store.snapshot(repo, stream)
         problems = store.all_problems(local) if local.commit else []
         if problems:
@@ -45,6 +52,14 @@ def validate(repo: Repo, fetched: Fetched) -> None:
                 + "\n  ".join(problems)
                 + "\nFix it with git continuity edit (the packet), then sync again."
             )
+
+
+def _here_already(repo: Repo, stream: str, commit: Oid) -> bool:
+    ours = git.ref_target(repo, store.ref_name(stream))
+    try:
+        return ours is not None and git.has_commit(repo, ours) and git.is_ancestor(repo, commit, ours)
+    except git.HistoryCut:
+        return False
 
 
 def take_in(repo: Repo, stream: str, theirs: Oid, remote: str) -> str:
