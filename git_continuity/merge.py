@@ -348,6 +348,12 @@ def merge_commits(repo: Repo, left: Oid, right: Oid, *, depth: int = 0) -> Merge
     return Merged(root, records, not bases)
 
 
+# Merge bases merged into the virtual one, at most. Clones folding one another's lanes make
+# many bases at once; an entry one of the older ones alone holds is, at worst, kept where a
+# deletion would have won, never lost.
+MAX_BASES = 3
+
+
 def _base_commit(repo: Repo, bases: list[Oid], depth: int) -> Oid | None:
     """The merge base; several are merged into a virtual one. Only one level deep: the bases
     of the bases are taken as they are (the first of them). A fleet whose clones fold one
@@ -358,6 +364,8 @@ def _base_commit(repo: Repo, bases: list[Oid], depth: int) -> Oid | None:
         return None
     if depth > 0:
         return bases[0]
+    if len(bases) > MAX_BASES:  # the newest ones: what the two sides last had in common
+        bases = sorted(bases, key=lambda b: (git.commit_time(repo, b), b))[-MAX_BASES:]
     virtual = bases[0]
     for other in bases[1:]:
         merged = merge_commits(repo, virtual, other, depth=depth + 1)
