@@ -15,7 +15,7 @@ from git_continuity.syncing.fetching import NOTES, TIMEOUT, Fetched, Line, fetch
 def validate(repo: Repo, fetched: Fetched) -> None:
     """Refuse, naming every bad entry, when the remote's state or ours is malformed: nothing
     is merged then, and the local state stays as it was."""
-    found, incoming = [], set()
+    found = []
     validity = store.ValidityCache(repo)
     theirs = [*fetched.streams.items(), *((s, oid) for s, (_, oid) in fetched.other.streams.items())]
     theirs += [(lane.stream, oid) for lane, oid in fetched.lanes.values() if lane.stream]
@@ -27,7 +27,6 @@ def validate(repo: Repo, fetched: Fetched) -> None:
             continue
         if _here_already(repo, stream, commit):
             continue  # nothing to take in (a lane folded before, the shared ref we pushed): checked then
-        incoming.add(stream)
         # One cache of what was found good for every head (the lanes share most of their
         # entries), kept for the next sync: a fleet's lanes are not checked entry by entry again.
         snap = store.Snapshot(repo, stream, commit, git.commit_tree(repo, commit), validity)
@@ -43,7 +42,7 @@ def validate(repo: Repo, fetched: Fetched) -> None:
             f"\nRepair it: git continuity doctor --fix (moves the malformed files aside in a new commit on top),"
             f" then git continuity push {fetched.remote} (a fast-forward)."
         )
-    for stream in incoming:
+    for stream in {s for s, _ in theirs}:
         local = store.snapshot(repo, stream)
         problems = store.all_problems(local) if local.commit else []
         if problems:
