@@ -6,7 +6,8 @@ Two runs, each through the command line in fresh processes, as agents call it:
    `journal add`, `claim add`, `thread add`) one after the other, all worktrees at once.
 2. C clones of one bare remote served by `git daemon` on 127.0.0.1, each doing R rounds of
    `journal add` + `sync --json`, all clones at once; then one more sync round and a pull
-   round, and every clone must hold every entry.
+   round, and every clone must hold every entry. A sync whose push other clones beat lands
+   on its clone's lane (remote_layout), and the next sync of any clone folds it in.
 
 Prints p50/p95/max per write and per sync, the retries the syncs took, and the entries at
 the end (0 lost); exits 1 when anything was lost or failed.
@@ -111,13 +112,19 @@ def clones(root: Path, count: int, rounds: int) -> bool:
         with ThreadPoolExecutor(count) as pool:
             results = [r for rs in pool.map(agent, range(count)) for r in rs]
         wall = time.perf_counter() - start
-        retries = [json.loads(said)["retries"] for *_, code, said in results if code == 0]
+        reports = [json.loads(said) for *_, code, said in results if code == 0]
+        retries = [report["retries"] for report in reports]
+        landed = [report["landed"] for report in reports]
         failed = [wrote for _, code, wrote, *_ in results if code] + [said for *_, code, said in results if code]
         print(spread("write", [r[0] for r in results]))
         print(spread("sync", [r[3] for r in results]) + f"   wall {wall:.1f} s")
         print(
             f"  retries: {sum(retries)} in all, at most {max(retries, default=0)} in one sync"
             f" ({sum(1 for n in retries if n)} of {len(results)} syncs retried); failed {len(failed)}"
+        )
+        print(
+            f"  landed: {landed.count('shared')} on the shared ref, {landed.count('lane')} on the clone's lane"
+            " (other clones pushed first)"
         )
         for said in failed[:3]:
             print(f"  failed: {said.strip()[-600:] if 'Traceback' in said else said.strip()[:300]}")

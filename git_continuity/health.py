@@ -269,7 +269,7 @@ def refspecs(repo: Repo) -> list[Finding]:
                     "refspec",
                     f"remote.{remote}.fetch",
                     f"a plain git fetch does not bring {remote}'s state (status cannot say how it stands)",
-                    f"git continuity doctor --fix adds {tracking.fetch_refspec(remote)}",
+                    f"git continuity doctor --fix adds {' '.join(tracking.missing_fetch_refspecs(repo, remote))}",
                     "added",
                     serious=False,
                     data={"remote": remote},

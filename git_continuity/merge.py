@@ -348,14 +348,26 @@ def merge_commits(repo: Repo, left: Oid, right: Oid, *, depth: int = 0) -> Merge
     return Merged(root, records, not bases)
 
 
+# Merge bases merged into the virtual one, at most. Clones folding one another's lanes make
+# many bases at once; an entry one of the older ones alone holds is, at worst, kept where a
+# deletion would have won, never lost.
+MAX_BASES = 3
+
+
 def _base_commit(repo: Repo, bases: list[Oid], depth: int) -> Oid | None:
-    """The merge base; several are merged into a virtual one, itself merged the same way."""
+    """The merge base; several are merged into a virtual one. Only one level deep: the bases
+    of the bases are taken as they are (the first of them). A fleet whose clones fold one
+    another's lanes makes criss-cross histories where every level has several bases again,
+    and merging them all the way down grows without bound; one level keeps deletions and
+    changes on either side told apart, and a base one level older only records more conflicts."""
     if not bases:
         return None
+    if depth > 0:
+        return bases[0]
+    if len(bases) > MAX_BASES:  # the newest ones: what the two sides last had in common
+        bases = sorted(bases, key=lambda b: (git.commit_time(repo, b), b))[-MAX_BASES:]
     virtual = bases[0]
     for other in bases[1:]:
-        if depth > 20:  # pathological histories: one base is still a correct, if noisier, answer
-            break
         merged = merge_commits(repo, virtual, other, depth=depth + 1)
         when = max(git.commit_time(repo, virtual), git.commit_time(repo, other))
         virtual = git.write_commit_at(repo, merged.tree, sorted([virtual, other]), "virtual merge base", when)

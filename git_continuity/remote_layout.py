@@ -11,13 +11,20 @@ With ``branches`` (for remotes that take only branches: a cloud sandbox's proxy 
 branch <prefix>S and the notes as <prefix>notes. Either way the tracking refs here are the
 same (tracking.py), so status's ahead/behind reads them unchanged. A fetch reads both
 layouts, so moving between transports loses nothing; a push goes to the chosen one only.
+
+Beside each stream's shared ref, each clone may own a **lane** for it: the ref its push goes
+to when other clones moved the shared ref first (a fleet on one remote). Only its clone
+writes it, so pushing it never races; every fetch takes every lane in, so the next sync of
+any clone folds it into the shared ref. With ``refs``: refs/continuity-lanes/<clone>/<stream>
+and refs/notes/continuity-lanes/<clone>; with ``branches``: <prefix>lanes/<clone>/<stream>
+and <prefix>lanes/<clone>/notes (so no stream may be named ``lanes`` there).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from git_continuity import constants, store
 from git_continuity import repo as git
@@ -27,6 +34,17 @@ from git_continuity.repo import Oid, Repo
 Transport = Literal["refs", "branches"]
 DEFAULT_PREFIX = "continuity/"
 NOTES_BRANCH = "notes"  # <prefix>notes carries the commit notes
+LANES_BRANCH = "lanes"  # <prefix>lanes/<clone>/<stream>: the clones' lanes
+LANES_PREFIX = "refs/continuity-lanes/"  # <clone>/<stream>, with the refs transport
+NOTES_LANES_PREFIX = "refs/notes/continuity-lanes/"  # <clone>: the notes' lanes
+_CLONE = re.compile(r"^k-[2-9a-hjkmnp-z]{10}$")  # siblings.clone_id's shape
+
+
+class Lane(NamedTuple):
+    """A clone's lane for a stream (or for the notes) on a remote."""
+
+    clone: str
+    stream: str  # the stream; "" for the notes' lane
 
 
 @dataclass(frozen=True)
@@ -43,13 +61,45 @@ class Layout:
         """The remote's ref for a stream's state, in the chosen layout."""
         if self.transport == "refs":
             return f"{constants.STATE_PREFIX}{stream}"
-        if stream == NOTES_BRANCH:
+        if stream in (NOTES_BRANCH, LANES_BRANCH):
+            carries = "the commit notes" if stream == NOTES_BRANCH else "the clones' lanes"
             raise UserError(
-                f"stream 'notes' cannot travel as a branch: {self.prefix}{NOTES_BRANCH} carries the commit notes "
+                f"stream {stream!r} cannot travel as a branch: {self.prefix}{stream} carries {carries} "
                 f"({self.transport_key} is branches).\nUse the refs transport for this remote, or move the work "
                 "to a stream of another name."
             )
         return f"refs/heads/{self.prefix}{stream}"
+
+    def lane_ref(self, lane: Lane) -> str:
+        """The remote's ref for a clone's lane, in the chosen layout."""
+        if self.transport == "refs":
+            return (
+                f"{NOTES_LANES_PREFIX}{lane.clone}" if not lane.stream else f"{LANES_PREFIX}{lane.clone}/{lane.stream}"
+            )
+        return f"refs/heads/{self.prefix}{LANES_BRANCH}/{lane.clone}/{lane.stream or NOTES_BRANCH}"
+
+    @property
+    def lane_globs(self) -> list[str]:
+        """What a listing asks for to see every lane, in both layouts."""
+        return [f"{LANES_PREFIX}*", f"{NOTES_LANES_PREFIX}*", f"refs/heads/{self.prefix}{LANES_BRANCH}/*"]
+
+    def parse_lane(self, name: str) -> Lane | None:
+        """The lane a remote ref is, in either layout, else None."""
+        if name.startswith(NOTES_LANES_PREFIX):
+            clone, stream = name[len(NOTES_LANES_PREFIX) :], ""
+        elif name.startswith(LANES_PREFIX):
+            clone, _, stream = name[len(LANES_PREFIX) :].partition("/")
+            if not constants.usable_stream(stream):
+                return None
+        elif name.startswith(at := f"refs/heads/{self.prefix}{LANES_BRANCH}/"):
+            clone, _, stream = name[len(at) :].partition("/")
+            if stream == NOTES_BRANCH:
+                stream = ""
+            elif stream == LANES_BRANCH or not constants.usable_stream(stream):
+                return None
+        else:
+            return None
+        return Lane(clone, stream) if _CLONE.match(clone) else None
 
     @property
     def notes_ref(self) -> str:
@@ -62,7 +112,7 @@ class Layout:
     def parse_branch(self, name: str) -> str | None:
         """The stream (or NOTES_BRANCH) a branch under the prefix stands for, else None."""
         rest = name.removeprefix(f"refs/heads/{self.prefix}")
-        if rest == name or not (rest == NOTES_BRANCH or constants.usable_stream(rest)):
+        if rest in (name, LANES_BRANCH) or not (rest == NOTES_BRANCH or constants.usable_stream(rest)):
             return None
         return rest
 

@@ -5,6 +5,8 @@ so ``git branch -a`` stays as it was:
 
     refs/continuity-remotes/<remote>/<stream>   the remote's refs/continuity/<stream>
     refs/notes/continuity-remotes/<remote>      the remote's refs/notes/continuity
+    refs/continuity-remote-lanes/<remote>/<clone>/<stream>   a clone's lane for a stream
+    refs/notes/continuity-remote-lanes/<remote>/<clone>      a clone's lane for the notes
 
 Everything here reads local refs and config only, except ``remote_state_hint`` (and
 ``explain_missing``, which the command layer calls), which asks the remote once, on the
@@ -38,27 +40,74 @@ def notes_tracking_ref(remote: str) -> str:
     return f"{NOTES_TRACKING_PREFIX}{remote}"
 
 
-def fetch_refspec(remote: str) -> str:
-    """What ``init --fetch-refspecs`` adds to ``remote.<name>.fetch``.
+LANE_TRACKING_PREFIX = "refs/continuity-remote-lanes/"
+NOTES_LANE_TRACKING_PREFIX = "refs/notes/continuity-remote-lanes/"
 
-    Streams only: a glob refspec is harmless when the remote has no state, whereas a
+
+def lane_tracking_ref(remote: str, clone: str, stream: str) -> str:
+    """Where a clone's lane on a remote is kept here; stream "" is the notes' lane."""
+    if not stream:
+        return f"{NOTES_LANE_TRACKING_PREFIX}{remote}/{clone}"
+    return f"{LANE_TRACKING_PREFIX}{remote}/{clone}/{stream}"
+
+
+def tracked_lanes(repo: Repo, remote: str) -> dict[tuple[str, str], Oid]:
+    """(clone, stream) -> commit of each lane on the remote as last fetched here ("" : the notes')."""
+    found: dict[tuple[str, str], Oid] = {}
+    for prefix, parts in ((f"{LANE_TRACKING_PREFIX}{remote}/", 2), (f"{NOTES_LANE_TRACKING_PREFIX}{remote}/", 1)):
+        for name in git.list_refs(repo, prefix):
+            rest = name[len(prefix) :].split("/")
+            target = git.ref_target(repo, name)
+            if len(rest) == parts and target is not None:  # a deeper name belongs to remote "<remote>/x"
+                found[(rest[0], rest[1] if parts == 2 else "")] = target
+    return found
+
+
+def fetch_refspecs(repo: Repo, remote: str) -> list[str]:
+    """What ``init --fetch-refspecs`` adds to ``remote.<name>.fetch``, for the transport the
+    remote's config chooses: the streams (and, with the refs transport, every clone's lane)
+    into the tracking refs. With branches, the notes' and the lanes' branches are left out
+    (negative refspecs, git 2.29): they would land beside the streams' tracking refs.
+
+    Globs only: a glob refspec is harmless when the remote has no state, whereas a
     configured exact refspec for refs/notes/continuity makes every plain ``git fetch`` fail
     ("couldn't find remote ref") until the remote has notes. Notes move with pull/sync.
     """
-    return f"+{STATE_PREFIX}*:{TRACKING_PREFIX}{remote}/*"
+    from git_continuity import remote_layout  # not on the cheap paths
+
+    try:
+        layout = remote_layout.layout_of(repo, remote)
+    except UserError:
+        layout = None  # a bad setting is named by the command that uses it
+    if layout is None or layout.transport == "refs":
+        return [
+            f"+{STATE_PREFIX}*:{TRACKING_PREFIX}{remote}/*",
+            f"+{remote_layout.LANES_PREFIX}*:{LANE_TRACKING_PREFIX}{remote}/*",
+        ]
+    prefix = f"refs/heads/{layout.prefix}"
+    return [
+        f"+{prefix}*:{TRACKING_PREFIX}{remote}/*",
+        f"^{prefix}{remote_layout.NOTES_BRANCH}",
+        f"^{prefix}{remote_layout.LANES_BRANCH}/*",
+    ]
+
+
+def missing_fetch_refspecs(repo: Repo, remote: str) -> list[str]:
+    have = git.config_values(repo, f"remote.{remote}.fetch")
+    return [spec for spec in fetch_refspecs(repo, remote) if spec not in have]
 
 
 def has_fetch_refspec(repo: Repo, remote: str) -> bool:
-    return fetch_refspec(remote) in git.config_values(repo, f"remote.{remote}.fetch")
+    return not missing_fetch_refspecs(repo, remote)
 
 
-def add_fetch_refspec(repo: Repo, remote: str) -> bool:
-    """Add the state's fetch refspec to the remote (never a push refspec: with one, a plain
-    ``git push`` pushes only that and no longer the user's branch). False if already there."""
-    if has_fetch_refspec(repo, remote):
-        return False
-    git.add_local_config(repo, f"remote.{remote}.fetch", fetch_refspec(remote))
-    return True
+def add_fetch_refspec(repo: Repo, remote: str) -> list[str]:
+    """Add the state's fetch refspecs to the remote (never a push refspec: with one, a plain
+    ``git push`` pushes only that and no longer the user's branch); the ones added."""
+    added = missing_fetch_refspecs(repo, remote)
+    for spec in added:
+        git.add_local_config(repo, f"remote.{remote}.fetch", spec)
+    return added
 
 
 def default_remote(repo: Repo) -> str | None:
@@ -135,13 +184,16 @@ def standings(repo: Repo, stream: str, local: Oid) -> list[Standing]:
         theirs = git.ref_target(repo, ref)
         if theirs is None:
             continue
+        lanes = [oid for (_, s), oid in tracked_lanes(repo, remote).items() if s == stream]
         try:
             ahead, behind = (0, 0) if theirs == local else git.ahead_behind(repo, local, theirs)
+            if ahead and lanes:  # a change on a clone's lane has reached the remote
+                ahead = git.commits_since(repo, local, [theirs, *lanes], show=0, count_up_to=ahead)[1]
         except git.HistoryCut:
             continue  # a cut history is a problem of the state, which the caller reports
 
         relation: Relation = (
-            "same" if theirs == local else "ahead" if not behind else "behind" if not ahead else "diverged"
+            "same" if not ahead and not behind else "ahead" if not behind else "behind" if not ahead else "diverged"
         )
         found.append(Standing(remote, ref, theirs, relation, ahead, behind))
     return found
@@ -153,7 +205,8 @@ OUTBOX_COUNT = 1000  # state changes counted per remote before "1000 or more" (s
 @dataclass(frozen=True)
 class Outbox:
     """The state changes of a stream that have not reached one remote, as far as this clone
-    knows (its tracking ref: moved by every fetch and push, never by the network here)."""
+    knows (its tracking refs, the shared one's and the lanes': moved by every fetch and push,
+    never by the network here). A change on a lane has reached the remote."""
 
     remote: str
     changes: int  # at most OUTBOX_COUNT (then: that many or more)
@@ -167,15 +220,16 @@ def outbox(repo: Repo, stream: str, local: Oid) -> list[Outbox]:
     found = []
     for remote in git.remote_names(repo):
         theirs = git.ref_target(repo, tracking_ref(remote, stream))
-        hidden = [theirs] if theirs is not None and theirs != local else []
-        if theirs == local:
+        lanes = [oid for (_, s), oid in tracked_lanes(repo, remote).items() if s == stream]
+        hidden = [oid for oid in [theirs, *lanes] if oid is not None]
+        if local in hidden:
             found.append(Outbox(remote, 0, None, False))
             continue
         try:
             shown, total = git.commits_since(repo, local, hidden, show=OUTBOX_COUNT, count_up_to=OUTBOX_COUNT)
         except (git.HistoryCut, KeyError):  # a missing parent (KeyError: pygit2's NotFoundError is one)
             continue  # a cut history is a problem of the state, which the caller reports
-        found.append(Outbox(remote, total, min((c.time for c in shown), default=None), theirs is None))
+        found.append(Outbox(remote, total, min((c.time for c in shown), default=None), not hidden))
     return found
 
 
@@ -230,15 +284,16 @@ def remote_state_hint(repo: Repo, stream: str) -> tuple[bool, str | None]:
         layout = remote_layout.layout_of(repo, remote)
     except UserError:
         layout = None  # a bad setting is named by the command that uses it
-    patterns = [f"{STATE_PREFIX}*", *([layout.branch_glob] if layout else [])]
+    patterns = [f"{STATE_PREFIX}*", *([layout.branch_glob, *layout.lane_globs] if layout else [])]
     try:
         refs = transport.list_refs(repo, remote, patterns, HINT_TIMEOUT)
     except transport.TransportError as error:
         return False, f"(Could not ask {remote} whether it has state: {error})"
+    lanes = [layout.parse_lane(name) for name in refs] if layout else []  # a clone's lane holds state too
     names = [
         name[len(STATE_PREFIX) :] if name.startswith(STATE_PREFIX) else layout and layout.parse_branch(name)
         for name in refs
-    ]
+    ] + [lane.stream for lane in lanes if lane]
     streams = sorted({n for n in names if n and n != "notes"})
     if stream in streams:
         return True, (

@@ -222,7 +222,11 @@ def test_two_clones_that_both_ran_init_merge_losing_nothing(
     assert status["conflicts"] == []
 
 
-def test_a_push_race_fetches_merges_and_retries(
+def clone_id(where: Path) -> str:
+    return str(json.loads((where / ".git" / "continuity" / "clone.json").read_text())["id"])
+
+
+def test_a_push_race_sends_the_state_to_the_clones_lane_and_the_next_sync_folds_it_in(
     remote_and_clone: tuple[Path, Path], tmp_path: Path, inproc: Run
 ) -> None:
     bare, work = remote_and_clone
@@ -233,13 +237,36 @@ def test_a_push_race_fetches_merges_and_retries(
     assert inproc(work, "journal", "add", "work's").code == 0
     assert inproc(mate, "journal", "add", "mate's").code == 0
     assert inproc(mate, "push").code == 0
-    # work still believes origin is where it last saw it: its push is refused, then it
-    # fetches, merges and pushes again.
-    raced = inproc(work, "push")
-    assert shorts(raced.out) == (
-        "To origin:\n  (the remote moved meanwhile) main: merged <c> and <c> into <c>\n  main: pushed <c>..<c>\n"
+    # work still believes origin is where it last saw it: the shared ref refuses its push,
+    # and the state goes to work's own lane at once, which no other clone writes.
+    raced = inproc(work, "push", "--json")
+    assert (raced.code, raced.err) == (0, "")
+    lane = f"refs/continuity-lanes/{clone_id(work)}/main"
+    tip = git(work, "rev-parse", "refs/continuity/main")
+    report = json.loads(raced.out)
+    assert (report["landed"], report["lanes"], report["retries"], report["refused"]) == ("lane", [lane], 0, [])
+    assert report["pushed"] == [
+        {
+            "name": "main",
+            "what": f"sent to this clone's lane {lane} ({tip[:7]}): other clones moved refs/continuity/main first;"
+            " the next sync of any clone folds it into refs/continuity/main",
+            "meanwhile": False,
+        }
+    ]
+    assert git(work, "ls-remote", str(bare), lane).split()[0] == tip
+    # work's change has reached the remote (on its lane): nothing waits in its outbox.
+    assert [b["changes"] for b in json.loads(inproc(work, "status", "--json").out)["outbox"]] == [0]
+    # mate's next sync folds the lane into the shared ref; work's next sync deletes its lane.
+    folded = inproc(mate, "sync")
+    assert folded.code == 0 and shorts(folded.out) == (
+        "From origin:\n  main: merged <c> and <c> into <c>\nTo origin:\n  main: pushed <c>..<c>\n"
     )
-    assert inproc(mate, "pull").code == 0
+    assert sorted(e["text"] for e in json.loads(inproc(mate, "journal", "--json").out)["entries"]) == [
+        "mate's",
+        "work's",
+    ]
+    assert inproc(work, "sync").code == 0
+    assert git(work, "ls-remote", str(bare), "refs/continuity-lanes/*") == ""
     assert state_refs(work) == state_refs(mate)
 
 
@@ -278,12 +305,14 @@ def test_init_offers_fetch_refspecs_and_status_reads_them_without_the_network(
     assert started.out.endswith(
         "A plain git fetch does not bring the state. To make it, run:\n"
         "  git continuity init --fetch-refspecs\n"
-        "(the same as: git config --add remote.origin.fetch '+refs/continuity/*:refs/continuity-remotes/origin/*')\n"
+        "(the same as: git config --add remote.origin.fetch '+refs/continuity/*:refs/continuity-remotes/origin/*';"
+        " git config --add remote.origin.fetch '+refs/continuity-lanes/*:refs/continuity-remote-lanes/origin/*')\n"
     )
     added = inproc(work, "init", "--fetch-refspecs")
     assert shorts(added.out) == (
         "Stream 'main' already has state: refs/continuity/main at <c>.\n\n"
-        "Added +refs/continuity/*:refs/continuity-remotes/origin/* in remote.origin.fetch.\n"
+        "Added +refs/continuity/*:refs/continuity-remotes/origin/*"
+        " +refs/continuity-lanes/*:refs/continuity-remote-lanes/origin/* in remote.origin.fetch.\n"
         "A plain git fetch now brings origin's state into refs/continuity-remotes/origin/, and status\n"
         "says how it stands. No push refspec: git push still pushes your branch; git continuity push\n"
         "publishes the state (and sync does both ways).\n"
@@ -291,14 +320,15 @@ def test_init_offers_fetch_refspecs_and_status_reads_them_without_the_network(
     assert git(work, "config", "--get-all", "remote.origin.fetch").splitlines() == [
         "+refs/heads/*:refs/remotes/origin/*",
         "+refs/continuity/*:refs/continuity-remotes/origin/*",
+        "+refs/continuity-lanes/*:refs/continuity-remote-lanes/origin/*",
     ]
     assert git(work, "config", "--get-all", "remote.origin.push", check=False) == ""
     again = inproc(work, "init", "--fetch-refspecs").out
     assert (
-        again.splitlines()[2]
-        == "Already there: +refs/continuity/*:refs/continuity-remotes/origin/* in remote.origin.fetch."
+        again.splitlines()[2] == "Already there: +refs/continuity/*:refs/continuity-remotes/origin/*"
+        " +refs/continuity-lanes/*:refs/continuity-remote-lanes/origin/* in remote.origin.fetch."
     )
-    assert len(git(work, "config", "--get-all", "remote.origin.fetch").splitlines()) == 2
+    assert len(git(work, "config", "--get-all", "remote.origin.fetch").splitlines()) == 3
     assert inproc(work, "push").code == 0
 
     def standing() -> tuple[str, list[dict[str, object]]]:

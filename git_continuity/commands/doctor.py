@@ -127,8 +127,8 @@ def _repair(repo: Repo, found: list[Finding]) -> list[dict[str, str]]:
             _put_back(repo, f.where, Oid(f.data["to"]))
             done.append({"area": f.area, "where": f.where, "what": f.repair})
         elif f.area == "refspec":
-            tracking.add_fetch_refspec(repo, f.data["remote"])
-            done.append({"area": f.area, "where": f.where, "what": f"added {tracking.fetch_refspec(f.data['remote'])}"})
+            added = tracking.add_fetch_refspec(repo, f.data["remote"])
+            done.append({"area": f.area, "where": f.where, "what": f"added {' '.join(added)}"})
     streams = dict.fromkeys(f.data["stream"] for f in found if f.area == "state" and f.repair == "moved aside")
     for stream in streams:
         done += _quarantine_local(repo, stream)

@@ -54,14 +54,15 @@ def _take_remote_state(repo: Repo, remote: str, stream: str) -> bool:
     layout = remote_layout.layout_of(repo, remote)
     wanted = [f"{constants.STATE_PREFIX}{stream}", f"refs/heads/{layout.prefix}{stream}"]
     try:
-        found = transport.list_refs(repo, remote, wanted, tracking.HINT_TIMEOUT)
+        found = transport.list_refs(repo, remote, [*wanted, *layout.lane_globs], tracking.HINT_TIMEOUT)
     except transport.TransportError as error:
         print(
             f"Could not ask {remote} whether it already has state ({error});\n"
             "starting here. If it has, git continuity sync merges both histories, losing nothing.\n"
         )
         return False
-    if not set(wanted) & set(found):
+    on_lanes = any((lane := layout.parse_lane(name)) and lane.stream == stream for name in found)
+    if not (set(wanted) & set(found) or on_lanes):  # a clone's lane holds state too
         return False
     _, lines = pulling.pull_from(repo, remote, layout)
     print(
@@ -78,18 +79,19 @@ def _offer_refspecs(repo: Repo, remote: str | None, wanted: bool | None) -> None
     the command it stands for, printed."""
     if remote is None or wanted is False:
         return
-    spec = tracking.fetch_refspec(remote)
+    specs = tracking.fetch_refspecs(repo, remote)
     if wanted:
         added = tracking.add_fetch_refspec(repo, remote)
         print(
-            ("\nAdded" if added else "\nAlready there:") + f" {spec} in remote.{remote}.fetch.\n"
+            ("\nAdded" if added else "\nAlready there:") + f" {' '.join(added or specs)} in remote.{remote}.fetch.\n"
             f"A plain git fetch now brings {remote}'s state into {constants.TRACKING_PREFIX}{remote}/, and status\n"
             f"says how it stands. No push refspec: git push still pushes your branch; git continuity push\n"
             "publishes the state (and sync does both ways)."
         )
     elif not tracking.has_fetch_refspec(repo, remote):
+        same = "; ".join(f"git config --add remote.{remote}.fetch '{spec}'" for spec in specs)
         print(
             f"\nA plain git fetch does not bring the state. To make it, run:\n"
             f"  git continuity init --fetch-refspecs\n"
-            f"(the same as: git config --add remote.{remote}.fetch '{spec}')"
+            f"(the same as: {same})"
         )

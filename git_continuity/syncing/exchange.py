@@ -47,7 +47,7 @@ def pull(repo: Repo, remote: str | None) -> Report:
     held = claiming.held_here(repo)
     fetched, lines = pull_from(repo, name, layout)
     lines += _claims_lost(repo, held)
-    empty = not fetched.streams and fetched.notes is None and not fetched.other.streams
+    empty = not fetched.streams and fetched.notes is None and not fetched.other.streams and not fetched.lanes
     return Report(name, layout, lines, empty, None, not local_streams(repo))
 
 
@@ -71,7 +71,7 @@ def sync(
     held = claiming.held_here(repo)
     fetched, lines = pull_from(repo, name, layout, timeout)
     lines += _claims_lost(repo, held)
-    empty = not fetched.streams and fetched.notes is None and not fetched.other.streams
+    empty = not fetched.streams and fetched.notes is None and not fetched.other.streams and not fetched.lanes
     if not local_streams(repo):
         return Report(name, layout, lines, empty, None, True)
     return Report(
@@ -101,6 +101,17 @@ def refusal(report: Report) -> str | None:
     return head + kept + advice(layout)
 
 
+def _landed(done: Published | None) -> str | None:
+    """Where the state went: the shared refs, this clone's lane (other clones pushed first),
+    or nowhere (nothing to send, or refused)."""
+    if done is None:
+        return None
+    if done.lanes:
+        return "lane"
+    sent = any(what.startswith(("pushed ", "created on ")) for _, what, meanwhile in done.lines if not meanwhile)
+    return "shared" if sent else None
+
+
 def to_json(report: Report, command: str) -> dict[str, Any]:
     """The --json document of an exchange (schema/sync.schema.json)."""
     done = report.pushed
@@ -118,6 +129,8 @@ def to_json(report: Report, command: str) -> dict[str, Any]:
         "pulled": lines(report.pulled),
         "pushed": lines(done.lines if done else None),
         "retries": done.retries if done else 0,
+        "landed": _landed(done),
+        "lanes": done.lanes if done else [],
         "refused": done.refused if done else [],
         "kept_local": done.kept_local if done else [],
         "said": [line.removeprefix("remote:").strip() for line in done.said] if done else [],

@@ -2,9 +2,10 @@
 
 The chosen layout's refs land in the tracking refs (tracking.py); the other layout's (a
 remote that moved between transports) are fetched as objects only and taken in once, so
-nothing is lost in a move. A branch under the prefix counts only when its tip is state (or
-notes): a person's branch there is named, never merged; one that was rewritten since it was
-last fetched (a force push) is refused, naming it.
+nothing is lost in a move. Every clone's lane (remote_layout), in either layout, is fetched
+too and kept in its own tracking ref. A branch under the prefix counts only when its tip is
+state (or notes): a person's branch there is named, never merged; one that was rewritten
+since it was last fetched (a force push) is refused, naming it.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from typing import NamedTuple
 from git_continuity import constants, tracking, transport
 from git_continuity import repo as git
 from git_continuity.errors import UserError
-from git_continuity.remote_layout import NOTES_BRANCH, Layout, is_notes_commit, is_state_commit
+from git_continuity.remote_layout import NOTES_BRANCH, Lane, Layout, is_notes_commit, is_state_commit
 from git_continuity.repo import Oid, Repo
 
 TIMEOUT = 120.0  # seconds for one git fetch or push
 NOTES = "notes"  # how the notes are named in reports (NOTES_BRANCH on a branch remote)
 LOCK_RACE = "cannot lock ref"  # git's word for a ref another process moved at that moment
+GONE_RACE = "couldn't find remote ref"  # a lane its clone deleted between the listing and the fetch
 
 
 class Line(NamedTuple):
@@ -37,6 +39,7 @@ class Side:
 
     streams: dict[str, tuple[str, Oid]] = field(default_factory=dict)
     notes: tuple[str, Oid] | None = None
+    lanes: dict[str, tuple[Lane, Oid]] = field(default_factory=dict)  # remote ref -> its lane, commit
 
 
 @dataclass
@@ -51,6 +54,13 @@ class Fetched:
     other: Side = field(default_factory=Side)
     ignored: list[str] = field(default_factory=list)  # remote refs that name no stream
     foreign: list[str] = field(default_factory=list)  # branches under the prefix that are not state
+    lanes: dict[str, tuple[Lane, Oid]] = field(default_factory=dict)  # every clone's lane, both layouts
+
+    def lane(self, lane: Lane) -> Oid | None:
+        """Where a lane is on the remote, in the chosen layout, as far as we know."""
+        return next(
+            (oid for name, (ln, oid) in self.lanes.items() if ln == lane and name == self.layout.lane_ref(ln)), None
+        )
 
 
 def unreachable(repo: Repo, remote: str, error: transport.TransportError, what: str) -> UserError:
@@ -65,7 +75,10 @@ def _sides(layout: Layout, refs: dict[str, str]) -> tuple[Side, Side, list[str]]
     """The remote's refs as the refs layout and the branch layout see them."""
     as_refs, as_branches, ignored = Side(), Side(), []
     for name, oid in sorted(refs.items()):
-        if name == constants.NOTES_REF:
+        if (lane := layout.parse_lane(name)) is not None:
+            side = as_refs if name.startswith(("refs/continuity-", "refs/notes/")) else as_branches
+            side.lanes[name] = (lane, Oid(oid))
+        elif name == constants.NOTES_REF:
             as_refs.notes = (name, Oid(oid))
         elif name.startswith(constants.STATE_PREFIX):
             stream = name[len(constants.STATE_PREFIX) :]
@@ -83,6 +96,7 @@ def _sides(layout: Layout, refs: dict[str, str]) -> tuple[Side, Side, list[str]]
 def _missing(repo: Repo, *sides: Side) -> list[str]:
     """The remote refs whose commits are not here yet."""
     wanted = [ref for side in sides for ref in [*side.streams.values(), *([side.notes] if side.notes else [])]]
+    wanted += [(name, oid) for side in sides for name, (_, oid) in side.lanes.items()]
     return sorted({name for name, oid in wanted if not git.has_commit(repo, oid)})
 
 
@@ -93,8 +107,8 @@ def _list(repo: Repo, remote: str, layout: Layout, timeout: float) -> tuple[Side
     moved between the listing and the fetch, or a lock another fetch held at that moment,
     means one more look, a bounded number of times.
     """
-    patterns = [f"{constants.STATE_PREFIX}*", constants.NOTES_REF, layout.branch_glob]
-    for attempt in range(3):
+    patterns = [f"{constants.STATE_PREFIX}*", constants.NOTES_REF, layout.branch_glob, *layout.lane_globs]
+    for attempt in range(5):
         try:
             refs = transport.list_refs(repo, remote, patterns, timeout)
         except transport.TransportError as error:
@@ -103,7 +117,7 @@ def _list(repo: Repo, remote: str, layout: Layout, timeout: float) -> tuple[Side
         try:
             transport.fetch(repo, remote, _missing(repo, as_refs, as_branches), timeout)
         except transport.TransportError as error:
-            if LOCK_RACE not in str(error) or attempt == 2:
+            if not (LOCK_RACE in str(error) or GONE_RACE in str(error)) or attempt == 4:
                 raise unreachable(repo, remote, error, "fetch the state from") from None
             continue
         if not _missing(repo, as_refs, as_branches):
@@ -120,6 +134,10 @@ def _drop_foreign(repo: Repo, side: Side, found: list[str]) -> None:
     if side.notes is not None and not is_notes_commit(repo, side.notes[1]):
         found.append(side.notes[0])
         side.notes = None
+    for name, (lane, oid) in list(side.lanes.items()):
+        if not (is_state_commit(repo, oid) if lane.stream else is_notes_commit(repo, oid)):
+            found.append(name)
+            del side.lanes[name]
 
 
 def fetch(repo: Repo, remote: str, layout: Layout, timeout: float = TIMEOUT) -> Fetched:
@@ -132,9 +150,11 @@ def fetch(repo: Repo, remote: str, layout: Layout, timeout: float = TIMEOUT) -> 
     if layout.transport == "branches":
         _refuse_rewritten(repo, remote, chosen)
     _move_tracking(repo, remote, chosen)
+    lanes = {**other.lanes, **chosen.lanes}
+    _move_lane_tracking(repo, remote, {lane: oid for lane, oid in [*other.lanes.values(), *chosen.lanes.values()]})
     streams = {s: oid for s, (_, oid) in chosen.streams.items()}
     notes = chosen.notes[1] if chosen.notes else None
-    return Fetched(remote, layout, streams, notes, other, ignored, foreign)
+    return Fetched(remote, layout, streams, notes, other, ignored, foreign, lanes)
 
 
 def _refuse_rewritten(repo: Repo, remote: str, side: Side) -> None:
@@ -168,6 +188,14 @@ def _move_tracking(repo: Repo, remote: str, side: Side) -> None:
             git.delete_ref(repo, tracking.tracking_ref(remote, stream))
     if side.notes is None:
         git.delete_ref(repo, tracking.notes_tracking_ref(remote))
+
+
+def _move_lane_tracking(repo: Repo, remote: str, lanes: dict[Lane, Oid]) -> None:
+    for lane, oid in lanes.items():
+        _track(repo, tracking.lane_tracking_ref(remote, *lane), oid, remote)
+    for clone, stream in tracking.tracked_lanes(repo, remote):
+        if Lane(clone, stream) not in lanes:
+            git.delete_ref(repo, tracking.lane_tracking_ref(remote, clone, stream))
 
 
 def _track(repo: Repo, ref: str, oid: Oid, remote: str) -> None:

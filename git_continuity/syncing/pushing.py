@@ -1,4 +1,7 @@
-"""Publish the local state to a remote: never forced, merged and retried when it moved."""
+"""Publish the local state to a remote: never forced. When other clones moved a shared ref
+first, the state goes to this clone's lane instead (remote_layout), which only this clone
+writes, so the push lands without a retry storm; the next sync of any clone folds the lane
+into the shared ref, and this clone deletes its lane once the shared ref holds it."""
 
 from __future__ import annotations
 
@@ -6,15 +9,19 @@ import random
 import time
 from dataclasses import dataclass, field
 
-from git_continuity import constants, store, tracking, transport
+from git_continuity import constants, siblings, store, tracking, transport
 from git_continuity import repo as git
 from git_continuity.errors import UserError
-from git_continuity.remote_layout import Layout, advice
+from git_continuity.remote_layout import Lane, Layout, advice
 from git_continuity.repo import Oid, Repo
 from git_continuity.syncing.fetching import NOTES, TIMEOUT, Fetched, Line, unreachable
 from git_continuity.syncing.pulling import pull_from
 
 MAX_RETRIES = 5  # pushes again after the remote moved meanwhile, before giving up
+# Pushes of a shared ref made again (after a fetch and a merge) before the state goes to this
+# clone's lane instead. None: in a fleet each retry of the shared ref mostly loses again, and
+# the lane push that follows one refusal lands at once.
+SHARED_RETRIES = 0
 BACKOFF_CAP = 60.0  # seconds: the widest window a retry's pause is drawn from (a fleet on a busy machine)
 
 
@@ -60,6 +67,7 @@ class Published:
     refused: list[str] = field(default_factory=list)  # state refs: "<ref>: <the server's verdict>"
     kept_local: list[str] = field(default_factory=list)  # the notes, refused while the state went through
     said: list[str] = field(default_factory=list)  # the server's own words (remote: lines)
+    lanes: list[str] = field(default_factory=list)  # the lanes the state went to (other clones pushed first)
 
 
 def _refuse_foreign(known: Fetched, dst: str, name: str) -> None:
@@ -89,11 +97,15 @@ def publish(
     retries: int = MAX_RETRIES,
     cap: float = BACKOFF_CAP,
 ) -> Published:
-    """Push every stream and the notes that the remote lacks, never forced. A ref refused
-    because the remote moved meanwhile (another clone pushed first) is fetched, merged and
-    pushed again after a random pause that grows with each retry, at most ``retries``
-    times (each git call at most ``timeout`` seconds). ``known`` is what the remote had, as far as we know."""
+    """Push every stream and the notes that the remote lacks, never forced. A shared ref
+    refused because other clones pushed first sends the state to this clone's lane instead
+    (``_to_lanes``), after at most SHARED_RETRIES retries of the shared ref; this clone's lanes
+    that the shared refs hold go away in the same push. A clone that has no id (a read-only
+    .git) fetches, merges and pushes again after a random pause that grows with each retry,
+    at most ``retries`` times (each git call at most ``timeout`` seconds). ``known`` is what
+    the remote had, as far as we know."""
     layout = known.layout
+    clone = siblings.clone_id(repo)
     done = Published()
     given_up: set[str] = set()  # refused for good: never offered again in this push
     cycle = time.monotonic()  # a retry's cycle: fetch, merge, push
@@ -111,29 +123,42 @@ def publish(
             updates.pop(dst, None)
         for dst, (_, _, _, name) in updates.items():
             _refuse_foreign(known, dst, name)
-        if not updates:
+        drops = _drops(repo, known, clone, set(updates), given_up) if clone else {}
+        if not updates and not drops:
             if not done.lines and not done.refused and not done.kept_local:
                 done.lines = [Line(s, "up to date") for s in sorted(ours)]
             return done
+        specs = [f"{src}:{dst}" for dst, (src, *_) in updates.items()] + [f":{dst}" for dst in drops]
         try:
-            result = transport.push(repo, remote, [f"{src}:{dst}" for dst, (src, *_) in updates.items()], timeout)
+            result = transport.push(repo, remote, specs, timeout)
         except transport.TransportError as error:
             raise _forbidden(unreachable(repo, remote, error, "push to"), layout, str(error)) from None
         took, cycle = time.monotonic() - cycle, time.monotonic()
         for dst in result.accepted:
-            if dst not in updates:
-                continue
-            _, new, old, name = updates[dst]
-            track = tracking.notes_tracking_ref(remote) if name == NOTES else tracking.tracking_ref(remote, name)
-            git.create_reflog(repo, track)
-            git.set_ref(repo, track, new, f"continuity: push {remote}")
-            where = "" if dst in (constants.NOTES_REF, f"{constants.STATE_PREFIX}{name}") else f" as {dst}"
-            done.lines.append(
-                Line(name, f"pushed {old[:7]}..{new[:7]}{where}" if old else f"created on {remote} ({new[:7]}){where}")
-            )
-        refused = dict(result.refused)
-        notes_too = layout.notes_ref in refused and len(refused) > 1
-        for dst, verdict in result.refused:
+            if dst in drops:  # the shared ref holds it (or is refused, and the lane is sent again below)
+                git.delete_ref(repo, tracking.lane_tracking_ref(remote, *drops[dst]))
+                known.lanes.pop(dst, None)
+            elif dst in updates:
+                _, new, old, name = updates[dst]
+                track = tracking.notes_tracking_ref(remote) if name == NOTES else tracking.tracking_ref(remote, name)
+                git.create_reflog(repo, track)
+                git.set_ref(repo, track, new, f"continuity: push {remote}")
+                where = "" if dst in (constants.NOTES_REF, f"{constants.STATE_PREFIX}{name}") else f" as {dst}"
+                done.lines.append(
+                    Line(
+                        name,
+                        f"pushed {old[:7]}..{new[:7]}{where}" if old else f"created on {remote} ({new[:7]}){where}",
+                    )
+                )
+        # A remote that keeps deletions (receive.denyDeletes) keeps the lane: nothing is lost,
+        # and the next fetch finds it up to date.
+        given_up |= {dst for dst, _ in result.refused if dst in drops} | {dst for dst in result.behind if dst in drops}
+        refused = [(dst, verdict) for dst, verdict in result.refused if dst not in drops]
+        if refused and len(refused) < len(result.refused):
+            continue  # refused with a deletion (a hook that takes none, all or nothing): again without it
+        behind = [dst for dst in result.behind if dst in updates]
+        notes_too = layout.notes_ref in dict(refused) and len(refused) > 1
+        for dst, verdict in refused:
             if dst != layout.notes_ref and notes_too:
                 continue  # refused with the notes: tried again without them (below)
             given_up.add(dst)
@@ -143,14 +168,12 @@ def publish(
             # A server that refuses a whole push for one ref (a pre-receive hook that takes no
             # refs/notes/*, as Bitbucket Server's): the state alone may go through.
             continue
-        if not result.behind:
+        if not behind:
             return done
+        if clone is not None and done.retries >= min(SHARED_RETRIES, retries):
+            return _to_lanes(repo, known, clone, {dst: updates[dst] for dst in behind}, done, timeout, retries)
         if done.retries >= retries:
-            said = "".join(f"\n  {line}" for line in result.said)
-            raise UserError(
-                f"{remote} kept moving: {retries} retries were refused because other clones pushed first.{said}\n"
-                "What was fetched is merged here; run git continuity sync again."
-            )
+            raise _kept_moving(remote, retries, result.said)
         # Another clone pushed first: take its state in and try again, after a pause drawn
         # at random from a window that doubles with each retry, so a fleet does not retry in
         # step. The window is counted in cycles like the last one (fetch, merge, push): a
@@ -163,11 +186,101 @@ def publish(
         done.lines += [Line(n, what, meanwhile=True) for n, what, _ in taken if not what.startswith("up to date")]
 
 
+def _kept_moving(remote: str, retries: int, said: list[str]) -> UserError:
+    return UserError(
+        f"{remote} kept moving: {retries} retries were refused because other clones pushed first."
+        + "".join(f"\n  {line}" for line in said)
+        + "\nWhat was fetched is merged here; run git continuity sync again."
+    )
+
+
+def _drops(repo: Repo, known: Fetched, clone: str, updating: set[str], skip: set[str]) -> dict[str, tuple[str, str]]:
+    """This clone's lanes (remote ref -> (clone, stream)) that the shared refs hold, or will
+    hold once this push lands: deleted in the same push. Should the shared ref be refused
+    meanwhile, the lane is sent again at once, from a state that contains it (_to_lanes)."""
+    layout, found = known.layout, {}
+    for name, (lane, tip) in known.lanes.items():
+        if lane.clone != clone or name != layout.lane_ref(lane) or name in skip:
+            continue
+        dst = layout.state_ref(lane.stream) if lane.stream else layout.notes_ref
+        src = f"{constants.STATE_PREFIX}{lane.stream}" if lane.stream else constants.NOTES_REF
+        holder = (
+            git.ref_target(repo, src)
+            if dst in updating
+            else (known.streams.get(lane.stream) if lane.stream else known.notes)
+        )
+        held = holder is not None and git.has_commit(repo, tip) and git.has_commit(repo, holder)
+        if held and holder is not None and git.is_ancestor(repo, tip, holder):
+            found[name] = (lane.clone, lane.stream)
+    return found
+
+
+def _to_lanes(
+    repo: Repo,
+    known: Fetched,
+    clone: str,
+    behind: dict[str, tuple[str, Oid, Oid | None, str]],
+    done: Published,
+    timeout: float,
+    retries: int,
+) -> Published:
+    """Send what other clones kept from the shared refs to this clone's lanes. Only this clone
+    writes them, and its state descends from what it sent there before, so each is a
+    fast-forward that lands at once; it is fetched, merged and sent again only when another
+    work tree of this repository sent a newer one meanwhile."""
+    layout, remote = known.layout, known.remote
+    while True:
+        sends = {}
+        for dst, (src, _, _, name) in behind.items():
+            lane = Lane(clone, "" if name == NOTES else name)
+            new = git.ref_target(repo, src)
+            if new is not None and new != known.lane(lane):
+                sends[layout.lane_ref(lane)] = (new, known.lane(lane), lane, dst, name)
+        if not sends:
+            return done
+        try:
+            result = transport.push(repo, remote, [f"{new}:{ref}" for ref, (new, *_) in sends.items()], timeout)
+        except transport.TransportError as error:
+            raise _forbidden(unreachable(repo, remote, error, "push to"), layout, str(error)) from None
+        for ref in result.accepted:
+            if ref not in sends:
+                continue
+            new, old, lane, dst, name = sends[ref]
+            track = tracking.lane_tracking_ref(remote, *lane)
+            git.create_reflog(repo, track)
+            git.set_ref(repo, track, new, f"continuity: push {remote} (this clone's lane)")
+            known.lanes[ref] = (lane, new)
+            span = f"{old[:7]}..{new[:7]}" if old else new[:7]
+            done.lanes.append(ref)
+            done.lines.append(
+                Line(
+                    name,
+                    f"sent to this clone's lane {ref} ({span}): other clones moved {dst} first;"
+                    f" the next sync of any clone folds it into {dst}",
+                )
+            )
+        for ref, verdict in result.refused:
+            (done.kept_local if sends.get(ref, ("",) * 5)[4] == NOTES else done.refused).append(f"{ref}: {verdict}")
+        done.said += [line for line in result.said if line not in done.said]
+        if not result.behind:
+            return done
+        if done.retries >= retries:
+            raise _kept_moving(remote, retries, result.said)
+        done.retries += 1
+        known, taken = pull_from(repo, remote, layout, timeout)
+        done.lines += [Line(n, what, meanwhile=True) for n, what, _ in taken if not what.startswith("up to date")]
+        behind = {dst: behind[dst] for ref, (*_, dst, _) in sends.items() if ref in result.behind}
+
+
 def last_fetched(repo: Repo, remote: str, layout: Layout) -> Fetched:
     """What the remote had as of the last fetch (the tracking refs)."""
+    lanes = {
+        layout.lane_ref(Lane(*lane)): (Lane(*lane), oid) for lane, oid in tracking.tracked_lanes(repo, remote).items()
+    }
     return Fetched(
         remote,
         layout,
         tracking.tracked_streams(repo, remote),
         git.ref_target(repo, tracking.notes_tracking_ref(remote)),
+        lanes=lanes,
     )
