@@ -37,7 +37,8 @@ class Refused(UserError):
 
 def check(repo: Repo, stream: str, tip: Oid | None) -> None:
     """Refuse to read the stream at tip unless it is what was written here or by a trusted
-    signer since this user last read it; then remember tip as seen."""
+    signer since this user last read it; then remember tip as seen. RefMoved where the ref
+    is no longer at tip: the caller reads it again."""
     if tip is None or not signing.enabled(repo):
         return
     seen = witness.read(repo, stream)
@@ -45,6 +46,10 @@ def check(repo: Repo, stream: str, tip: Oid | None) -> None:
         return
     problem = judge(repo, stream, tip, seen)
     if problem:
+        if git.ref_target(repo, f"refs/continuity/{stream}") != tip:
+            # Read before another process moved the ref on (and the witness with it): not
+            # a ref moved back, a read to make again from where the ref is now.
+            raise git.RefMoved
         raise Refused(problem)
 
 

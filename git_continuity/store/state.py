@@ -172,13 +172,21 @@ class Snapshot:
         self._reads.bad.setdefault(path, tuple(problems))
 
 
+READS = 10  # reads of a ref that writers keep moving, before giving up
+
+
 def snapshot(repo: Repo, stream: str) -> Snapshot:
     """The stream as its ref says now, refused unless it is what was written (integrity.py)."""
     from git_continuity.store import integrity
 
-    snap = snapshot_at(repo, stream, git.ref_target(repo, ref_name(stream)))
-    integrity.check(repo, stream, snap.commit)
-    return snap
+    for _ in range(READS):
+        snap = snapshot_at(repo, stream, git.ref_target(repo, ref_name(stream)))
+        try:
+            integrity.check(repo, stream, snap.commit)
+        except git.RefMoved:
+            continue  # a writer moved it on meanwhile: read it where it is now
+        return snap
+    raise UserError(f"{ref_name(stream)} kept moving while it was read ({READS} reads); nothing was read. Try again.")
 
 
 def snapshot_at(repo: Repo, stream: str, target: Oid | None) -> Snapshot:
