@@ -156,6 +156,16 @@ def test_next_without_a_next_action_names_the_first_ready_thread_and_clear_remov
     assert json.loads(inproc(repo, "next", "--json").out) == {"stream": "main", "next_action": "rebase and push"}
     assert inproc(repo, "next", "--clear").out == "Next action cleared (it was: rebase and push).\n"
     assert json.loads(inproc(repo, "next", "--json").out)["next_action"] is None
+    # next --clear --json is the same document as next --json: the ready thread stands in
+    ready = {"id": first, "title": "Write the migration", "priority": 1}
+    for before in ("rebase and push", None):
+        if before:
+            assert inproc(repo, "next", before).code == 0
+        assert json.loads(inproc(repo, "next", "--clear", "--json").out) == {
+            "stream": "main",
+            "next_action": None,
+            "ready": ready,
+        }
     status = inproc(repo, "status").out
     assert (
         f"Next       (none set) ready first: {first} Write the migration (git continuity ready lists the queue)"

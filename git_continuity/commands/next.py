@@ -4,6 +4,7 @@ from typing import Any
 
 from git_continuity import display, packetfile, planning, store
 from git_continuity.errors import UserError
+from git_continuity.model import Packet, Thread
 from git_continuity.repo import Repo
 
 WHOLE = "git continuity next --full"  # what shows a long next action whole (display.cut)
@@ -20,15 +21,11 @@ def next_action(repo: Repo, *, stream: str, text: str | None, as_json: bool = Fa
         packet = store.read_packet(snap)
         if packet is None:
             raise UserError("the packet is malformed:\n  " + "\n  ".join(snap.problems))
-        queue = [] if packet.next_action else planning.ready(store.read_threads(snap), packet.blockers)
-        first = queue[0] if queue else None
+        first = _first_ready(snap, packet)
         if as_json:
             from git_continuity import render
 
-            found: dict[str, Any] = {"stream": stream, "next_action": packet.next_action}
-            if first is not None:
-                found["ready"] = {"id": first.id, "title": first.title, "priority": planning.priority_of(first)}
-            render.emit_json("next", found)
+            render.emit_json("next", _document(stream, packet.next_action, first))
         elif first is not None:
             print(display.hang(f"(none set) ready first: {first.id}  ", display.cut(first.title, WHOLE)))
             print("  (git continuity ready lists the queue; git continuity next TEXT sets the next action)")
@@ -55,6 +52,22 @@ def next_action(repo: Repo, *, stream: str, text: str | None, as_json: bool = Fa
     return 0
 
 
+def _first_ready(snap: store.Snapshot, packet: Packet | None) -> Thread | None:
+    """The first thread of the ready queue, which stands in when no next action is set."""
+    if packet is None or packet.next_action:
+        return None
+    queue = planning.ready(store.read_threads(snap), packet.blockers)
+    return queue[0] if queue else None
+
+
+def _document(stream: str, next_action: str | None, first: Thread | None) -> dict[str, Any]:
+    """What ``next --json`` prints (schema/next.schema.json), the same after --clear."""
+    found: dict[str, Any] = {"stream": stream, "next_action": next_action}
+    if first is not None:
+        found["ready"] = {"id": first.id, "title": first.title, "priority": planning.priority_of(first)}
+    return found
+
+
 def _clear(repo: Repo, stream: str, text: str | None, as_json: bool) -> int:
     if text is not None:
         raise UserError("next --clear takes no text: it removes the next action (next TEXT sets one)")
@@ -65,7 +78,7 @@ def _clear(repo: Repo, stream: str, text: str | None, as_json: bool) -> int:
         if as_json:  # nothing to clear: no state commit for a change that changes nothing
             from git_continuity import render
 
-            render.emit_json("next", {"stream": stream, "next_action": None})
+            render.emit_json("next", _document(stream, None, _first_ready(first, current)))
         else:
             print("No next action is set: nothing to clear.")
         return 0
@@ -83,7 +96,8 @@ def _clear(repo: Repo, stream: str, text: str | None, as_json: bool) -> int:
     if as_json:
         from git_continuity import render
 
-        render.emit_json("next", {"stream": stream, "next_action": None})
+        after = store.snapshot(repo, stream)
+        render.emit_json("next", _document(stream, None, _first_ready(after, store.read_packet(after))))
     else:
         print(f"Next action cleared (it was: {was[0]})." if was and was[0] else "Next action cleared (none was set).")
     return 0
