@@ -248,8 +248,8 @@ def test_a_push_race_sends_the_state_to_the_clones_lane_and_the_next_sync_folds_
     assert report["pushed"] == [
         {
             "name": "main",
-            "what": f"sent to this clone's lane {lane} ({tip[:7]}): other clones moved refs/continuity/main first;"
-            " the next sync of any clone folds it into refs/continuity/main",
+            "what": f"sent to this clone's lane ({tip[:7]}): others pushed first\n"
+            f"    {lane}\n    (any clone's next sync folds it in)",
             "meanwhile": False,
         }
     ]

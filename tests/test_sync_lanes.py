@@ -53,11 +53,13 @@ def journal(inproc: Run, where: Path) -> list[str]:
     return sorted(e["text"] for e in json.loads(inproc(where, "journal", "--all", "--json").out)["entries"])
 
 
-def lane_line(lane: str, tip: str, shared: str) -> str:
-    return (
-        f"  main: sent to this clone's lane {lane} ({tip[:7]}): other clones moved {shared} first;"
-        f" the next sync of any clone folds it into {shared}\n"
+def lane_line(lane: str, tip: str) -> str:
+    said = (
+        f"  main: sent to this clone's lane ({tip[:7]}): others pushed first\n"
+        f"    {lane}\n    (any clone's next sync folds it in)\n"
     )
+    assert max(len(line) for line in said.splitlines()) < 80, said
+    return said
 
 
 def test_a_clone_that_loses_the_race_in_the_middle_of_its_sync_lands_on_its_lane(
@@ -97,10 +99,7 @@ def test_a_clone_that_loses_the_race_in_the_middle_of_its_sync_lands_on_its_lane
     tip = git(a, "rev-parse", "refs/continuity/main")
     lane = f"refs/continuity-lanes/{clone_id(a)}/main"
     assert (racing.returncode, err) == (0, "")
-    assert out == (
-        "From origin:\n  main: up to date (1 change here to push)\nTo origin:\n"
-        + lane_line(lane, tip, "refs/continuity/main")
-    )
+    assert out == ("From origin:\n  main: up to date (1 change here to push)\nTo origin:\n" + lane_line(lane, tip))
     assert git(a, "ls-remote", url, lane).split()[0] == tip
     # a's change has reached the remote, on its lane: status counts nothing waiting.
     assert [b["changes"] for b in json.loads(inproc(a, "status", "--json").out)["outbox"]] == [0]
@@ -117,10 +116,33 @@ def test_a_clone_that_loses_the_race_in_the_middle_of_its_sync_lands_on_its_lane
     assert shared == git(c, "rev-parse", "refs/continuity/main")
     # a's next sync finds its lane in the shared ref and deletes it; nothing was ever forced
     # (the remote refuses a non-fast-forward).
-    again = inproc(a, "sync", "--json")
+    again = inproc(a, "sync")
     assert (again.code, again.err) == (0, "")
+    assert again.out == (
+        f"From origin:\n  main: fast-forward {tip[:7]}..{shared[:7]}\n"
+        "To origin:\n  main: lane removed: the shared ref holds it\n"
+    )
     assert git(a, "ls-remote", url, "refs/continuity-lanes/*") == ""
     assert journal(inproc, a) == ["a's", "b's"]
+
+
+def test_a_fetch_that_brings_nothing_new_says_so(daemon: Server, tmp_path: Path, inproc: Run) -> None:
+    """The remote holds only this clone's lane, which this clone has: nothing is taken in,
+    and the report says so (not an empty line); the push creates the shared ref and removes
+    the lane, and says both."""
+    _, url, (a,) = seeded(tmp_path, daemon, "quiet", "a")
+    assert inproc(a, "init").code == 0
+    assert inproc(a, "push").code == 0
+    lane = f"refs/continuity-lanes/{clone_id(a)}/main"
+    git(a, "push", "-q", "origin", f"refs/continuity/main:{lane}", ":refs/continuity/main")
+    tip = git(a, "rev-parse", "refs/continuity/main")
+    synced = inproc(a, "sync")
+    assert (synced.code, synced.err) == (0, "")
+    assert synced.out == (
+        "From origin:\n  nothing new\n"
+        f"To origin:\n  main: created on origin ({tip[:7]})\n  main: lane removed: the shared ref holds it\n"
+    )
+    assert git(a, "ls-remote", url, "refs/continuity*").split() == [tip, "refs/continuity/main"]
 
 
 def test_lanes_under_a_sandbox_proxys_branch_prefix(http: Server, tmp_path: Path, inproc: Run) -> None:
@@ -140,7 +162,7 @@ def test_lanes_under_a_sandbox_proxys_branch_prefix(http: Server, tmp_path: Path
     tip = git(a, "rev-parse", "refs/continuity/main")
     lane = f"refs/heads/claude/continuity-lanes/{clone_id(a)}/main"
     assert (raced.code, raced.err) == (0, "")
-    assert raced.out == "To origin:\n" + lane_line(lane, tip, "refs/heads/claude/continuity-main")
+    assert raced.out == "To origin:\n" + lane_line(lane, tip)
     git(tmp_path, "clone", "-q", url, str(tmp_path / "fresh"))
     fresh = tmp_path / "fresh"
     git(fresh, "config", "continuity.transport", "branches")

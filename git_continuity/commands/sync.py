@@ -11,9 +11,13 @@ from git_continuity.syncing.fetching import Line
 
 
 def _lines(found: list[Line]) -> str:
-    return "\n".join(
-        f"  {'(the remote moved meanwhile) ' if meanwhile else ''}{clean(name)}: {clean(what)}"
-        for name, what, meanwhile in found
+    """Each stream's line; a fetch that brought nothing says so rather than print nothing."""
+    return (
+        "\n".join(
+            f"  {'(the remote moved meanwhile) ' if meanwhile else ''}{clean(name)}: {clean(what)}"
+            for name, what, meanwhile in found
+        )
+        or "  nothing new"
     )
 
 

@@ -125,8 +125,9 @@ def publish(
             _refuse_foreign(known, dst, name)
         drops = _drops(repo, known, clone, set(updates), given_up) if clone else {}
         if not updates and not drops:
-            if not done.lines and not done.refused and not done.kept_local:
-                done.lines = [Line(s, "up to date") for s in sorted(ours)]
+            if all(line.what == LANE_REMOVED for line in done.lines) and not done.refused and not done.kept_local:
+                told = {line.name for line in done.lines}
+                done.lines = [Line(s, "up to date") for s in sorted(ours) if s not in told] + done.lines
             return done
         specs = [f"{src}:{dst}" for dst, (src, *_) in updates.items()] + [f":{dst}" for dst in drops]
         try:
@@ -150,6 +151,8 @@ def publish(
                         f"pushed {old[:7]}..{new[:7]}{where}" if old else f"created on {remote} ({new[:7]}){where}",
                     )
                 )
+        removed = sorted(drops[dst][1] or NOTES for dst in result.accepted if dst in drops)
+        done.lines += [Line(name, LANE_REMOVED) for name in removed]
         # A remote that keeps deletions (receive.denyDeletes) keeps the lane: nothing is lost,
         # and the next fetch finds it up to date.
         given_up |= {dst for dst, _ in result.refused if dst in drops} | {dst for dst in result.behind if dst in drops}
@@ -215,6 +218,16 @@ def _drops(repo: Repo, known: Fetched, clone: str, updating: set[str], skip: set
     return found
 
 
+LANE_REMOVED = "lane removed: the shared ref holds it"
+FOLDED = "(any clone's next sync folds it in)"
+
+
+def lane_sent(ref: str, span: str) -> str:
+    """What a push to this clone's lane says: short enough for 80 columns, the lane's ref on
+    a line of its own under it (a lane's ref alone is 40 to 60 characters)."""
+    return f"sent to this clone's lane ({span}): others pushed first\n    {ref}\n    {FOLDED}"
+
+
 def _to_lanes(
     repo: Repo,
     known: Fetched,
@@ -252,13 +265,7 @@ def _to_lanes(
             known.lanes[ref] = (lane, new)
             span = f"{old[:7]}..{new[:7]}" if old else new[:7]
             done.lanes.append(ref)
-            done.lines.append(
-                Line(
-                    name,
-                    f"sent to this clone's lane {ref} ({span}): other clones moved {dst} first;"
-                    f" the next sync of any clone folds it into {dst}",
-                )
-            )
+            done.lines.append(Line(name, lane_sent(ref, span)))
         for ref, verdict in result.refused:
             (done.kept_local if sends.get(ref, ("",) * 5)[4] == NOTES else done.refused).append(f"{ref}: {verdict}")
         done.said += [line for line in result.said if line not in done.said]
