@@ -155,8 +155,9 @@ def standing(places: Sequence[Place], worktree: str | None, branch: str | None) 
     return None
 
 
-def in_home(home: Place | None, worktree: str | None, branch: str | None) -> bool:
-    return home is not None and matches(home, worktree, branch)
+def home_here(places: Iterable[Place], worktree: str | None, branch: str | None) -> Place | None:
+    """The home this checkout is (after a merge kept two homes, any of them), or None."""
+    return next((p for p in places if p["role"] == "home" and matches(p, worktree, branch)), None)
 
 
 def lead(common: Path, places: Sequence[Place], worktree: str | None, branch: str | None) -> list[str]:
@@ -164,11 +165,10 @@ def lead(common: Path, places: Sequence[Place], worktree: str | None, branch: st
     this is not the home; nothing when there are no places, or this is the home."""
     if not places:
         return []
-    home = find_home(places)
     place = standing(places, worktree, branch)
     if place is None:
-        if in_home(home, worktree, branch):
-            return []
+        if home_here(places, worktree, branch) is not None:
+            return []  # a home (of two, after a merge: places.homes_warning says so)
         where = f"worktree {worktree}" if worktree else "this checkout"
         where += f" (branch {branch})" if branch else ""
         return [f"You are in {where}, which is not the home. {where_home(common, places)}"]

@@ -156,20 +156,22 @@ def found_here(repo: Repo, place: Place) -> tuple[bool, Path | None]:
     return False, Path(known) if known else None
 
 
-def homes_warning(known: list[Place]) -> list[str]:
+def homes_warning(known: list[Place], worktree: str | None = None, branch: str | None = None) -> list[str]:
     """Two homes or more: a merge of two clones' states kept the home each had set (place set
-    refuses a second one, so only a merge makes them). Which one orientation names, and how
-    to keep one."""
+    refuses a second one, so only a merge makes them). Which of them this checkout is, which
+    one the other places point at, and how to keep one."""
     homes = [p for p in known if p.role == "home"]
     if len(homes) < 2:
         return []
     first = place_guard.find_home([p.key() for p in homes])
     named = next(p for p in homes if first is not None and p.key() == first)
     each = "; ".join(f"{p.label} (set {shown(p.set_at)} by {p.set_by} on {p.host}: {p.why})" for p in homes)
+    mine = next((p for p in homes if here_in(p, worktree, branch)), None)
+    this = f" This checkout is one of them ({mine.label})." if mine is not None else ""
     others = " or ".join(clear_name(p, known) for p in homes if p is not named)
     return [
-        f"Warning: {len(homes)} homes, kept by a merge of two clones' states: {each}. "
-        f"Work is pointed at {named.label} until one is cleared: git continuity place clear {others}"
+        f"Warning: {len(homes)} homes are set, kept by a merge of two clones' states: {each}.{this} "
+        f"Until one is cleared, the other places point at {named.label}: git continuity place clear {others}"
     ]
 
 
@@ -230,9 +232,9 @@ def situation(repo: Repo, snap: store.Snapshot) -> tuple[list[str], dict[str, An
     keys = [p.key() for p in known]
     home = place_guard.find_home(keys)
     place = place_guard.standing(keys, worktree, branch)
-    role = place["role"] if place else ("home" if place_guard.in_home(home, worktree, branch) else None)
+    role = place["role"] if place else ("home" if place_guard.home_here(keys, worktree, branch) else None)
     lead = place_guard.lead(repo.common_dir, keys, worktree, branch)
-    lines = lead + homes_warning(known) + missing
+    lines = lead + homes_warning(known, worktree, branch) + missing
     return lines, {
         "worktree": worktree,
         "branch": branch,

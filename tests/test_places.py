@@ -350,10 +350,11 @@ def test_two_homes_after_a_merge_of_states_are_named(scenario: Path, inproc: Run
         return f"{label} (set {when} by {p['set_by']} on {socket.gethostname()}: {why})"
 
     warning = (
-        "Warning: 2 homes, kept by a merge of two clones' states: "
+        "Warning: 2 homes are set, kept by a merge of two clones' states: "
         f"{said('branch', 'branch main', 'the main branch')}; "
         f"{said('checkout', 'the checkout of branch main', 'the main checkout')}. "
-        "Work is pointed at branch main until one is cleared: git continuity place clear main"
+        "This checkout is one of them (branch main). "
+        "Until one is cleared, the other places point at branch main: git continuity place clear main"
     )
     assert cont(other, "status").out.split("\n\n")[0] == warning  # this checkout is on main: the home named
     assert cont(other, "orient").out.splitlines()[1] == warning

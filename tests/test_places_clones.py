@@ -6,6 +6,7 @@ branch is told so without blame; an old record by folder name still reads and mi
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -242,3 +243,84 @@ def test_the_same_home_set_on_both_clones_is_one_record(clones: tuple[Path, Path
             ("checkout", "main", "home", str(clone), True)
         ]
         assert cont(clone, "status").out.startswith("stream main  (")
+
+
+def test_a_branch_and_the_checkout_on_it_take_one_role(clones: tuple[Path, Path], inproc: Run) -> None:
+    """The checkout of branch main is the home: branch main cannot also be a donor (commits in
+    the home would be refused), and the reverse; each refusal names the role there and how to
+    clear it, and writes nothing."""
+    alice, bob = clones
+    assert inproc(alice, "place", "set", "alice", "home", "--why", "the implementation lives here").code == 0
+    before = state_refs(alice)
+    said = inproc(alice, "place", "set", "refs/heads/main", "donor", "--why", "x")
+    assert (said.code, said.out, said.err) == (
+        2,
+        "",
+        "git-continuity: error: branch main cannot be donor: the checkout of branch main is home,"
+        " and one checkout would be both.\n"
+        "Clear that role first: git continuity place clear main\n",
+    )
+    assert state_refs(alice) == before
+    assert lead(alice).startswith("stream main  (")  # still the home, nothing leads
+    # the reverse: branch main is an archive, so its checkout cannot be the home
+    assert inproc(bob, "place", "set", "refs/heads/main", "archive", "--why", "history").code == 0
+    before = state_refs(bob)
+    said = inproc(bob, "place", "set", "bob", "home", "--why", "x")
+    assert (said.code, said.out, said.err) == (
+        2,
+        "",
+        "git-continuity: error: the checkout of branch main cannot be home: branch main is archive,"
+        " and one checkout would be both.\n"
+        "Clear that role first: git continuity place clear main\n",
+    )
+    assert state_refs(bob) == before
+    # the same role on both is no contradiction
+    assert inproc(bob, "place", "set", "bob", "archive", "--why", "history").code == 0
+
+
+def state_refs(where: Path) -> str:
+    return git(where, "for-each-ref", "--format=%(refname) %(objectname)", "refs/continuity/")
+
+
+def test_two_homes_from_a_sync_status_says_so_and_which_one_this_is(clones: tuple[Path, Path], inproc: Run) -> None:
+    """alice sets the checkout of main as the home, bob branch feature, then both sync: status
+    in alice's main checkout agrees with place list (it is a home) and names both homes."""
+    alice, bob = clones
+    git(bob, "branch", "feature")
+    assert inproc(alice, "place", "set", "alice", "home", "--why", "the main checkout").code == 0
+    assert inproc(bob, "place", "set", "feature", "home", "--why", "the feature branch").code == 0
+    assert inproc(alice, "push").code == 0
+    assert inproc(bob, "sync").code == 0
+    assert inproc(alice, "sync").code == 0
+    rows = {p["kind"]: p for p in json.loads(inproc(alice, "place", "list", "--json").out)["places"]}
+    assert [(p["kind"], p["name"], p["here"]) for p in rows.values()] == [
+        ("branch", "feature", False),
+        ("checkout", "main", True),
+    ]
+
+    def said(kind: str, label: str) -> str:
+        p = rows[kind]
+        when = p["set_at"][:19].replace("T", " ")
+        return f"{label} (set {when} by {p['set_by']} on {socket.gethostname()}: {p['why']})"
+
+    each = f"{said('branch', 'branch feature')}; {said('checkout', 'the checkout of branch main')}"
+    assert lead(alice) == (
+        f"Warning: 2 homes are set, kept by a merge of two clones' states: {each}."
+        " This checkout is one of them (the checkout of branch main)."
+        " Until one is cleared, the other places point at branch feature: git continuity place clear main"
+    )
+    assert json.loads(cont(alice, "status", "--json").out)["place"]["role"] == "home"
+    listed = inproc(alice, "place", "list").out
+    assert listed.startswith("  home         branch feature  (not found here)\n")
+    assert "\n* home         checkout of branch main  " in listed
+    assert listed.splitlines()[-1] == lead(alice)
+    # bob's main checkout is the checkout of branch main too; a worktree on another branch is
+    # neither home: it is told where work happens, and that there are two
+    assert lead(bob) == lead(alice)
+    side = bob.parent / "side"
+    git(bob, "worktree", "add", "-q", "-b", "side", str(side))
+    assert cont(side, "status").out.split("\n\n")[:2] == [
+        "You are in worktree side (branch side), which is not the home. Work happens in the home: branch feature.",
+        f"Warning: 2 homes are set, kept by a merge of two clones' states: {each}."
+        " Until one is cleared, the other places point at branch feature: git continuity place clear main",
+    ]

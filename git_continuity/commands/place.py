@@ -34,6 +34,16 @@ def set_place(repo: Repo, *, stream: str, where: str, role: str, why: str) -> in
                 f"stream '{stream}' already has a home: {other[0].label} ({other[0].why}).\n"
                 f"Clear it first: git continuity place clear {places.clear_name(other[0], current)}"
             )
+        # A branch and the checkout on it are one place wherever the branch is checked out:
+        # two roles there contradict each other (a home where commits are refused).
+        twin = "checkout" if target.kind == "branch" else "branch" if target.kind == "checkout" else None
+        clash = next((p for p in current if p.kind == twin and p.name == target.name and p.role != role), None)
+        if clash is not None:
+            named = place_guard.label({"kind": target.kind, "name": target.name})
+            raise UserError(
+                f"{named} cannot be {role}: {clash.label} is {clash.role}, and one checkout would be both.\n"
+                f"Clear that role first: git continuity place clear {places.clear_name(clash, current)}"
+            )
         place = places.Place(
             id=place_id,
             kind=target.kind,
@@ -124,7 +134,7 @@ def list_places(repo: Repo, *, stream: str, as_json: bool) -> int:
         where = f"  {row['path']}" if row["path"] else ("" if row["found"] else "  (not found here)")
         print(f"{mark} {row['role']:<12} {place_guard.label(row).removeprefix('the ')}{where}")
         print(f"    why  {row['why']}  (set {shown(str(row['set_at']))} by {row['set_by']})")
-    lead = places.lead(repo, known) + places.homes_warning(known)
+    lead = places.lead(repo, known) + places.homes_warning(known, worktree, branch)
     if lead:
         print()
         print("\n".join(lead))
