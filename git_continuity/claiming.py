@@ -1,6 +1,6 @@
 """Thread claims as this clone's sessions see them: which threads the current session holds,
-and which of them another session holds after a sync (two clones claimed at once; the
-merge kept the newer claim and recorded the other as a conflict)."""
+and which of them another session holds after a sync (two clones claimed one thread before
+either synced; the merge kept the first claim and recorded the other as a conflict)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,11 @@ def lost_since(repo: Repo, before: dict[tuple[str, str], planning.ThreadClaim]) 
         if now_held is None or now_held == mine:
             continue
         stolen = now_held.stole is not None and now_held.stole.get("session") == mine.session
-        how = "took it over (--steal)" if stolen else "claimed it at the same time and the merge kept theirs"
+        how = (
+            "took it over (--steal)"
+            if stolen
+            else "claimed it first (both claims were made before either clone synced), and the merge keeps the first"
+        )
         lines.append(
             f"Thread claim lost: {thread_id} (stream {stream}) is held by {now_held.holder()} since"
             f" {now_held.at[:16].replace('T', ' ')} UTC; they {how}."

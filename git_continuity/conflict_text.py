@@ -29,6 +29,12 @@ def _value(value: object, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _field(value: dict[str, object], key: str) -> str:
+    """One field of an entry: ``session "s-abc"``; a field the entry has not: ``no session``
+    (an entry's fields are not deleted, they are absent)."""
+    return f"{key} {_value(value[key], 50)}" if value.get(key) is not None else f"no {key}"
+
+
 def conflict_lines(conflicts: Sequence[ConflictRecord]) -> list[str]:
     """Each conflict: what it is about, the value kept and the other one, and where each
     came from (the commit that introduced it and when)."""
@@ -40,8 +46,7 @@ def conflict_lines(conflicts: Sequence[ConflictRecord]) -> list[str]:
             kept_text, lost_text = "this side's text", "the other side's text (conflict list --json has it)"
         elif isinstance(kept, dict) and isinstance(lost, dict):
             keys = [k for k in sorted(set(kept) | set(lost)) if kept.get(k) != lost.get(k)]
-            kept_text = ", ".join(f"{k} {_value(kept.get(k), 50)}" for k in keys)
-            lost_text = ", ".join(f"{k} {_value(lost.get(k), 50)}" for k in keys)
+            kept_text, lost_text = (", ".join(_field(side, k) for k in keys) for side in (kept, lost))
         else:
             kept_text, lost_text = _value(kept), _value(lost)
         for label, text, origin in (("kept ", kept_text, c.kept_from), ("other", lost_text, c.lost_from)):

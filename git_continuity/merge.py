@@ -10,7 +10,8 @@ Entries (every file but the packet) merge three-way against the merge base:
 - changed on one side only: that side's version;
 - changed differently on both sides: the newer change wins (the time of the commit that
   introduced each value; equal times are decided by the content), and the other version is
-  kept in a conflict record;
+  kept in a conflict record; a thread claim is the exception: the first claim wins (the
+  earlier ``at``), since whoever claimed first may already be at work on the thread;
 - deleted on one side: deleted (a union would bring dismissed or removed entries back),
   and if the other side had edited it, that edit is kept in a conflict record.
 
@@ -37,13 +38,14 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from git_continuity import packetfile, store
+from git_continuity import packetfile, planning, store
 from git_continuity import repo as git
 from git_continuity.constants import ID_ALPHABET
 from git_continuity.model import stamp
 from git_continuity.repo import Oid, Repo, TreeEntry
 
 CONFLICTS = f"{store.ROOT}/conflicts"
+THREAD_CLAIMS = f"{store.ROOT}/thread-claims/"
 MAX_WALK = 100_000  # commits followed back to find when a value was introduced
 
 BOTH = "edited on both sides"
@@ -140,11 +142,18 @@ class Merger:
             if left is None:
                 return None, Conflict(path, key, DELETED, None, from_left, right, from_right)
             return None, Conflict(path, key, DELETED, None, from_right, left, from_left)
-        rank_left = (git.commit_time(self.repo, from_left), _canonical(left))
-        rank_right = (git.commit_time(self.repo, from_right), _canonical(right))
-        if rank_left >= rank_right:
+        if path.startswith(THREAD_CLAIMS) and left is not None and right is not None:
+            # The first claim wins: the later one's clone is told at its next sync (claiming.py).
+            left_wins = self._claimed(left) <= self._claimed(right)
+        else:
+            rank_left = (git.commit_time(self.repo, from_left), _canonical(left))
+            left_wins = rank_left >= (git.commit_time(self.repo, from_right), _canonical(right))
+        if left_wins:
             return left, Conflict(path, key, BOTH, left, from_left, right, from_right)
         return right, Conflict(path, key, BOTH, right, from_right, left, from_left)
+
+    def _claimed(self, oid: Oid) -> tuple[str, bytes]:
+        return planning.claim_order(git.blob(self.repo, oid))
 
     # -- trees ------------------------------------------------------------------------------
 

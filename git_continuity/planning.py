@@ -9,6 +9,7 @@ the same way and tests need no repository.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -171,8 +172,9 @@ def ready(threads: Mapping[str, Thread], blockers: Iterable[Blocker]) -> list[Th
 @dataclass(frozen=True)
 class ThreadClaim:
     """Who is on a thread: ``.continuity/thread-claims/<thread id>.json``. One file per thread,
-    so two clones claiming one thread at once edit the same file and the merge keeps one (the
-    newer) and records the other as a conflict: the loser is told at its next sync."""
+    so two clones claiming one thread before either synced edit the same file and the merge
+    keeps the first claim (claim_order) and records the other as a conflict: the one who
+    claimed later is told at their next sync."""
 
     id: str  # the thread's id
     session: str | None
@@ -204,6 +206,17 @@ class ThreadClaim:
         """``session s-abc on host-a (by Ann)``: who to ask before taking the thread over."""
         who = f"session {self.session}" if self.session else self.by
         return f"{who} on {self.host}" + (f" ({self.agent})" if self.agent else "")
+
+
+def claim_order(data: bytes) -> tuple[str, bytes]:
+    """How a merge orders two claims of one thread made on two clones before either synced:
+    by ``at``, the first one first (it wins: whoever claimed first may be at work already),
+    then by content. A claim that does not read sorts by its content alone."""
+    try:
+        at = json.loads(data)["at"]
+    except (ValueError, TypeError, KeyError):
+        at = ""
+    return (at if isinstance(at, str) else "", data)
 
 
 def same_holder(found: ThreadClaim, session: str | None, host: str, by: str) -> bool:

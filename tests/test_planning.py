@@ -356,26 +356,32 @@ def test_two_clones_claiming_at_once_the_loser_is_told_at_its_next_sync_and_plan
     assert inproc(a, "thread", "claim", work).code == 0
     later_a = made(inproc, a, "Write the release note", "--after", work)
     monkeypatch.setenv("GIT_CONTINUITY_HOST", "host-b")
-    monkeypatch.setenv("GIT_CONTINUITY_SESSION", "s-bbb")
+    monkeypatch.delenv("GIT_CONTINUITY_SESSION")  # b claims later, and without a session
     assert inproc(b, "thread", "claim", work).code == 0
     later_b = made(inproc, b, "Announce it", "--priority", "0")
-    assert inproc(b, "push").code == 0  # b is first on the remote
+    assert inproc(b, "push").code == 0  # b is first on the remote, a claimed first
     monkeypatch.setenv("GIT_CONTINUITY_HOST", "host-a")
     monkeypatch.setenv("GIT_CONTINUITY_SESSION", "s-aaa")
     synced = inproc(a, "sync").out
+    assert "Thread claim lost" not in synced  # the first claim wins, whichever clone syncs first
     holder = json.loads(inproc(a, "ready", "--json").out)
     held = {t["id"]: t.get("claim", {}).get("session") for t in holder["ready"] + holder["waiting"]}
-    winner = held[work]
-    assert winner in ("s-aaa", "s-bbb")  # the merge keeps the newer claim, whichever that is
-    if winner == "s-bbb":
-        assert f"Thread claim lost: {work} (stream main) is held by session s-bbb on host-b since" in synced
-        assert "they claimed it at the same time and the merge kept theirs." in synced
-    else:  # a won: b is the loser, told at its next sync
-        assert "Thread claim lost" not in synced
-        monkeypatch.setenv("GIT_CONTINUITY_HOST", "host-b")
-        monkeypatch.setenv("GIT_CONTINUITY_SESSION", "s-bbb")
-        told = inproc(b, "sync").out
-        assert f"Thread claim lost: {work} (stream main) is held by session s-aaa on host-a since" in told
+    assert held[work] == "s-aaa"
+    path = f"refs/continuity/main:.continuity/thread-claims/{work}.json"
+    claims = {c: json.loads(git(c, "show", path)) for c in (a, b)}
+    monkeypatch.setenv("GIT_CONTINUITY_HOST", "host-b")
+    monkeypatch.delenv("GIT_CONTINUITY_SESSION")
+    told = inproc(b, "sync").out
+    since = claims[a]["at"][:16].replace("T", " ")
+    assert (
+        f"  thread claims: Thread claim lost: {work} (stream main) is held by session s-aaa on host-a"
+        f" since {since} UTC;"
+        " they claimed it first (both claims were made before either clone synced), and the merge keeps the first.\n"
+        f"  Leave it to them, or take it back: git continuity thread claim {work} --steal\n"
+    ) in told, told
+    listed = inproc(b, "conflict", "list").out
+    assert f'            kept   at "{claims[a]["at"]}", host "host-a", session "s-aaa"  (' in listed, listed
+    assert f'            other  at "{claims[b]["at"]}", host "host-b", no session  (' in listed, listed
     # nothing lost: both sides' plans are there, and the other claim is kept as a conflict
     assert thread_json(inproc, a, later_a)["after"] == [work]
     assert thread_json(inproc, a, later_b)["priority"] == 0
