@@ -131,6 +131,10 @@ def pick_remote(repo: Repo, given: str | None) -> str:
         if given in names:
             return given
         known = ", ".join(names) or "none"
+        if not given.strip():
+            raise UserError(
+                f"the remote's name is empty ({given!r}): name a remote (remotes: {known}) or none for the default"
+            )
         if "://" in given or given.startswith(("/", ".", "~")) or re.match(r"^[^/]+@[^/]+:", given):
             # A URL or a path: the state's tracking refs are named after a remote, so it needs one.
             raise UserError(
