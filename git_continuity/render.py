@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -272,7 +272,10 @@ def status_text(
     at: datetime,
     standings: Sequence[Standing] = (),
     conflicts: Sequence[ConflictRecord] = (),
+    signed: Mapping[str, str] | None = None,
 ) -> str:
+    """status as text; ``signed`` names the signer of each shown journal entry another
+    person wrote ("": no key trusted here), so their lines cannot pass for this user's."""
     out = [f"stream {stream}  ({ref_line})"]
     for index, s in enumerate(standings):
         out.append(("Sync       " if index == 0 else " " * 11) + standing_text(s))
@@ -331,13 +334,22 @@ def status_text(
     )
     how_many = f"latest {len(journal)} of {journal_total}" if journal_total > len(journal) else str(journal_total)
     out += ["", f"Journal ({how_many}: git continuity journal)"]
-    out += [hang(f"  {shown(e.at)}  ", cut(flat(e.text), JOURNAL_WHOLE)) for e in journal] or ["  empty"]
+    signed = signed or {}
+    out += [hang(f"  {shown(e.at)}  {_signer(signed, e.id)}", cut(flat(e.text), JOURNAL_WHOLE)) for e in journal] or [
+        "  empty"
+    ]
     if warnings:
         out += ["", paint("Warnings", "warning")] + [hang("  ", w) for w in warnings]
     if problems:
         out += ["", paint("Problems (this state is malformed; nothing will be written on top of it)", "problem")]
         out += [_indent(p, "  ") for p in problems]
     return "\n".join(out) + "\n"
+
+
+def _signer(signed: Mapping[str, str], entry: str) -> str:
+    if entry not in signed:
+        return ""
+    return f"[signed by {signed[entry]}] " if signed[entry] else "[not signed by a key trusted here] "
 
 
 def standing_text(s: Standing) -> str:
