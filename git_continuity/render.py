@@ -386,4 +386,5 @@ def standing_json(s: Standing) -> dict[str, Any]:
         "relation": s.relation,
         "ahead": s.ahead,
         "behind": s.behind,
+        "refused": s.refused or None,
     }

@@ -5,6 +5,7 @@ line of a change a pull refuses says so instead of offering that pull."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -73,6 +74,9 @@ def test_a_refused_commit_shows_its_subject_and_author_as_its_writers_not_verifi
     )
     assert ok(ada, "status").splitlines()[1] == f"Sync       {sync}"
     assert f"Sync: {sync}" in ok(ada, "orient").splitlines()
+    for command in ("status", "orient"):
+        remotes = json.loads(ok(ada, command, "--json"))["remotes"]
+        assert [(r["relation"], r["behind"], r["refused"]) for r in remotes] == [("behind", 1, "untrusted")], command
 
 
 def test_status_and_its_lists_show_each_free_text_on_one_line(

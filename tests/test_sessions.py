@@ -374,6 +374,7 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
             "relation": "ahead",
             "ahead": 1,
             "behind": 0,
+            "refused": None,
         }
     ]
     log = [line.split("  ", 2)[2] for line in ok(desktop, "log", "-n", "4", host="desktop").out.splitlines()[1:]]
