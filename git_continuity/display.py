@@ -83,6 +83,30 @@ def cut(text: str, whole: str, limit: int = LONG) -> str:
     return f"{text[:limit]}… [{len(text) - limit:,} more characters: {whole} shows it whole]"
 
 
+def one_line(text: str, limit: int = LONG) -> str:
+    """``text`` shown on one line: its first line, cut at ``limit`` characters, and ``…`` where
+    more was left out (a newline in a teammate's text would otherwise start a line that reads
+    as the tool's own)."""
+    lines = text.strip().splitlines() or [""]
+    return lines[0][:limit] + ("…" if len(lines) > 1 or len(lines[0]) > limit else "")
+
+
+def flat(text: str) -> str:
+    """``text`` on one line, each line break in it shown as ``\\n``: a line of a teammate's
+    text cannot then start a line of its own that reads as the tool's (#26)."""
+    if "\n" not in text and "\u2028" not in text and "\u2029" not in text and "\r" not in text:
+        return text  # nearly every text: status calls this for each line it shows
+    text = text.strip().replace("\r\n", "\n")
+    return text.replace("\n", "\\n").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def quoted(text: str, limit: int = 72) -> str:
+    """Another's text in double quotes on one line (``one_line``), its quotes and backslashes
+    escaped, so that it cannot close the quote and go on as the tool's words."""
+    inner = one_line(text, limit).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{clean(inner)}"'
+
+
 def hang(first: str, text: str) -> str:
     """``first`` (a label, an indentation) and then ``text``, whose further lines start under
     its first character, each keeping its own indentation; a line longer than the terminal

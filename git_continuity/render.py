@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from git_continuity import display, planning
 from git_continuity.conflict_text import conflict_lines
 from git_continuity.constants import ENV_CHECK_JSON
-from git_continuity.display import cut, hang, paint
+from git_continuity.display import cut, flat, hang, paint
 from git_continuity.labels import origin_of, withdrawn_lines
 from git_continuity.model import (
     STATES,
@@ -226,7 +226,7 @@ def claim_lines(assessed: Sequence[Assessed], indent: str = "  ") -> list[str]:
         state = painted.get(derived.state)
         if state is None:
             state = painted[derived.state] = paint(derived.state.ljust(width), derived.state)
-        put(f"{indent}{where}{state}  {c.id}  ", c.text)
+        put(f"{indent}{where}{state}  {c.id}  ", flat(c.text))
         if c.handle and c.handle != c.text:
             put(pad, abbreviate(c.handle))
         put(pad, derived.observed)
@@ -272,7 +272,10 @@ def status_text(
     at: datetime,
     standings: Sequence[Standing] = (),
     conflicts: Sequence[ConflictRecord] = (),
+    signed: Mapping[str, str] | None = None,
 ) -> str:
+    """status as text; ``signed`` names the signer of each shown journal entry another
+    person wrote ("": no key trusted here), so their lines cannot pass for this user's."""
     out = [f"stream {stream}  ({ref_line})"]
     for index, s in enumerate(standings):
         out.append(("Sync       " if index == 0 else " " * 11) + standing_text(s))
@@ -283,18 +286,18 @@ def status_text(
     elif objective is None:
         out.append('Objective  (none yet: git continuity objective set "…" --why "…")')
     else:
-        out.append(hang("Objective  ", cut(objective.text, STATUS_WHOLE)))
-        out.append(hang("  why      ", cut(objective.why, STATUS_WHOLE)))
+        out.append(hang("Objective  ", cut(flat(objective.text), STATUS_WHOLE)))
+        out.append(hang("  why      ", cut(flat(objective.why), STATUS_WHOLE)))
         earlier = objective_changes - 1
         log = f"; {earlier} earlier: git continuity objective log" if earlier > 0 else ""
         out.append(f"  set      {_when(objective.set_at, at)} by {objective.set_by}{log}")
     if packet is not None:
         by_id = {tv.thread.id: tv.thread for tv in threads}
         first = planning.next_or_ready(packet.next_action, by_id, packet.blockers)
-        out.append(hang("Next       ", cut(first, STATUS_WHOLE)))
+        out.append(hang("Next       ", cut(flat(first), STATUS_WHOLE)))
         blockers = packet.open_blockers()
         out += ["", f"Blockers ({len(blockers)} open)"]
-        out += [hang(f"  {b.id}  ", cut(b.text, STATUS_WHOLE)) for b in blockers] or ["  none"]
+        out += [hang(f"  {b.id}  ", cut(flat(b.text), STATUS_WHOLE)) for b in blockers] or ["  none"]
     if conflicts:
         out += ["", f"Conflicts ({len(conflicts)} to look at; git continuity conflict dismiss ID once looked at)"]
         out += conflict_lines(conflicts)
@@ -306,7 +309,7 @@ def status_text(
         for tv in threads:
             thread, checks = tv.thread, tv.checks
             closed = f"; closed by {thread.closed_by[:7]}" if thread.closed_by else ""
-            title = f"{cut(thread.title, STATUS_WHOLE)}  ({tv.tally()}{closed})"
+            title = f"{cut(flat(thread.title), STATUS_WHOLE)}  ({tv.tally()}{closed})"
             out.append(hang(f"  {thread.status.ljust(STATUS_WIDTH)}  {thread.id}  ", title))
             if tv.undone:
                 out.append(hang("    ", f"no longer holds: {tv.undone}"))
@@ -316,7 +319,7 @@ def status_text(
             if tv.waiting is not None:
                 out.append(f"    {tv.waiting.text(at)}")
             if (why := planning.cancelled_why(thread)) is not None:
-                out.append(hang("    why: ", cut(why, STATUS_WHOLE)))
+                out.append(hang("    why: ", cut(flat(why), STATUS_WHOLE)))
             elif thread.status != "done" or tv.verified < len(checks):
                 out += claim_lines(checks, indent="      ")
     loose = [a for a in assessed if a.claim.thread is None]
@@ -331,13 +334,22 @@ def status_text(
     )
     how_many = f"latest {len(journal)} of {journal_total}" if journal_total > len(journal) else str(journal_total)
     out += ["", f"Journal ({how_many}: git continuity journal)"]
-    out += [hang(f"  {shown(e.at)}  ", cut(e.text, JOURNAL_WHOLE)) for e in journal] or ["  empty"]
+    signed = signed or {}
+    out += [hang(f"  {shown(e.at)}  {_signer(signed, e.id)}", cut(flat(e.text), JOURNAL_WHOLE)) for e in journal] or [
+        "  empty"
+    ]
     if warnings:
         out += ["", paint("Warnings", "warning")] + [hang("  ", w) for w in warnings]
     if problems:
         out += ["", paint("Problems (this state is malformed; nothing will be written on top of it)", "problem")]
         out += [_indent(p, "  ") for p in problems]
     return "\n".join(out) + "\n"
+
+
+def _signer(signed: Mapping[str, str], entry: str) -> str:
+    if entry not in signed:
+        return ""
+    return f"[signed by {signed[entry]}] " if signed[entry] else "[not signed by a key trusted here] "
 
 
 def standing_text(s: Standing) -> str:
@@ -350,6 +362,15 @@ def standing_text(s: Standing) -> str:
         return f"{s.remote}: in step (as of the last fetch)"
     if s.relation == "ahead":
         return f"{s.remote}: {n(s.ahead)} here not on {s.remote} yet (as of the last fetch): git continuity push"
+    if s.refused:
+        said = {"untrusted": "signed by a key not trusted here", "unsigned": "not signed"}.get(
+            s.refused, "signed with a signature that does not verify"
+        )
+        fix = " or trust it: git continuity trust signer add EMAIL 'KEY'" if s.refused == "untrusted" else ""
+        return (
+            f"{s.remote}: {n(s.behind)} on {s.remote} not here yet (as of the last fetch), {said}, so a pull"
+            f" refuses it: git continuity pull shows whose{fix}"
+        )
     if s.relation == "behind":
         return f"{s.remote}: {n(s.behind)} on {s.remote} not here yet (as of the last fetch): git continuity pull"
     return (
@@ -365,4 +386,5 @@ def standing_json(s: Standing) -> dict[str, Any]:
         "relation": s.relation,
         "ahead": s.ahead,
         "behind": s.behind,
+        "refused": s.refused or None,
     }

@@ -131,6 +131,10 @@ def pick_remote(repo: Repo, given: str | None) -> str:
         if given in names:
             return given
         known = ", ".join(names) or "none"
+        if not given.strip():
+            raise UserError(
+                f"the remote's name is empty ({given!r}): name a remote (remotes: {known}) or none for the default"
+            )
         if "://" in given or given.startswith(("/", ".", "~")) or re.match(r"^[^/]+@[^/]+:", given):
             # A URL or a path: the state's tracking refs are named after a remote, so it needs one.
             raise UserError(
@@ -174,6 +178,7 @@ class Standing:
     relation: Relation
     ahead: int  # state commits here that the remote lacks
     behind: int  # state commits there that are not here
+    refused: str = ""  # why a pull would refuse what is there: "untrusted", "unsigned", "bad" or ""
 
 
 def standings(repo: Repo, stream: str, local: Oid) -> list[Standing]:
@@ -195,8 +200,23 @@ def standings(repo: Repo, stream: str, local: Oid) -> list[Standing]:
         relation: Relation = (
             "same" if not ahead and not behind else "ahead" if not behind else "behind" if not ahead else "diverged"
         )
-        found.append(Standing(remote, ref, theirs, relation, ahead, behind))
+        found.append(Standing(remote, ref, theirs, relation, ahead, behind, _refused(repo, theirs, local, behind)))
     return found
+
+
+def _refused(repo: Repo, theirs: Oid, local: Oid, behind: int) -> str:
+    """Why a pull would refuse the remote's changes (its first commit not signed by a key
+    trusted here), or "": a pull that is refused again is no way on (#26). Unsigned and
+    untrusted commits are told apart without running ssh-keygen; trusted ones are cached."""
+    from git_continuity import signatures, signing
+
+    if not behind or not signing.enabled(repo):
+        return ""
+    try:
+        new = git.commit_ids_since(repo, theirs, local)
+    except git.HistoryCut:
+        return ""
+    return next((v.kind for v in signatures.judge(repo, new) if v.kind != signatures.GOOD), "")
 
 
 OUTBOX_COUNT = 1000  # state changes counted per remote before "1000 or more" (status stays quick)

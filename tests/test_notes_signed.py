@@ -52,7 +52,8 @@ def test_the_shell_hook_signs_the_notes_commit_it_makes_and_an_unsigned_one_is_r
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.splitlines()[-3:] == [
         "Advice (not problems)",
-        f'  notes    {NOTES}: commit {tip} is not signed ("{SHELL_MADE}", by Ada Agent <ada@example.com>, {when})',
+        f'  notes    {NOTES}: commit {tip} is not signed; subject as its writer gave it: "{SHELL_MADE}", author field,'
+        f' not verified: "Ada Agent <ada@example.com>", {when}',
         "           git continuity hooks install (its post-commit hook signs the notes it writes); the next note is"
         f" signed on top of it. Check with: git log --show-signature {NOTES}",
     ]

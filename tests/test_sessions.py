@@ -357,7 +357,7 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
         "(latest 2 of 3; --all shows every entry)\n\n"
         f"TIME UTC  {journal_id}  {ME} on laptop (session {session})\n"
         f"  Session {session} handed off ({handoff}): main +1; spike +1; 3 claims added; {thread} new → open. "
-        "Next: push the fix, then tag v1.2\n  Note: the spike branch is a dead end\n\n"
+        "Next: push the fix, then tag v1.2\\nNote: the spike branch is a dead end\n\n"
         f"TIME UTC  {later}  {ME} on laptop\n"
         "  pushed the fix after the handoff\n\n"
     )
@@ -374,6 +374,7 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
             "relation": "ahead",
             "ahead": 1,
             "behind": 0,
+            "refused": None,
         }
     ]
     log = [line.split("  ", 2)[2] for line in ok(desktop, "log", "-n", "4", host="desktop").out.splitlines()[1:]]

@@ -171,11 +171,12 @@ def test_a_teammates_signed_state_is_taken_in_only_once_their_key_is_trusted(
     assert pulled.stderr.splitlines() == [
         "git-continuity: error: the state origin has for stream 'main' is not signed by keys trusted here; nothing"
         " was merged:",
-        f"  commit {tip} is signed by a key not trusted here ({ada_key[:40]}…)"
-        f' ("journal add {git(ada, "log", "-1", "--format=%s", REF).split()[2].rstrip(":")}: Ada\'s first finding",'
-        f" by Ada Agent <ada@example.com>, {when})",
+        f"  commit {tip} is signed by a key not trusted here ({ada_key[:40]}…); subject as its writer gave it:"
+        f' "{git(ada, "log", "-1", "--format=%s", REF)}", author field, not verified: "Ada Agent <ada@example.com>",'
+        f" {when}",
         "It is kept in refs/continuity-remotes/origin/main for a look (git log --show-signature REF).",
-        "If that key is your teammate's (ask them: git continuity trust signer list), trust it and pull again:",
+        "If that key is your teammate's (check it with them: git continuity trust signer list; the e-mail is the"
+        " author field's, not verified), trust it and pull again:",
         f"  git continuity trust signer add ada@example.com '{ada_key}'",
     ]
     assert git(bea, "for-each-ref", "--format=%(refname)", "refs/continuity/") == "refs/continuity/bea"
@@ -189,7 +190,7 @@ def test_a_teammates_signed_state_is_taken_in_only_once_their_key_is_trusted(
     refused = cont(ada, "pull")
     assert refused.code == 2
     assert "is signed by a key not trusted here (ssh-ed25519" in refused.err
-    assert "by Bea Builder <bea@example.com>" in refused.err
+    assert 'author field, not verified: "Bea Builder <bea@example.com>"' in refused.err
     bea_key = " ".join((tmp_path / "bea-home/.config/git-continuity/signing_ed25519.pub").read_text().split()[:2])
     assert refused.err.splitlines()[-1] == f"  git continuity trust signer add bea@example.com '{bea_key}'"
     assert "Bea confirmed it" not in cont(ada, "journal").out
@@ -271,6 +272,6 @@ def test_a_signature_that_does_not_parse_is_refused_naming_the_commit(repo: Path
     ran = cont(repo, "status")
     assert ran.code == 2
     assert ran.err.splitlines()[1] == (
-        f'  commit {made[:7]} has a signature that does not verify (its SSH signature does not parse) ("hand",'
-        " by M <m@x>, 1970-01-01 00:00)"
+        f"  commit {made[:7]} has a signature that does not verify (its SSH signature does not parse); subject as its"
+        ' writer gave it: "hand", author field, not verified: "M <m@x>", 1970-01-01 00:00'
     )

@@ -45,7 +45,10 @@ def short(repo: Path, rev: str) -> str:
 def unsigned(repo: Path, who: str = "Ada Agent <ada@example.com>") -> str:
     subject = git(repo, "log", "-1", "--format=%s", REF)
     when = git(repo, "log", "-1", "--format=%cd", "--date=format:%Y-%m-%d %H:%M", REF)
-    return f'  commit {short(repo, REF)} is not signed ("{subject}", by {who}, {when})'
+    return (
+        f'  commit {short(repo, REF)} is not signed; subject as its writer gave it: "{subject}",'
+        f' author field, not verified: "{who}", {when}'
+    )
 
 
 def rewrite_without(repo: Path, drop: Callable[[str, str], bool]) -> str:
@@ -162,8 +165,8 @@ def test_a_forged_entry_appended_unsigned_or_with_a_key_not_trusted_here(repo: P
     refused_everywhere(
         repo,
         NOT_WRITTEN,
-        f"  commit {made[:7]} is signed by a key not trusted here ({public[:40]}…)"
-        f' ("journal add j-zzzzzz", by Ada Agent <ada@example.com>, {when})',
+        f"  commit {made[:7]} is signed by a key not trusted here ({public[:40]}…); subject as its writer gave it:"
+        f' "journal add j-zzzzzz", author field, not verified: "Ada Agent <ada@example.com>", {when}',
     )
 
 

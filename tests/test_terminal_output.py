@@ -42,11 +42,8 @@ def section(out: str, title: str) -> list[str]:
 def test_multi_line_and_long_text_keeps_its_indentation(started: Path, inproc: Run) -> None:
     ok(inproc, started, "next", "rebase first:\n  - on origin/main\n    then push")
     ran = ok(inproc, started, "status")
-    assert section(ran.out, "Next") == [
-        "Next       rebase first:",
-        "             - on origin/main",
-        "               then push",
-    ]
+    # status shows it on one line (#26: a line of its own could pass for the tool's); next shows it whole.
+    assert section(ran.out, "Next") == ["Next       rebase first:\\n  - on origin/main\\n    then push"]
     said = "tried the cache fix; the login loop still happens when the session cookie expires mid-request"
     ok(inproc, started, "journal", "add", said)
     assert f"  {said}\n" in ok(inproc, started, "status").out  # a pipe is never folded
@@ -109,10 +106,12 @@ def test_colour_on_a_terminal_only(started: Path, inproc: Run) -> None:
     assert f"  {GREEN}  c-" in shown
     assert "\x1b[33mWarnings\x1b[0m" in shown
     assert "a teammate's \\x1b[31mred\\x1b[0m entry" in shown  # text from state still cannot colour
-    # A coloured state takes its visible width only: a second line of text stands under the first.
-    ok(inproc, started, "claim", "add", "two\nlines", "--check", "commit:HEAD")
-    first = next(line for line in on_a_terminal(started, "status").splitlines() if line.endswith("  two"))
-    assert f"\n{' ' * (len(first) - len(GREEN) + len('verified') - 3)}lines\n" in on_a_terminal(started, "status")
+    # A coloured state takes its visible width only: the handle's line stands under the id.
+    ok(inproc, started, "claim", "add", "two", "--check", "commit:HEAD")
+    lines = on_a_terminal(started, "status").splitlines()
+    at = next(n for n, line in enumerate(lines) if line.endswith("  two"))
+    under_id = lines[at].index("  c-") + 2 - len(GREEN) + len("verified")  # the id's column as seen
+    assert lines[at + 1].startswith(" " * under_id + "commit:"), lines[at + 1]
     for off in ({"NO_COLOR": "1"}, {"TERM": "dumb"}):
         plain = on_a_terminal(started, "status", env=off)
         assert "\x1b[3" not in plain and "  verified  c-" in plain

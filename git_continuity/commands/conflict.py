@@ -26,6 +26,11 @@ def dismiss(repo: Repo, *, stream: str, ids: list[str]) -> int:
     """Delete conflict records once looked at; a deletion merges like any other, so a
     dismissed conflict stays dismissed on every clone."""
 
+    if empty := [i for i in ids if not i.strip()]:
+        raise UserError(
+            f"conflict dismiss: the conflict id is empty ({empty[0]!r}): git continuity conflict list shows the ids"
+        )
+
     def make(snap: store.Snapshot) -> store.Change:
         known = {c.id for c in store.read_conflicts(snap)}
         missing = [i for i in ids if i not in known]

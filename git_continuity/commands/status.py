@@ -6,8 +6,9 @@ from contextlib import contextmanager
 
 from git_continuity import labels, places, policy, quarantine, render, store, tracking, view
 from git_continuity import repo as git
+from git_continuity.errors import UserError
 from git_continuity.model import ago, now, stamp
-from git_continuity.repo import Repo
+from git_continuity.repo import Oid, Repo
 from git_continuity.store import integrity
 
 JOURNAL_SHOWN = 5
@@ -65,6 +66,7 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
     outbox = tracking.outbox(repo, stream, snap.commit)  # what has not reached each remote (#25)
     problems = store.all_problems(snap)
     lead, place = places.situation(repo, snap)
+    signed = {} if as_json else _signers(repo, stream, snap.commit, [e.id for e in journal])
     snap.cache.save()
     if as_json:
         render.emit_json(
@@ -110,6 +112,7 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
                 at=moment,
                 standings=standings,
                 conflicts=conflicts,
+                signed=signed,
             ),
             end="",
         )
@@ -118,3 +121,17 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
         if waiting_to_go:
             print("\nOutbox\n" + "\n".join(f"  {said}" for said in waiting_to_go))
     return 2 if problems else 0
+
+
+def _signers(repo: Repo, stream: str, tip: Oid, ids: list[str]) -> dict[str, str]:
+    """Whose key signed each shown journal entry another person wrote ("" for none trusted
+    here); this user's own entries are left out, so a single-user status does not change.
+    Only the few entries shown are judged, from authorship's cached entry→commit map."""
+    from git_continuity import authorship
+
+    try:
+        found = authorship.authors(repo, stream, tip, ids)
+    except UserError:
+        return {}  # a cut history: the problems below say so, the entries stay unattributed
+    others = {i: a for i, a in found.items() if a.kind != authorship.OWN}
+    return {i: (a.principals or a.fingerprint) if a.kind == authorship.TRUSTED else "" for i, a in others.items()}

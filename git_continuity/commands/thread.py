@@ -4,6 +4,7 @@ from dataclasses import replace
 from typing import Any
 
 from git_continuity import commit_notes, planning, policy, session, store, verify
+from git_continuity.display import flat
 from git_continuity.errors import UserError
 from git_continuity.model import STATUS_WIDTH, Claim, Thread, ago, new_id, now, parse_stamp, shown, stamp
 from git_continuity.repo import Repo
@@ -308,7 +309,7 @@ def list_threads(repo: Repo, *, stream: str, statuses: list[str] | None, as_json
         for tv in threads:
             t = tv.thread
             undone = "; no longer holds" if tv.undone else ""
-            print(f"  {t.status.ljust(STATUS_WIDTH)}  {t.id}  {t.title}  ({tv.tally()}{undone})")
+            print(f"  {t.status.ljust(STATUS_WIDTH)}  {t.id}  {flat(t.title)}  ({tv.tally()}{undone})")
         if not threads:
             which = " or ".join(dict.fromkeys(statuses or []))
             print(f"No {which} threads." if which else 'No threads: git continuity thread add "…" --check HANDLE')

@@ -57,7 +57,7 @@ def signer_add(repo: Repo, *, principal: str, key: str) -> int:
     """Trust a teammate's signing key (or one of your own) for state commits read here."""
     from git_continuity import signers
 
-    parsed = _key_argument(key)
+    parsed = _key_argument(key, "trust signer add")
     if not principal or any(c.isspace() or c in "\"'#" or ord(c) < 32 for c in principal):
         raise UserError(
             f"trust signer add: {principal!r} is not a principal: an e-mail address (no spaces or quotes), as git"
@@ -73,19 +73,27 @@ def signer_add(repo: Repo, *, principal: str, key: str) -> int:
     return 0
 
 
-def _key_argument(key: str) -> str:
-    """The key as TYPE BASE64, from the text itself or a .pub file that holds it."""
+def _key_argument(key: str, command: str) -> str:
+    """The key as TYPE BASE64, from the text itself or a .pub file that holds it; ``command``
+    (``trust signer add``, ``trust signer remove``) names the command in a refusal."""
     from pathlib import Path
 
     from git_continuity import signers
 
     text = key.strip()
-    if signers.parse_key(text) is None and text.endswith(".pub") and Path(text).expanduser().is_file():
-        text = Path(text).expanduser().read_text().strip()
+    named = text.endswith(".pub") or ("/" in text and not text.startswith(("ssh-", "ecdsa-", "sk-", "key::")))
+    if signers.parse_key(text.removeprefix("key::")) is None and named:
+        file = Path(text).expanduser()
+        if not file.is_file():
+            raise UserError(f"{command}: no such file {key[:200]!r}; nothing was written")
+        try:
+            text = file.read_text().strip()
+        except (OSError, UnicodeDecodeError) as error:
+            raise UserError(f"{command}: {key[:200]!r} cannot be read ({error}); nothing was written") from None
     parsed = signers.parse_key(text.removeprefix("key::"))
     if parsed is None:
         raise UserError(
-            f"trust signer add: {key[:60]!r} is not an SSH public key; nothing was written.\n"
+            f"{command}: {key[:60]!r} is not an SSH public key; nothing was written.\n"
             "Give it as ssh-keygen writes it ('ssh-ed25519 AAAA…', quoted) or as the .pub file that holds it"
         )
     return parsed
@@ -94,7 +102,7 @@ def _key_argument(key: str) -> str:
 def signer_remove(repo: Repo, *, key: str) -> int:
     from git_continuity import signers
 
-    parsed = _key_argument(key)
+    parsed = _key_argument(key, "trust signer remove")
     gone = signers.remove(parsed)
     if not gone:
         raise UserError(f"not trusted here: {parsed[:60]}… (git continuity trust signer list shows what is)")

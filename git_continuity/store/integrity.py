@@ -15,6 +15,8 @@ is accepted once as the trust baseline, recorded in the witness and said once.
 
 from __future__ import annotations
 
+import re
+import shlex
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -153,13 +155,15 @@ def refusal(repo: Repo, ref: str, refused: Sequence[Verdict]) -> str:
 def describe(repo: Repo, verdict: Verdict) -> str:
     """One refused commit: what is wrong with its signature, and whose it says it is."""
     from git_continuity import signatures
+    from git_continuity.display import quoted
 
+    # Subject, author and time are what the writer's environment said: shown as theirs, in
+    # quotes, so that a subject cannot read as the tool's own words (#26).
     info = git.commit_info(repo, verdict.commit)
-    author = f"by {info.author}, {info.time:%Y-%m-%d %H:%M}"
-    summary = (info.message.splitlines() or [""])[0][:60]
-    from git_continuity.display import clean
-
-    said = f' ("{clean(summary)}", {clean(author)})'
+    said = (
+        f"; subject as its writer gave it: {quoted((info.message.splitlines() or [''])[0])},"
+        f" author field, not verified: {quoted(info.author)}, {info.time:%Y-%m-%d %H:%M}"
+    )
     c = verdict.commit[:7]
     if verdict.kind == signatures.UNSIGNED:
         return f"commit {c} is not signed{said}"
@@ -269,9 +273,11 @@ def admit(repo: Repo, stream: str, theirs: Oid, remote: str) -> None:
     trust = ""
     if untrusted is not None:
         author = git.commit_info(repo, untrusted.commit).author
-        email = author[author.rfind("<") + 1 : -1] if author.endswith(">") else "EMAIL"
+        email = author[author.rfind("<") + 1 : -1] if author.endswith(">") else ""
+        email = shlex.quote(email) if re.fullmatch(r"[^\s<>'\"\\]+@[^\s<>'\"\\]+", email) else "EMAIL"
         trust = (
-            f"\nIf that key is your teammate's (ask them: git continuity trust signer list), trust it and pull again:"
+            "\nIf that key is your teammate's (check it with them: git continuity trust signer list; the e-mail"
+            " is the author field's, not verified), trust it and pull again:"
             f"\n  git continuity trust signer add {email} '{untrusted.key}'"
         )
     raise Refused(
