@@ -241,3 +241,22 @@ def test_doctors_refspec_check_follows_the_branch_transport(
         "refs/continuity-remotes/origin/main"
     )
     assert [f for f in json.loads(inproc(work, "doctor", "--json").out)["findings"] if f["area"] == "refspec"] == []
+
+
+def test_a_lane_that_is_not_state_is_named_and_left_alone(daemon: Server, tmp_path: Path, inproc: Run) -> None:
+    """Anyone who can push may put a blob under refs/continuity-lanes/: the sync names it and
+    goes on (it used to fetch it five times, then blame the remote for moving)."""
+    bare, _, (a,) = seeded(tmp_path, daemon, "junk-lane", "a")
+    assert inproc(a, "init").code == 0
+    assert inproc(a, "push").code == 0
+    blob = subprocess.run(
+        ["git", "hash-object", "-w", "--stdin"], cwd=bare, input="junk\n", capture_output=True, text=True, check=True
+    ).stdout.strip()
+    git(bare, "update-ref", "refs/continuity-lanes/k-2222222222/main", blob)
+    synced = inproc(a, "sync")
+    assert (synced.code, synced.err) == (0, "")
+    assert synced.out == (
+        "From origin:\n  main: up to date\n"
+        "  ignored refs/continuity-lanes/k-2222222222/main: not continuity state (a branch of someone's: left alone)\n"
+        "To origin:\n  main: up to date\n"
+    )

@@ -40,6 +40,14 @@ def has_commit(repo: Repo, oid: Oid) -> bool:
     return obj is not None and obj.type == pygit2.GIT_OBJECT_COMMIT
 
 
+def has_object(repo: Repo, oid: Oid) -> bool:
+    """Whether the object is here, whatever its type."""
+    try:
+        return repo.git.get(oid) is not None
+    except (ValueError, pygit2.GitError):
+        return False
+
+
 def peel_to_commit(repo: Repo, oid: Oid) -> Oid | None:
     try:
         return Oid(str(repo.git[oid].peel(pygit2.Commit).id))

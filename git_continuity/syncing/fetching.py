@@ -94,10 +94,11 @@ def _sides(layout: Layout, refs: dict[str, str]) -> tuple[Side, Side, list[str]]
 
 
 def _missing(repo: Repo, *sides: Side) -> list[str]:
-    """The remote refs whose commits are not here yet."""
+    """The remote refs whose objects are not here yet (one that is not a commit is here once
+    fetched, and named by what checks it)."""
     wanted = [ref for side in sides for ref in [*side.streams.values(), *([side.notes] if side.notes else [])]]
     wanted += [(name, oid) for side in sides for name, (_, oid) in side.lanes.items()]
-    return sorted({name for name, oid in wanted if not git.has_commit(repo, oid)})
+    return sorted({name for name, oid in wanted if not git.has_object(repo, oid)})
 
 
 def _list(repo: Repo, remote: str, layout: Layout, timeout: float) -> tuple[Side, Side, list[str]]:
@@ -134,6 +135,11 @@ def _drop_foreign(repo: Repo, side: Side, found: list[str]) -> None:
     if side.notes is not None and not is_notes_commit(repo, side.notes[1]):
         found.append(side.notes[0])
         side.notes = None
+    _drop_foreign_lanes(repo, side, found)
+
+
+def _drop_foreign_lanes(repo: Repo, side: Side, found: list[str]) -> None:
+    """Keep only the lanes whose tips are state (or notes); name the others."""
     for name, (lane, oid) in list(side.lanes.items()):
         if not (is_state_commit(repo, oid) if lane.stream else is_notes_commit(repo, oid)):
             found.append(name)
@@ -147,6 +153,7 @@ def fetch(repo: Repo, remote: str, layout: Layout, timeout: float = TIMEOUT) -> 
     chosen, other = (as_refs, as_branches) if layout.transport == "refs" else (as_branches, as_refs)
     foreign: list[str] = []
     _drop_foreign(repo, as_branches, foreign)
+    _drop_foreign_lanes(repo, as_refs, foreign)
     if layout.transport == "branches":
         _refuse_rewritten(repo, remote, chosen)
     _move_tracking(repo, remote, chosen)
