@@ -117,9 +117,8 @@ def _end(code: object) -> NoReturn:
     os._exit(number)
 
 
-def _report(code: object) -> None:
-    """Say the exit code the copy ends with (as SystemExit takes it: None is 0, text is 1)."""
-    number = 0 if code is None else code if isinstance(code, int) else 1
+def _report(number: int) -> None:
+    """Say the exit code the copy ends with."""
     for connection in _client:
         _die_with_client(connection, False)  # the command is over; its last flush is not cut short
         try:  # noqa: SIM105

@@ -134,6 +134,23 @@ def witness_file(repo: Path) -> Path:
     return Path(os.environ["XDG_STATE_HOME"]) / "git-continuity" / "witness" / digest / "main.json"
 
 
+def bea_joins(remote: Path, ada: Path, tmp_path: Path, stream: str) -> tuple[Path, dict[str, str], str]:
+    """Ada starts her stream and pushes it; Bea, with her own HOME, clones it, makes her key
+    (her first write, on a stream of her own), trusts Ada's and pulls. Bea's clone, environment
+    and public key."""
+    ok(ada, "init")
+    ok(ada, "journal", "add", "Ada's own finding")
+    ok(ada, "push")
+    bea_env = user(tmp_path / "bea-home", "Bea Builder", "bea@example.com")
+    git(tmp_path, "clone", "-q", str(remote), "bea")
+    bea = tmp_path / "bea"
+    ok(bea, "init", "--stream", stream, env=bea_env)
+    ok(bea, "trust", "signer", "add", "ada@example.com", own_public(), env=bea_env)
+    ok(bea, "pull", env=bea_env)
+    key = " ".join((tmp_path / "bea-home/.config/git-continuity/signing_ed25519.pub").read_text().split()[:2])
+    return bea, bea_env, key
+
+
 def user(home: Path, name: str, email: str) -> dict[str, str]:
     """The environment of another person on the same machine: their own HOME and config."""
     home.mkdir()
