@@ -22,17 +22,20 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO, TypeVar, cast
+
+TYPE_CHECKING = False  # typing costs the loop notice's path milliseconds; mypy reads the name as true
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any, TextIO, TypeVar
+
+    Main = TypeVar("Main", bound=Callable[..., int])
 
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
 # What json.dumps(ensure_ascii=False) leaves raw (it escapes C0 itself).
 _UNSAFE_IN_JSON = re.compile(f"[\x7f-\x9f{_BIDI}]")
 LONG = 1000  # characters of one field shown before it is cut
-
-Main = TypeVar("Main", bound=Callable[..., int])
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -369,7 +372,7 @@ def cleaned_output() -> Iterator[None]:
         yield
         return
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = cast(TextIO, CleanStream(sys.stdout)), cast(TextIO, CleanStream(sys.stderr))
+    sys.stdout, sys.stderr = CleanStream(sys.stdout), CleanStream(sys.stderr)
     try:
         yield
     finally:
@@ -384,4 +387,4 @@ def cleaning(main: Main) -> Main:
         with cleaned_output():
             return main(*args, **kwargs)
 
-    return cast(Main, run)
+    return run  # type: ignore[return-value]
