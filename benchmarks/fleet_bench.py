@@ -10,7 +10,10 @@ Two runs, each through the command line in fresh processes, as agents call it:
    on its clone's lane (remote_layout), and the next sync of any clone folds it in.
 
 Prints p50/p95/max per write and per sync, the retries the syncs took, and the entries at
-the end (0 lost); exits 1 when anything was lost or failed.
+the end (0 lost); exits 1 when anything was lost or failed. Beside them, the floor of the
+same run: the machine's CPU time the run took (all processes: clients, helpers, git, the
+daemon; /proc/stat) per operation, and what that implies when every agent runs at once on
+this machine's cores: no operation can take less than CPU per operation x agents / cores.
 
     python benchmarks/fleet_bench.py [--worktrees 20] [--writes 25] [--clones 12] [--rounds 10]
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -40,6 +44,23 @@ def timed(cwd: Path, *args: str) -> tuple[float, int, str]:
     start = time.perf_counter()
     done = subprocess.run(["git", "continuity", *args], cwd=cwd, env=ENV, capture_output=True, text=True)
     return time.perf_counter() - start, done.returncode, done.stdout if done.returncode == 0 else done.stderr
+
+
+def busy() -> float:
+    """CPU seconds the whole machine has spent (every process), from /proc/stat."""
+    with open("/proc/stat") as stat:
+        fields = stat.readline().split()[1:]
+    ticks = sum(int(n) for i, n in enumerate(fields[:8]) if i not in (3, 4))  # all but idle and iowait
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def floor(cpu: float, operations: int, agents: int) -> str:
+    cores = os.cpu_count() or 1
+    per = cpu / max(1, operations)
+    return (
+        f"  floor  CPU {per * 1000:.0f} ms per operation ({cpu:.1f} s in all); {agents} agents at once on {cores}"
+        f" cores: at least {per * agents / cores * 1000:.0f} ms each"
+    )
 
 
 def spread(label: str, seconds: list[float]) -> str:
@@ -66,13 +87,14 @@ def worktrees(root: Path, count: int, writes: int) -> bool:
         return [timed(trees[w], *operation(w, n)[1]) for n in range(writes)]
 
     print(f"fleet: {count} worktrees of one repository x {writes} mixed writes at once, each a fresh process")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), busy()
     with ThreadPoolExecutor(count) as pool:
         results = [r for rs in pool.map(writer, range(count)) for r in rs]
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, busy() - cpu
     failed = [r for r in results if r[1] != 0]
     missing = applied(main, base, count, writes)
     print(spread("write", [t for t, _, _ in results]) + f"   wall {wall:.1f} s; failed {len(failed)}")
+    print(floor(cpu, len(results), count))
     lost = f"{len(missing)} lost: {'; '.join(missing[:3])}" if missing else "0 lost"
     print(f"  applied: {len(results) - len(missing)} of {len(results)} ({lost})")
     for _, code, said in failed[:3]:
@@ -108,16 +130,17 @@ def clones(root: Path, count: int, rounds: int) -> bool:
         print(
             f"fleet: {count} clones of one remote (git daemon on 127.0.0.1) x {rounds} rounds of write + sync at once"
         )
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), busy()
         with ThreadPoolExecutor(count) as pool:
             results = [r for rs in pool.map(agent, range(count)) for r in rs]
-        wall = time.perf_counter() - start
+        wall, cpu = time.perf_counter() - start, busy() - cpu
         reports = [json.loads(said) for *_, code, said in results if code == 0]
         retries = [report["retries"] for report in reports]
         landed = [report["landed"] for report in reports]
         failed = [wrote for _, code, wrote, *_ in results if code] + [said for *_, code, said in results if code]
         print(spread("write", [r[0] for r in results]))
         print(spread("sync", [r[3] for r in results]) + f"   wall {wall:.1f} s")
+        print(floor(cpu, 2 * len(results), count) + " (a write and a sync counted as one operation each)")
         print(
             f"  retries: {sum(retries)} in all, at most {max(retries, default=0)} in one sync"
             f" ({sum(1 for n in retries if n)} of {len(results)} syncs retried); failed {len(failed)}"

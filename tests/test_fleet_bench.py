@@ -29,13 +29,19 @@ def test_the_fleet_benchmark_loses_nothing_at_a_reduced_size(tmp_path: Path) -> 
         shape,
     )
     shape = re.sub(r"landed: \d+ on the shared ref, \d+ on", "landed: S on the shared ref, L on", shape)
+    shape = re.sub(
+        r"\(\d+\.\d s in all\); (\d+) agents at once on \d+ cores", r"(T in all); \1 agents at once on C cores", shape
+    )
     assert shape == (
         "fleet: 3 worktrees of one repository x 5 mixed writes at once, each a fresh process\n"
         "  write     15  p50 T  p95 T  max T   wall T; failed 0\n"
+        "  floor  CPU T per operation (T in all); 3 agents at once on C cores: at least T each\n"
         "  applied: 15 of 15 (0 lost)\n"
         "fleet: 3 clones of one remote (git daemon on 127.0.0.1) x 2 rounds of write + sync at once\n"
         "  write      6  p50 T  p95 T  max T\n"
         "  sync       6  p50 T  p95 T  max T   wall T\n"
+        "  floor  CPU T per operation (T in all); 3 agents at once on C cores: at least T each"
+        " (a write and a sync counted as one operation each)\n"
         "  retries: N in all, at most M in one sync (K of 6 syncs retried); failed 0\n"
         "  landed: S on the shared ref, L on the clone's lane (other clones pushed first)\n"
         "  entries at the end: 6 written, in each of 3 clones: 0 lost\n"
