@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 
 from git_continuity import __version__, display
-from git_continuity.cli_spec import DESCRIPTION, EPILOG, JSON, Command, Opt
+from git_continuity.cli_spec import DESCRIPTION, EPILOG, JSON, WROTE_DEST, Command, Opt
 from git_continuity.cli_table import COMMANDS
 from git_continuity.constants import env_stream
 from git_continuity.errors import NoState, UserError
@@ -208,6 +208,7 @@ def _run(args: argparse.Namespace) -> int:
     module, _, name = command.target.partition(":")
     function = getattr(importlib.import_module(module), name)
     options = {dest: getattr(args, dest) for dest in dests}
+    wrote_json = options.pop(WROTE_DEST, False)
     if command.stream:
         options["stream"] = args.stream
     if not command.repo:
@@ -216,7 +217,13 @@ def _run(args: argparse.Namespace) -> int:
     from git_continuity import repo as git
 
     _here()
-    done = function(git.open_repo(), **options)
+    repo = git.open_repo()
+    if wrote_json:
+        from git_continuity import wrote
+
+        named = next((v for k, v in options.items() if k.endswith("_id") and isinstance(v, str)), None)
+        return wrote.reported(args.stream, named, lambda: int(function(repo, **options)))
+    done = function(repo, **options)
     return done
 
 

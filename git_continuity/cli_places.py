@@ -3,7 +3,7 @@ as rows of the command table."""
 
 from __future__ import annotations
 
-from git_continuity.cli_spec import JSON, Command, opt
+from git_continuity.cli_spec import JSON, WROTE, Command, opt
 from git_continuity.constants import PLACE_ROLES as ROLES
 
 PLACE_EPILOG = """\
@@ -46,6 +46,7 @@ PLACES: tuple[Command, ...] = (
                 '  git continuity place set refs/heads/preserve/2026-11 preservation --why "the state we shipped"',
                 "git_continuity.commands.place:set_place",
                 (
+                    WROTE,
                     WHERE,
                     opt("role", choices=ROLES, metavar="ROLE", help=f"one of {', '.join(ROLES)}"),
                     opt("--why", required=True, help="why it has this role (the next session reads it)"),
@@ -64,7 +65,10 @@ PLACES: tuple[Command, ...] = (
                 "take a branch's or checkout's role away",
                 "  git continuity place clear cli-old",
                 "git_continuity.commands.place:clear_place",
-                (WHERE,),
+                (
+                    WROTE,
+                    WHERE,
+                ),
             ),
         ),
         epilog=PLACE_EPILOG,

@@ -3,7 +3,7 @@ cancelling a thread and claiming one (the rules are in planning.py)."""
 
 from __future__ import annotations
 
-from git_continuity.cli_spec import JSON, Command, opt
+from git_continuity.cli_spec import JSON, WROTE, Command, opt
 
 AFTER = opt(
     "--after",
@@ -28,6 +28,7 @@ CANCEL = Command(
     '  git continuity thread cancel t-k7m2qx --why "the old login page is being removed"',
     "git_continuity.commands.thread_cancel:cancel",
     (
+        WROTE,
         opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"),
         opt("--why", required=True, help="why the work is dropped (the next session reads it)"),
     ),
@@ -39,6 +40,7 @@ CLAIM = Command(
     "  git continuity thread claim t-k7m2qx\n  git continuity thread claim t-k7m2qx --steal",
     "git_continuity.commands.thread_claim:claim",
     (
+        WROTE,
         opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (ready lists the ones to take up)"),
         opt("--steal", action="store_true", help="take it over from the session that holds it (recorded)"),
     ),

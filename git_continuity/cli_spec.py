@@ -145,5 +145,14 @@ JSON = opt(
     action="store_true",
     help="print JSON for programs (its JSON Schema is in the package: git_continuity/schema/)",
 )
+# A write's --json: what it wrote (the state commits, the id it made) and what it said, in
+# one document (schema/write.schema.json); cli._run gives it, the command never sees it.
+WROTE_DEST = "wrote_json"
+WROTE = opt(
+    "--json",
+    dest=WROTE_DEST,
+    action="store_true",
+    help="print what was written as JSON for programs (git_continuity/schema/write.schema.json)",
+)
 ONLINE = opt("--online", action="store_true", help="ask remotes and services themselves")
 REMOTE = opt("remote", nargs="?", metavar="REMOTE", help="default: the current branch's upstream remote, else origin")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from git_continuity.cli_plan import READY
-from git_continuity.cli_spec import HANDLES, JSON, ONLINE, Command, Latest, Once, opt
+from git_continuity.cli_spec import HANDLES, JSON, ONLINE, WROTE, Command, Latest, Once, opt
 from git_continuity.cli_threads import THREAD
 
 STATE: tuple[Command, ...] = (
@@ -53,6 +53,7 @@ STATE: tuple[Command, ...] = (
                 '  git continuity objective set "Ship the login fix" --why "users are locked out since 2.3"',
                 "git_continuity.commands.objective:set_objective",
                 (
+                    WROTE,
                     opt("text", help="what this line of work is for"),
                     opt("--why", required=True, help="why the objective is this now (kept in the objective log)"),
                 ),
@@ -94,6 +95,7 @@ STATE: tuple[Command, ...] = (
                 '  git continuity blocker add "needs the staging database" --thread t-k7m2qx',
                 "git_continuity.commands.blocker:add",
                 (
+                    WROTE,
                     opt("text", help="what stops progress"),
                     opt("--thread", metavar="ID", help="the thread it holds out of the ready queue (default: none)"),
                 ),
@@ -103,7 +105,10 @@ STATE: tuple[Command, ...] = (
                 "mark a blocker as gone",
                 "  git continuity blocker done b-k7m2qx",
                 "git_continuity.commands.blocker:done",
-                (opt("blocker_id", metavar="id", help="the blocker, e.g. b-k7m2qx (blocker list shows the ids)"),),
+                (
+                    WROTE,
+                    opt("blocker_id", metavar="id", help="the blocker, e.g. b-k7m2qx (blocker list shows the ids)"),
+                ),
             ),
             Command(
                 "list",
@@ -129,6 +134,7 @@ STATE: tuple[Command, ...] = (
                 '  git continuity claim add "config moved" --check file:conf/app.toml@HEAD',
                 "git_continuity.commands.claim:add",
                 (
+                    WROTE,
                     opt("text", help="the statement, as the next session should read it"),
                     opt(
                         "--check",
@@ -147,6 +153,7 @@ STATE: tuple[Command, ...] = (
                 '  git continuity claim retract c-k7m2qx --why "superseded by the rebased fix (c-5qh5qd)"',
                 "git_continuity.commands.claim:retract",
                 (
+                    WROTE,
                     opt("claim_id", metavar="id", help="the claim, e.g. c-k7m2qx (claim list shows the ids)"),
                     opt("--why", required=True, help="why it is withdrawn (kept in the journal)"),
                 ),
@@ -254,6 +261,7 @@ STATE: tuple[Command, ...] = (
                 '  git continuity journal add --kind decision "tokens live in the keyring, never in files"',
                 "git_continuity.commands.journal:add",
                 (
+                    WROTE,
                     opt("text", help="the entry: what was done, learned or tried"),
                     opt(
                         "--kind",

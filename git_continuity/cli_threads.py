@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from git_continuity.cli_plan import AFTER, CANCEL, CLAIM, PRIORITY
-from git_continuity.cli_spec import JSON, ONLINE, Command, Offered, opt
+from git_continuity.cli_spec import JSON, ONLINE, WROTE, Command, Offered, opt
 
 BUDGET = opt(
     "--budget",
@@ -26,6 +26,7 @@ THREAD = Command(
             "--check 'cmd:python -m pytest -q'",
             "git_continuity.commands.thread:add",
             (
+                WROTE,
                 opt("title", help="what the piece of work is, in a few words"),
                 opt(
                     "--check",
@@ -50,6 +51,7 @@ THREAD = Command(
             "  git continuity thread set t-k7m2qx --after t-m3p9qa --priority 1",
             "git_continuity.commands.thread:set_status",
             (
+                WROTE,
                 opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"),
                 # done is accepted only to be refused with the way to close (thread close).
                 opt(
@@ -78,6 +80,7 @@ THREAD = Command(
             '  git continuity thread close t-k7m2qx --accept-withdrawn "the tag moved to the next release"',
             "git_continuity.commands.thread:close",
             (
+                WROTE,
                 opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"),
                 ONLINE,
                 opt(
@@ -96,7 +99,10 @@ THREAD = Command(
             "reopen a done thread (one that no longer holds, or was closed too early)",
             "  git continuity thread reopen t-k7m2qx",
             "git_continuity.commands.thread:reopen",
-            (opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"),),
+            (
+                WROTE,
+                opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"),
+            ),
         ),
         Command(
             "list",

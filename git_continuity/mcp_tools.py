@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from git_continuity.cli_spec import Command
+from git_continuity.cli_spec import WROTE_DEST, Command
 from git_continuity.errors import UserError
 from git_continuity.repo import Repo
 
@@ -289,7 +289,8 @@ def _defaults(command: Command) -> dict[str, Any]:
     _, dests = parser.get_default(cli.LEAF)
     # A positional of nargs="*" left out parses as [], not as its default (argparse's rule).
     many = {a.dest for a in parser._actions if not a.option_strings and a.nargs == "*" and a.default is None}
-    return {dest: [] if dest in many else parser.get_default(dest) for dest in dests}
+    # A write's --json is the command line's (wrote.py); a tool answers with the command's text.
+    return {dest: [] if dest in many else parser.get_default(dest) for dest in dests if dest != WROTE_DEST}
 
 
 def call(repo: Repo, stream: str, tool: Tool, arguments: dict[str, Any]) -> Answer:

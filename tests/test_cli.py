@@ -18,7 +18,7 @@ import pytest
 from conftest import Ran
 
 from git_continuity import cli, commands
-from git_continuity.cli_spec import Command
+from git_continuity.cli_spec import WROTE_DEST, Command
 from git_continuity.cli_table import COMMANDS
 
 Run = Callable[..., Ran]
@@ -58,8 +58,35 @@ def test_every_command_dispatches_to_a_function_taking_its_options(
     if command.repo:
         assert params[0].name == "repo" and params[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
         params = params[1:]
-    assert sorted(p.name for p in params) == sorted([*dests, *(["stream"] if command.stream else [])])
+    given = [d for d in dests if d != WROTE_DEST]  # a write's --json is the door's (wrote.py)
+    assert sorted(p.name for p in params) == sorted([*given, *(["stream"] if command.stream else [])])
     assert all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)
+
+
+WRITES = (
+    "objective set",
+    "blocker add",
+    "blocker done",
+    "claim add",
+    "claim retract",
+    "thread add",
+    "thread set",
+    "thread cancel",
+    "thread claim",
+    "thread close",
+    "thread reopen",
+    "journal add",
+    "place set",
+    "place clear",
+)
+
+
+def test_the_writes_answer_json_with_what_they_wrote() -> None:
+    """Every write that makes an entry or changes one offers --json (wrote.py); the readers
+    have --json of their own (cli_spec.JSON), and no command has both."""
+    writes = [" ".join(path) for path, _, dests in ALL_LEAVES if WROTE_DEST in dests]
+    assert writes == list(WRITES)
+    assert not [path for path, _, dests in ALL_LEAVES if WROTE_DEST in dests and "as_json" in dests]
 
 
 def test_the_leaves_are_the_tables_commands() -> None:
@@ -158,7 +185,7 @@ def test_only_the_chosen_commands_parser_is_built() -> None:
     command, dests = getattr(args, cli.LEAF)
     assert (command.target, dests, args.thread_id, args.online) == (
         "git_continuity.commands.thread:close",
-        ("thread_id", "online", "accept_withdrawn"),
+        ("wrote_json", "thread_id", "online", "accept_withdrawn"),
         "t-k7m2qx",
         True,
     )

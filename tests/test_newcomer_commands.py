@@ -326,7 +326,7 @@ def test_thread_set_does_not_offer_done_but_says_how_to_close(
 ) -> None:
     monkeypatch.setenv("COLUMNS", "200")
     assert help_of(["thread", "set"], capsys).splitlines()[0] == (
-        "usage: git continuity thread set [-h] [--stream STREAM] [--budget attempts=N,sessions=N,time=8h] "
+        "usage: git continuity thread set [-h] [--stream STREAM] [--json] [--budget attempts=N,sessions=N,time=8h] "
         "[--after ID] [--no-after ID] [--priority 0..4] id [{open,watching,blocked,waiting}]"
     )
     thread = said(ok(inproc, started, "thread", "add", "Ship the fix"))

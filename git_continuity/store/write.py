@@ -6,7 +6,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,27 @@ from git_continuity.store.state import KINDS, ROOT, Snapshot, good, ref_name, re
 
 if TYPE_CHECKING:
     from git_continuity.attempts import Attempt
+
+
+_recording = threading.local()  # per thread: the MCP server runs tool calls in threads of their own
+
+
+@dataclass(frozen=True)
+class Written:
+    stream: str
+    commit: Oid
+    subject: str  # the commit message's first line: "journal add j-k7m2qx: …"
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[Written]]:
+    """The state commits this thread's writes make while it lasts (what a write's --json says)."""
+    made: list[Written] = []
+    _recording.made = made
+    try:
+        yield made
+    finally:
+        _recording.made = None
 
 
 def entry_bytes(entry: Any) -> bytes:
@@ -241,4 +263,7 @@ def update(
     if moved:
         after.cache.save()
         remember_active(after)
+        made: list[Written] | None = getattr(_recording, "made", None)
+        if made is not None and after.commit is not None:
+            made.append(Written(stream, after.commit, git.commit_info(repo, after.commit).message.split("\n", 1)[0]))
     return after
