@@ -164,7 +164,8 @@ def duration_text(span: timedelta) -> str:
     return f"{seconds}s"
 
 
-DURATION = re.compile(r"^(\d+)(s|m|h|d)$")  # as policy.duration reads them (this floor is below it)
+# At most five digits a unit (99999d is 273 years): a date that far from now is still a date.
+DURATION = re.compile(r"^(\d{1,5})(s|m|h|d)$")
 
 
 def duration(text: str) -> timedelta:
@@ -190,7 +191,9 @@ def parse_budget(text: str, where: str = "--budget") -> Budget:
             try:
                 span = duration(value)
             except ValueError:
-                raise UserError(f"{where}: time={value} is not a duration such as 30m, 8h or 2d") from None
+                raise UserError(
+                    f"{where}: time={value} is not a duration such as 30m, 8h or 2d (at most 99999 of a unit)"
+                ) from None
             if not span:
                 raise UserError(f"{where}: time={value} is no time at all; a budget is 1 or more")
             found[key] = span

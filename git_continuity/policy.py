@@ -33,10 +33,11 @@ from git_continuity import display, schema
 from git_continuity.errors import UserError
 
 FILE = ".continuity.yaml"
-DURATION = re.compile(r"^(\d+)(s|m|h|d)$")
-UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 LIFESPANS: dict[str, timedelta | None] = {"decision": None, "finding": timedelta(days=30), "note": timedelta(days=7)}
-LIFESPAN_HINT = "give a duration such as 12h, 7d or 30d, or never"
+# At most five digits a unit (99999d is 273 years): a date that far from now is still a date.
+DURATION = re.compile(r"^(\d{1,5})(s|m|h|d)$")  # attempts.DURATION too (a write imports no attempts)
+UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+LIFESPAN_HINT = "give a duration such as 12h, 7d or 30d, at most 99999 of a unit, or never"
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,7 @@ FORMS = {
     r"^[0-9a-f]{40,64}$": "a full object id, 40 or 64 hexadecimal digits",
     r"^[a-z][a-z0-9-]*:": "a handle, scheme:address, e.g. commit:HEAD",
     r"^(@[a-z0-9][a-z0-9_-]{0,31}:)?[a-z][a-z0-9-]*:": "a handle, scheme:address, e.g. commit:HEAD",
-    r"^\d+(s|m|h|d)$": "a whole number and a unit, s, m, h or d: 90s, 10m, 8h, 2d",
+    r"^\d{1,5}(s|m|h|d)$": "a whole number and a unit, s, m, h or d: 90s, 10m, 8h, 2d; at most 99999",
     r"^[^\u0000-\u001f\u007f]{1,64}$": "1 to 64 characters, none of them a control character",
 }
 

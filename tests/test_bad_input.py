@@ -318,6 +318,10 @@ def test_verify_with_an_unknown_claim_id(started: Path, inproc: Run) -> None:
         (("journal", "-n", "0"), "-n takes a whole number of entries, 1 or more"),
         (("journal", "-n", "-3"), "-n takes a whole number of entries, 1 or more"),
         (("log", "-n", "0"), "-n takes a whole number of changes, 1 or more"),
+        (
+            ("thread", "add", "y", "--budget", "time=99999999999999999999h"),
+            "--budget: time=99999999999999999999h is not a duration such as 30m, 8h or 2d (at most 99999 of a unit)",
+        ),
     ],
 )
 def test_empty_or_out_of_range_arguments(started: Path, inproc: Run, args: tuple[str, ...], message: str) -> None:

@@ -278,12 +278,12 @@ def test_state_from_another_clone_never_runs_its_commands_here(gc: Cli, remote_a
         (
             "cmd_timeout: 5 minutes\n",
             "line 1: cmd_timeout: '5 minutes' is not in the expected form"
-            " (a whole number and a unit, s, m, h or d: 90s, 10m, 8h, 2d)",
+            " (a whole number and a unit, s, m, h or d: 90s, 10m, 8h, 2d; at most 99999)",
         ),
         (
             "evidence_max_age:\n  default: 24h\n  cmd: soon\n",
             "line 3: evidence_max_age.cmd: 'soon' is not in the expected form"
-            " (a whole number and a unit, s, m, h or d: 90s, 10m, 8h, 2d)",
+            " (a whole number and a unit, s, m, h or d: 90s, 10m, 8h, 2d; at most 99999)",
         ),
     ],
     ids=["invalid-yaml", "unknown-key", "bad-duration", "bad-nested-value"],

@@ -118,6 +118,7 @@ def test_log(started: Path, inproc: Run) -> None:
     ]
     assert ok(inproc, started, "log").out == "".join(expected)
     assert ok(inproc, started, "log", "-n", "2").out == "".join(expected[:2])
+    assert ok(inproc, started, "log", "-n", "99999999999999999999").out == "".join(expected)  # past any length: all
 
     data = json.loads(ok(inproc, started, "log", "--json").out)
     assert data == {

@@ -210,7 +210,7 @@ def test_a_value_not_in_its_form_is_told_the_form(
     assert (ran.code, ran.err) == (
         2,
         f"git-continuity: error: {started / '.continuity.yaml'} line 1: cmd_timeout: 'forever' is not in the"
-        " expected form (a whole number and a unit, s, m, h or d: 90s, 10m, 8h, 2d)\n",
+        " expected form (a whole number and a unit, s, m, h or d: 90s, 10m, 8h, 2d; at most 99999)\n",
     )
     (started / ".continuity.yaml").unlink()
     ok(inproc, started, "blocker", "add", "waiting on the vendor")

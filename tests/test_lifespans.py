@@ -176,12 +176,12 @@ def test_the_policy_sets_the_lifespans(gc: conftest.Cli, started: Path) -> None:
         (
             "lifespans:\n  note: 7 days\n",
             "line 2: lifespans.note: '7 days' is not in the expected form (give a duration such as 12h, 7d or 30d, "
-            "or never)",
+            "at most 99999 of a unit, or never)",
         ),
         (
             "stalled: {attempts: 3}\nlifespans: {finding: 0d}\n",
             "line 2: lifespans.finding: '0d' is not in the expected form (give a duration such as 12h, 7d or 30d, "
-            "or never)",
+            "at most 99999 of a unit, or never)",
         ),
         (
             "lifespans:\n  idea: 3d\n",

@@ -23,8 +23,14 @@ TAIL = (
             "line 2: not valid YAML: expected ',' or ']', but got ':'",
         ),
         ("stalled: {attempts: many}\n", "line 1: stalled.attempts: 'many' is not of type 'integer'"),
+        (
+            # a duration past any date (it crashed every read, and the agents' hooks with them)
+            "lifespans:\n  note: 99999999999999999999d\n",
+            "line 2: lifespans.note: '99999999999999999999d' is not in the expected form (give a duration such"
+            " as 12h, 7d or 30d, at most 99999 of a unit, or never)",
+        ),
     ],
-    ids=["yaml", "schema"],
+    ids=["yaml", "schema", "huge"],
 )
 def test_reads_go_on_with_defaults_and_name_the_line(repo: Path, text: str, said: str) -> None:
     assert cont(repo, "init").code == 0

@@ -188,7 +188,7 @@ def test_a_policy_is_parsed_and_checked_once_for_each_content(repo: Path, monkey
         2,
         "",
         f"git-continuity: error: {policy} line 1: lifespans.finding: 'soon' is not in the expected form"
-        " (give a duration such as 12h, 7d or 30d, or never)\n",
+        " (give a duration such as 12h, 7d or 30d, at most 99999 of a unit, or never)\n",
     )
     policy.write_text("lifespans: {finding: 3d}\n")
     assert imported(repo, *add, watched=parsers) == []

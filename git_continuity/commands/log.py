@@ -18,7 +18,10 @@ def log(repo: Repo, *, stream: str, count: int | None, as_json: bool) -> int:
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
     assert snap.commit is not None
-    commits = list(islice(git.first_parent_log(repo, snap.commit), count))
+    # A count past any history's length is all of it (islice takes no more than sys.maxsize).
+    commits = list(
+        islice(git.first_parent_log(repo, snap.commit), None if count is None or count >= sys.maxsize else count)
+    )
     last = commits[-1]
     broken = (
         f"{snap.ref}: its history is cut: commit {last.oid[:7]} names a parent {last.parents[0][:7]} that is missing"
