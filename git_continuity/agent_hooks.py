@@ -129,8 +129,16 @@ def _run(agent: str, action: str, data: dict[str, Any], where: str) -> int:
         return _handoff(repo, stream, agent_session, action, plain)
     except UserError as error:
         said = str(error).splitlines()[0]
+        if action == "stop":
+            from git_continuity import stop_gate
+
+            active = bool(data.get("stop_hook_active"))
+            return _answer(stop_gate.unreadable(repo, agent_session, active, str(error)))
         if action == "session-start":
-            return _answer(_context(f"git-continuity could not orient this session: {error}"))
+            from git_continuity.stop_gate import for_agent
+
+            told = for_agent(str(error))
+            return _answer(_context(f"git-continuity could not orient this session: {told}\nTell the user first."))
         if plain:
             return _plain(f"git-continuity could not record a handoff before this compaction: {said}")
         return _answer({"systemMessage": f"git-continuity: {said}"})

@@ -155,6 +155,41 @@ def answer(repo: Any, stream: str, agent_session: str | None, active: bool) -> d
     return {"decision": "block", "reason": reason}
 
 
+# The fixes a refusal offers (accept, put back, trust a key) are the user's to choose, not the agent's.
+_USERS_TO_CHOOSE = ("doctor --accept", "trust signer add", "Put it back:", "gives it back:")
+
+
+def for_agent(error: str) -> str:
+    """A refusal to read the state as an agent is told it: what happened, without the fixes
+    that would let the agent move past it on its own, and who decides."""
+    kept = [line for line in error.splitlines() if not any(fix in line for fix in _USERS_TO_CHOOSE)]
+    return (
+        "\n".join(kept).rstrip(":")
+        + "\nWhat to accept or put back is the user's decision (git continuity doctor shows them the state and"
+        " the fixes): do not accept, restore or rewrite the state yourself."
+    )
+
+
+def unreadable(repo: Any, agent_session: str | None, active: bool, error: str) -> dict[str, Any]:
+    """The Stop gate's answer when the state cannot be read (a refused signature or witness, a
+    malformed state): it cannot judge the stop, so it fails closed once, holding the agent to
+    tell the user, and lets go at the next stop, saying so where the user reads it."""
+    path = _stop_file(repo)
+    if _blocks(path, agent_session, active):
+        _keep(path, agent_session, 0)
+        first = error.splitlines()[0].rstrip(":")
+        said = f"git-continuity: the agent stopped while the closure gate could not read the state: {first}"
+        print(said, file=sys.stderr)  # a headless run shows no systemMessage
+        return {"systemMessage": said}
+    _keep(path, agent_session, 1)
+    return {
+        "decision": "block",
+        "reason": "git-continuity: the closure gate cannot judge this stop: "
+        + for_agent(error)
+        + "\nTell the user in your answer what happened to the state, then stop.",
+    }
+
+
 def _let_go(repo: Any, stream: str, ids: list[str], blocks: int) -> None:
     """Record that a session ended on unverified threads, for the next brief to lead with."""
     from git_continuity import session, store

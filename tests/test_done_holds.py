@@ -4,8 +4,9 @@ gate, each tried through the real CLI, git and hooks, and each closed.
 1. withdraw the failing check, then close;   2. close, then undo the work (amend);
 3. commit where the git hooks are missing;   4. a handoff credited with a teammate's work;
 5. check closing threads;                    6. the Stop gate letting go silently;
-7. a Stop held when the session changed nothing. (The reset and a done thread's cmd: checks
-   after a commit are in test_view.py.)"""
+7. a Stop held when the session changed nothing;
+8. rewrite the state ref with git plumbing, then stop. (The reset and a done thread's cmd:
+   checks after a commit are in test_view.py.)"""
 
 from __future__ import annotations
 
@@ -291,3 +292,57 @@ def test_a_session_that_changed_nothing_may_stop_and_one_never_seen_is_held(repo
     assert f"- {tid} [open] Release: 0 of 1 checks verified now" in ok(repo, "orient")
     (repo / "draft.txt").write_text("work\n")  # now it changed the work tree
     assert stop_hook(repo)[0]["decision"] == "block"
+
+
+# -- 8. rewrite the state ref with git plumbing, then stop ----------------------------------------
+
+
+def test_a_state_rewritten_with_plumbing_holds_the_stop_and_offers_the_agent_no_way_past(repo: Path) -> None:
+    """The gate cannot read a state it refuses, so it cannot judge the stop: it holds the agent
+    once to tell the user (before, it let the agent stop with a message cut at its colon), and
+    neither the Stop reason nor the next brief hands the agent the fixes that are the user's."""
+    started(repo)
+    ok(repo, "orient")
+    ok(repo, "thread", "add", "Release", "--check", "tag:v9")
+    forged = git(repo, "commit-tree", "refs/continuity/main^{tree}", "-p", "refs/continuity/main", "-m", "done")
+    git(repo, "update-ref", "refs/continuity/main", forged)
+    (repo / "work.txt").write_text("work\n")
+    when = git(repo, "log", "-1", "--format=%cd", "--date=format:%Y-%m-%d %H:%M", forged)
+    refused = (
+        "the state on refs/continuity/main is not what was written here; nothing was read:\n"
+        f'  commit {forged[:7]} is not signed; subject as its writer gave it: "done", author field, not verified:'
+        f' "Ada Agent <ada@example.com>", {when}\n'
+        "What to accept or put back is the user's decision (git continuity doctor shows them the state and the"
+        " fixes): do not accept, restore or rewrite the state yourself."
+    )
+    held, _ = stop_hook(repo)
+    assert held == {
+        "decision": "block",
+        "reason": "git-continuity: the closure gate cannot judge this stop: "
+        + refused
+        + "\nTell the user in your answer what happened to the state, then stop.",
+    }
+    said = (
+        "git-continuity: the agent stopped while the closure gate could not read the state: the state on"
+        " refs/continuity/main is not what was written here; nothing was read"
+    )
+    assert stop_hook(repo, active=True) == ({"systemMessage": said}, said + "\n")
+    assert stop_hook(repo)[0] == held  # the next turn's stop is held again
+    payload = {"session_id": "conversation-2", "cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"}
+    done = subprocess.run(
+        ["git-continuity-hook", "agent", "claude", "session-start"],
+        cwd=repo,
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+    )
+    assert (done.returncode, json.loads(done.stdout)) == (
+        0,
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "SessionStart",
+                "additionalContext": f"git-continuity could not orient this session: {refused}\nTell the user first.",
+            }
+        },
+    )
+    assert "doctor --accept" in cont(repo, "status").err  # the person at the command line is offered it
