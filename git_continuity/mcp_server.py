@@ -15,6 +15,8 @@ from urllib.parse import unquote, urlparse
 from git_continuity import __version__
 from git_continuity.errors import UserError
 from git_continuity.repo import Repo
+from git_continuity.stop_gate import for_agent
+from git_continuity.store.integrity import Refused
 
 INSTRUCTIONS = "Call orient first; record facts with claim_add and a handle; call check before saying done."
 
@@ -112,6 +114,8 @@ async def _serve(stream: str, fixed: Path | None) -> None:
             answer = await anyio.to_thread.run_sync(run)
         except UserError as error:
             message = await anyio.to_thread.run_sync(cli.explained, error)
+            if isinstance(error, Refused):  # the fixes are the user's: an agent is told who decides
+                message = for_agent(message)
             return types.CallToolResult(content=[types.TextContent(type="text", text=clean(message))], is_error=True)
         # A refusal (thread_close of a thread that does not verify, check with work open) is a
         # tool error carrying what the command said; a read's exit 1 (a claim contradicted) is an answer.

@@ -238,6 +238,20 @@ def test_a_refusal_is_a_tool_error_with_the_commands_words(started: Path) -> Non
     assert checking.is_error and text(checking).startswith("Not done: 1 open thread")
 
 
+def test_a_state_rewritten_with_plumbing_is_a_tool_error_that_leaves_the_fixes_to_the_user(started: Path) -> None:
+    forged = git(started, "commit-tree", "refs/continuity/main^{tree}", "-p", "refs/continuity/main", "-m", "done")
+    git(started, "update-ref", "refs/continuity/main", forged)
+    (oriented,) = calls(started, [("orient", {})], "--repo", str(started))
+    assert oriented.is_error and oriented.structured_content is None
+    said = text(oriented)
+    assert said.startswith("the state on refs/continuity/main is not what was written here; nothing was read:\n")
+    assert "doctor --accept" not in said and "doctor --accept" in cont(started, "status").err
+    assert said.endswith(
+        "What to accept or put back is the user's decision (git continuity doctor shows them the state and the"
+        " fixes): do not accept, restore or rewrite the state yourself."
+    )
+
+
 def test_text_from_the_state_is_escaped_as_on_the_command_line(started: Path) -> None:
     assert cont(started, "next", "ring \x07 the \x1b[31mbell").code == 0
     (read,) = calls(started, [("next", {})], "--repo", str(started))
