@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 import io
-import json
 import sys
 import threading
 from collections.abc import Callable
@@ -329,38 +328,10 @@ def call(repo: Repo, stream: str, tool: Tool, arguments: dict[str, Any]) -> Answ
 
 
 def summary(tool: Tool, document: dict[str, Any], code: int) -> str:
-    """The short text beside a JSON document: the line a model needs to decide what next."""
-    if tool.name == "status":
-        counts = ", ".join(f"{n} {state}" for state, n in document["counts"].items() if n) or "no claims"
-        objective = (document.get("objective") or {}).get("text") or "none"
-        open_threads = sum(1 for t in document["threads"] if t["status"] != "done")
-        said = f"stream {document['stream']}: objective {objective}; claims: {counts}; {open_threads} open threads"
-        said += f"; {len(document['blockers'])} blockers; next: {document['next_action'] or 'none'}"
-    elif tool.name == "check":
-        said = document.get("message") or ("ok" if document["ok"] else "not ok")
-        failing = [f"{t['id']}: {t['reason']}" for t in document["threads"] if not t["ok"]]
-        said = "\n".join([said, *failing])
-    elif tool.name == "verify":
-        said = "; ".join(f"{c['id']} {c['state']}: {c.get('observed') or ''}".strip() for c in document["claims"])
-        said = said or "no claims"
-    elif tool.name == "thread_list":
-        said = "\n".join(f"{t['id']} {t['status']}: {t['title']}" for t in document["threads"]) or "no threads"
-    elif tool.name == "progress":
-        lines = [
-            f"{t['id']} {t['status']}: {len(t['attempts'])} attempts, {'stalled' if t['stalled'] else 'not stalled'}"
-            for t in document["threads"]
-        ]
-        said = "\n".join(lines) or "no threads"
-    elif tool.name == "ready":
-        said = "\n".join(f"{t['id']} P{t['priority']}: {t['title']}" for t in document["ready"]) or "nothing ready"
-    elif tool.name == "next":
-        said = f"next: {document['next_action'] or 'none'}"
-    else:
-        said = json.dumps(document, ensure_ascii=False)
-    problems = document.get("problems") or []
-    if problems:
-        said += "\nproblems:\n" + "\n".join(f"  {p}" for p in problems)
-    return said + (f"\n(exit {code})" if code else "")
+    """The short text beside a JSON document (mcp_summary.py): what a model reads."""
+    from git_continuity import mcp_summary
+
+    return mcp_summary.summary(tool.name, document, code)
 
 
 def check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:

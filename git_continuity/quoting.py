@@ -42,16 +42,34 @@ class Quoted:
 
     def lines(self) -> list[str]:
         """The brief's header line saying what was left out, and how to see it."""
-        if not self.left_out:
-            return []
-        parts = [f"{x['count']} {x['what']} ({x['see']})" for x in self.left_out]
-        return ["Left out, not signed by a key trusted here: " + "; ".join(parts) + "."]
+        return left_out_lines(self.left_out)
+
+
+def left_out_lines(left_out: list[dict[str, Any]]) -> list[str]:
+    """The line saying what was left out ({"what", "count", "see"} each), and how to see it."""
+    if not left_out:
+        return []
+    parts = [f"{x['count']} {x['what']} ({x['see']})" for x in left_out]
+    return ["Left out, not signed by a key trusted here: " + "; ".join(parts) + "."]
+
+
+def counted(gone: dict[str, int]) -> list[dict[str, Any]]:
+    """How many of each kind (an entry id's prefix, or a packet field) were left out, in KINDS' order."""
+    found = []
+    for prefix, (one, many, see) in KINDS.items():
+        if count := gone.get(prefix, 0):
+            found.append({"what": one if count == 1 else many, "count": count, "see": see})
+    return found
 
 
 def header(author: authorship.Author) -> str:
     """The line a quoted block starts with: whose key signed it, and what it is."""
-    who = clean(author.principals or "a trusted key")
-    return f"> Quoted, signed by {who} (key {author.fingerprint}, trusted here); {NOTICE}:"
+    return header_of(author.principals, author.fingerprint)
+
+
+def header_of(email: str | None, key: str | None) -> str:
+    who = clean(email or "a trusted key")
+    return f"> Quoted, signed by {who} (key {key}, trusted here); {NOTICE}:"
 
 
 def block(item: Item, author: authorship.Author) -> Item:
@@ -115,9 +133,4 @@ def quote(repo: Repo, stream: str, tip: Oid, sections: list[Section]) -> Quoted:
         if s.key == "journal":  # "Journal (latest 5 of 9)" counts what it shows
             title = re.sub(r"latest \d+ of", f"latest {len(items)} of", title)
         out.append(replace(s, title=title, items=items, group=group))
-    left_out = []
-    for prefix, (one, many, see) in KINDS.items():
-        count = len(gone.get(prefix, ()))
-        if count:
-            left_out.append({"what": one if count == 1 else many, "count": count, "see": see})
-    return Quoted(out, left_out)
+    return Quoted(out, counted({prefix: len(ids) for prefix, ids in gone.items()}))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -52,11 +52,15 @@ def taken() -> Iterator[list[dict[str, Any]]]:
         _taking.documents = None
 
 
-def emit_json(schema_name: str, document: dict[str, Any]) -> None:
-    """Print a --json document. GIT_CONTINUITY_CHECK_JSON=1 (the tests set it) validates it
-    against its published schema first."""
+def emit_json(
+    schema_name: str, document: dict[str, Any], mark: Callable[[dict[str, Any]], object] | None = None
+) -> None:
+    """Print a --json document, ``mark`` (signed_items.marker) first putting on it who signed
+    what. GIT_CONTINUITY_CHECK_JSON=1 (the tests set it) validates it against its schema."""
     import os
 
+    if mark is not None:
+        mark(document)
     if os.environ.get(ENV_CHECK_JSON):
         from git_continuity import schema
 
@@ -199,10 +203,11 @@ def repository(a: Assessed) -> str | None:
     return a.claim.handle[1:].split(":", 1)[0] if a.claim.handle and a.claim.handle.startswith("@") else None
 
 
-def claim_lines(assessed: Sequence[Assessed], indent: str = "  ") -> list[str]:
+def claim_lines(assessed: Sequence[Assessed], indent: str = "  ", signed: Mapping[str, str] | None = None) -> list[str]:
     """Each claim: its state, id, text, handle and what was observed. Checks that span
     repositories are one table with the repository first (``here``: this one). ``indent``
-    starts each line (a thread's checks sit deeper), so long text folds under its column."""
+    starts each line (a thread's checks sit deeper), so long text folds under its column;
+    ``signed`` goes before the text of a claim another person wrote (status_text)."""
     lines = []
     width = max((len(a.derived.state) for a in assessed), default=0)
     spans: list[str] = []
@@ -226,7 +231,8 @@ def claim_lines(assessed: Sequence[Assessed], indent: str = "  ") -> list[str]:
         state = painted.get(derived.state)
         if state is None:
             state = painted[derived.state] = paint(derived.state.ljust(width), derived.state)
-        put(f"{indent}{where}{state}  {c.id}  ", flat(c.text))
+        text = flat(c.text)
+        put(f"{indent}{where}{state}  {c.id}  ", signed[c.id] + text if signed and c.id in signed else text)
         if c.handle and c.handle != c.text:
             put(pad, abbreviate(c.handle))
         put(pad, derived.observed)
@@ -274,9 +280,10 @@ def status_text(
     conflicts: Sequence[ConflictRecord] = (),
     signed: Mapping[str, str] | None = None,
 ) -> str:
-    """status as text; ``signed`` names the signer of each shown journal entry another
-    person wrote ("": no key trusted here), so their lines cannot pass for this user's."""
-    out = [f"stream {stream}  ({ref_line})"]
+    """status as text; ``signed`` is what goes before each shown item (claim, thread,
+    blocker, journal entry) another person wrote (signed_items.label), so their lines cannot
+    pass for this user's."""
+    out, signed = [f"stream {stream}  ({ref_line})"], signed or {}
     for index, s in enumerate(standings):
         out.append(("Sync       " if index == 0 else " " * 11) + standing_text(s))
     out.append("")
@@ -290,14 +297,17 @@ def status_text(
         out.append(hang("  why      ", cut(flat(objective.why), STATUS_WHOLE)))
         earlier = objective_changes - 1
         log = f"; {earlier} earlier: git continuity objective log" if earlier > 0 else ""
-        out.append(f"  set      {_when(objective.set_at, at)} by {objective.set_by}{log}")
+        by = f"{objective.set_by} {signed.get('objective', '').strip()}".rstrip()  # the name is the writer's to give
+        out.append(f"  set      {_when(objective.set_at, at)} by {by}{log}")
     if packet is not None:
         by_id = {tv.thread.id: tv.thread for tv in threads}
         first = planning.next_or_ready(packet.next_action, by_id, packet.blockers)
-        out.append(hang("Next       ", cut(flat(first), STATUS_WHOLE)))
+        mark = signed.get("next_action", "") if packet.next_action else ""
+        out.append(hang(f"Next       {mark}", cut(flat(first), STATUS_WHOLE)))
         blockers = packet.open_blockers()
         out += ["", f"Blockers ({len(blockers)} open)"]
-        out += [hang(f"  {b.id}  ", cut(flat(b.text), STATUS_WHOLE)) for b in blockers] or ["  none"]
+        out += [hang(f"  {b.id}  {signed.get(b.id, '')}", cut(flat(b.text), STATUS_WHOLE)) for b in blockers]
+        out += [] if blockers else ["  none"]
     if conflicts:
         out += ["", f"Conflicts ({len(conflicts)} to look at; git continuity conflict dismiss ID once looked at)"]
         out += conflict_lines(conflicts)
@@ -310,7 +320,7 @@ def status_text(
             thread, checks = tv.thread, tv.checks
             closed = f"; closed by {thread.closed_by[:7]}" if thread.closed_by else ""
             title = f"{cut(flat(thread.title), STATUS_WHOLE)}  ({tv.tally()}{closed})"
-            out.append(hang(f"  {thread.status.ljust(STATUS_WIDTH)}  {thread.id}  ", title))
+            out.append(hang(f"  {thread.status.ljust(STATUS_WIDTH)}  {thread.id}  {signed.get(thread.id, '')}", title))
             if tv.undone:
                 out.append(hang("    ", f"no longer holds: {tv.undone}"))
             out += [hang("    ", line) for line in withdrawn_lines(tv)]
@@ -321,21 +331,20 @@ def status_text(
             if (why := planning.cancelled_why(thread)) is not None:
                 out.append(hang("    why: ", cut(flat(why), STATUS_WHOLE)))
             elif thread.status != "done" or tv.verified < len(checks):
-                out += claim_lines(checks, indent="      ")
+                out += claim_lines(checks, indent="      ", signed=signed)
     loose = [a for a in assessed if a.claim.thread is None]
     tally = counts(loose)
     summary = ", ".join(f"{n} {s}" for s, n in tally.items() if n)
     checks_note = "; thread checks are under their thread" if len(loose) < len(assessed) else ""
     out += ["", f"Claims ({summary or 'none'}{checks_note}; states derived now, not stored)"]
-    out += claim_lines(loose) or (
+    out += claim_lines(loose, signed=signed) or (
         ["  (all are thread checks, shown above)"]
         if assessed
         else ['  none: git continuity claim add "…" --check HANDLE']
     )
     how_many = f"latest {len(journal)} of {journal_total}" if journal_total > len(journal) else str(journal_total)
     out += ["", f"Journal ({how_many}: git continuity journal)"]
-    signed = signed or {}
-    out += [hang(f"  {shown(e.at)}  {_signer(signed, e.id)}", cut(flat(e.text), JOURNAL_WHOLE)) for e in journal] or [
+    out += [hang(f"  {shown(e.at)}  {signed.get(e.id, '')}", cut(flat(e.text), JOURNAL_WHOLE)) for e in journal] or [
         "  empty"
     ]
     if warnings:
@@ -344,12 +353,6 @@ def status_text(
         out += ["", paint("Problems (this state is malformed; nothing will be written on top of it)", "problem")]
         out += [_indent(p, "  ") for p in problems]
     return "\n".join(out) + "\n"
-
-
-def _signer(signed: Mapping[str, str], entry: str) -> str:
-    if entry not in signed:
-        return ""
-    return f"[signed by {signed[entry]}] " if signed[entry] else "[not signed by a key trusted here] "
 
 
 def standing_text(s: Standing) -> str:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from git_continuity import closure, render, store
+from git_continuity import closure, render, signed_items, store
 from git_continuity.repo import Repo
 
 
@@ -65,6 +65,7 @@ def check(repo: Repo, *, stream: str, closing: bool, online: bool, as_json: bool
                 "unjudged": unjudged,
                 "message": result.summary(),
             },
+            signed_items.marker(repo, stream, snap.commit),
         )
     else:
         print("\n".join(result.report()))

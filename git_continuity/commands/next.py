@@ -23,9 +23,10 @@ def next_action(repo: Repo, *, stream: str, text: str | None, as_json: bool = Fa
             raise UserError("the packet is malformed:\n  " + "\n  ".join(snap.problems))
         first = _first_ready(snap, packet)
         if as_json:
-            from git_continuity import render
+            from git_continuity import render, signed_items
 
-            render.emit_json("next", _document(stream, packet.next_action, first))
+            document = _document(stream, packet.next_action, first)
+            render.emit_json("next", document, signed_items.marker(repo, stream, snap.commit))
         elif first is not None:
             print(display.hang(f"(none set) ready first: {first.id}  ", display.cut(first.title, WHOLE)))
             print("  (git continuity ready lists the queue; git continuity next TEXT sets the next action)")

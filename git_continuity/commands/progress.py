@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from git_continuity import attempts, policy, render, stoploss, store, view
+from git_continuity import attempts, policy, render, signed_items, stoploss, store, view
 from git_continuity.attempts import Attempt, Course, Waiting
 from git_continuity.display import cut
 from git_continuity.errors import UserError
@@ -61,6 +61,7 @@ def progress(repo: Repo, *, stream: str, thread_id: str | None, as_json: bool, h
                 "threads": [_thread_json(views[t.id], courses[t.id], checked[t.id], at) for t in chosen],
                 "problems": snap.problems,
             },
+            signed_items.marker(repo, stream, snap.commit),
         )
     else:
         lines: list[str] = []

@@ -20,7 +20,7 @@ def ready(repo: Repo, *, stream: str, as_json: bool) -> int:
     standings = planning.plan(threads, packet.blockers)
     claims = planning.claims_from(store.read_thread_claims(snap))
     if as_json:
-        from git_continuity import render
+        from git_continuity import render, signed_items
 
         render.emit_json(
             "ready",
@@ -30,6 +30,7 @@ def ready(repo: Repo, *, stream: str, as_json: bool) -> int:
                 "waiting": [_item(s, claims) for s in standings if not s.ready],
                 "problems": snap.problems,
             },
+            signed_items.marker(repo, stream, snap.commit),
         )
         return 2 if snap.problems else 0
     for line in lines(standings, claims):

@@ -4,9 +4,8 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from git_continuity import labels, places, policy, quarantine, render, store, tracking, view
+from git_continuity import labels, places, policy, quarantine, render, signed_items, store, tracking, view
 from git_continuity import repo as git
-from git_continuity.errors import UserError
 from git_continuity.model import ago, now, stamp
 from git_continuity.repo import Oid, Repo
 from git_continuity.store import integrity
@@ -66,7 +65,6 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
     outbox = tracking.outbox(repo, stream, snap.commit)  # what has not reached each remote (#25)
     problems = store.all_problems(snap)
     lead, place = places.situation(repo, snap)
-    signed = {} if as_json else _signers(repo, stream, snap.commit, [e.id for e in journal])
     snap.cache.save()
     if as_json:
         render.emit_json(
@@ -93,8 +91,12 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
                 "warnings": warnings,
                 "problems": problems,
             },
+            signed_items.marker(repo, stream, snap.commit),
         )
     else:
+        blockers = packet.open_blockers() if packet else []
+        ids = [*(a.claim.id for a in assessed), *(tv.thread.id for tv in threads), *(b.id for b in blockers)]
+        signed = _labels(repo, stream, snap.commit, [*ids, *(e.id for e in journal)])
         for line in lead:  # where this checkout stands comes first (places.situation)
             print(line, end="\n\n")
         print(
@@ -123,15 +125,13 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
     return 2 if problems else 0
 
 
-def _signers(repo: Repo, stream: str, tip: Oid, ids: list[str]) -> dict[str, str]:
-    """Whose key signed each shown journal entry another person wrote ("" for none trusted
-    here); this user's own entries are left out, so a single-user status does not change.
-    Only the few entries shown are judged, from authorship's cached entry→commit map."""
+def _labels(repo: Repo, stream: str, tip: Oid, ids: list[str]) -> dict[str, str]:
+    """What status prints before each item shown that another person wrote (by its id, and
+    ``objective`` and ``next_action`` for the packet's fields): ``[signed by EMAIL]``, or
+    ``[not signed by a key trusted here]``; this user's own items have none, so a single-user
+    status does not change. From authorship's cached entry→commit map."""
     from git_continuity import authorship
 
-    try:
-        found = authorship.authors(repo, stream, tip, ids)
-    except UserError:
-        return {}  # a cut history: the problems below say so, the entries stay unattributed
-    others = {i: a for i, a in found.items() if a.kind != authorship.OWN}
-    return {i: (a.principals or a.fingerprint) if a.kind == authorship.TRUSTED else "" for i, a in others.items()}
+    fields = {key: name for name, key in authorship.packet_now(repo, tip).items()}
+    found = signed_items.others(repo, stream, tip, [*ids, *fields])
+    return {fields.get(i, i): signed_items.label(a) for i, a in found.items()}

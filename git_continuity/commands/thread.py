@@ -295,7 +295,7 @@ def close(repo: Repo, *, stream: str, thread_id: str, online: bool, accept_withd
 
 def list_threads(repo: Repo, *, stream: str, statuses: list[str] | None, as_json: bool) -> int:
     """Every thread (or those with the given statuses), oldest first, with its checks' tally."""
-    from git_continuity import render, view
+    from git_continuity import render, signed_items, view
 
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
@@ -304,6 +304,7 @@ def list_threads(repo: Repo, *, stream: str, statuses: list[str] | None, as_json
         render.emit_json(
             "thread-list",
             {"stream": stream, "threads": [render.thread_json(tv) for tv in threads], "problems": snap.problems},
+            signed_items.marker(repo, stream, snap.commit),
         )
     else:
         for tv in threads:
