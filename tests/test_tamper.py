@@ -237,3 +237,30 @@ def test_a_refused_state_is_listed_by_doctor_and_accepted_after_a_look(repo: Pat
     journal = cont(repo, "journal").out
     assert f"accepted {REF} at {made[:7]} after a look (doctor --accept); the witness had" in journal
     assert cont(repo, "doctor").out.count("signing") == 0
+
+
+def test_doctor_fix_writes_nothing_on_top_of_a_state_it_refuses(repo: Path) -> None:
+    """A malformed file in an unsigned commit: doctor --fix used to quarantine it with a commit
+    of this user's on top (signed), so accepting that commit took in the unsigned one unseen.
+    The state must be accepted (or put back) first; --fix says so and writes nothing."""
+    started(repo)
+    made = write_state(repo, {".continuity/claims/c-yyyyyy.json": "{not json"}, signed=False)
+    fixed = cont(repo, "doctor", "--fix")
+    assert (fixed.code, git(repo, "rev-parse", REF)) == (1, made)
+    assert "repaired" not in fixed.out
+    assert (
+        f"  state    {REF}: .continuity/claims/c-yyyyyy.json: not valid JSON: Expecting property name enclosed in"
+        " double quotes: line 1 column 2 (char 1)\n"
+        f"           fix: first accept or put back the state the signing problem names; then git continuity doctor"
+        " --fix moves it into quarantine (a new state commit)\n"
+    ) in fixed.out
+    accept = f"git continuity doctor --accept {made[:7]}"
+    assert f"fix: After a look (git show {made[:7]}), the state is accepted as it is with: {accept}\n" in fixed.out
+    assert "and its files are malformed too; .continuity/claims/c-yyyyyy.json" in fixed.out
+    accepted = cont(repo, "doctor", "--accept", made[:7])
+    assert (accepted.code, accepted.err) == (0, ""), accepted
+    assert accepted.out.endswith(
+        " (its files are malformed, so the journal cannot take it: git continuity doctor --fix moves them aside).\n"
+    )
+    again = cont(repo, "doctor", "--fix")
+    assert again.out.startswith(f"repaired  {REF} (") and "c-yyyyyy.json moved into" in again.out

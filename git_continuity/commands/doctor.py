@@ -11,6 +11,7 @@ here, so that git continuity push repairs the remote as a fast-forward.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from git_continuity import constants, health, health_setup, quarantine, render, tracking
@@ -39,7 +40,7 @@ def signing_checks(repo: Repo) -> list[Finding]:
         if problem:
             first, _, rest = problem.partition("\n")
             fix = rest.rsplit("\n", 1)[-1] if rest else "git continuity doctor --accept COMMIT"
-            details = "".join(f"; {line.strip()}" for line in rest.splitlines() if line.startswith("  "))
+            details = "".join(f"; {line.strip().rstrip(':')}" for line in rest.splitlines() if line.startswith("  "))
             found.append(Finding("signing", refname, first.removesuffix(":") + details, fix))
     return found
 
@@ -60,7 +61,17 @@ READ = "state refs, notes, tracking refs, locks, refspecs, git hooks, agent hook
 
 
 def examine(repo: Repo) -> list[Finding]:
-    return [f for check in CHECKS for f in check(repo)]
+    found = [f for check in CHECKS for f in check(repo)]
+    refused = {f.where for f in found if f.area == "signing"}
+    return [_held(f) if f.area == "state" and f.repair and f.where in refused else f for f in found]
+
+
+def _held(finding: Finding) -> Finding:
+    """A repair of a state the reads refuse waits for the refusal to be settled: --fix would
+    write this user's commit on top of one nobody trusted, and accepting that commit would
+    take the other in unseen."""
+    fix = f"first accept or put back the state the signing problem names; then {finding.fix}"
+    return dataclasses.replace(finding, fix=fix, repair=None)
 
 
 def doctor(repo: Repo, *, fix: bool, as_json: bool, accept: str | None = None) -> int:
@@ -216,6 +227,15 @@ def _accept_state(repo: Repo, rev: str) -> int:
         change = store.Change(
             f"journal add {entry.id}: {text}", {store.journal_path(entry, moment): store.entry_bytes(entry)}
         )
+        if store.all_problems(store.snapshot(repo, stream)):  # nothing is written on a malformed state
+            from git_continuity import witness
+
+            kept = witness.path(repo, stream)
+            print(
+                f"Accepted {constants.STATE_PREFIX}{stream} at {commit[:7]}{had}; recorded in {kept} (its files are"
+                " malformed, so the journal cannot take it: git continuity doctor --fix moves them aside)."
+            )
+            continue
         store.update(repo, stream, lambda snap, change=change: change)  # type: ignore[misc]
         print(f"Accepted {constants.STATE_PREFIX}{stream} at {commit[:7]}{had}; recorded in the journal ({entry.id}).")
     return 0
