@@ -17,6 +17,7 @@ NOISE = (
     (re.compile(r"\btmp[A-Za-z0-9_]{6,}\b"), "<tmp>"),
     (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b"), "<hex>"),
     (re.compile(r"\b\d+(\.\d+)?\s?(ns|us|µs|ms|s|sec|seconds?|m|min|minutes?|h)\b"), "<duration>"),
+    (re.compile(r"\b(pid|process)(\s*[=:#]?\s*)\d+\b", re.IGNORECASE), r"\1\2<n>"),  # a container's pids are small
     (re.compile(r"\b\d+\.\d+\b"), "<n>"),
     (re.compile(r"\b\d{4,}\b"), "<n>"),  # pids, ports, sizes; small numbers (exit codes) are kept
 )

@@ -53,6 +53,19 @@ def as_session(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
 # -- fingerprints -----------------------------------------------------------------------------
 
 
+def test_a_process_id_is_noise_however_small() -> None:
+    """In a container the pids are small: "pid 77" and "pid 88" are one failure (only numbers
+    of four digits or more were taken for pids)."""
+    for one, two, shown in (
+        ("worker pid 77 died", "worker pid 88 died", "worker pid <n> died"),
+        ("[pid 77] killed", "[PID 123] killed", "[pid <n>] killed"),
+        ("Killed process 88 (python)", "Killed process 9 (python)", "Killed process <n> (python)"),
+        ("pid=42 exited", "pid=7 exited", "pid=<n> exited"),
+    ):
+        assert normalize(one).lower() == normalize(two).lower() == shown.lower()
+    assert normalize("exit 2 after 3 retries") == "exit 2 after 3 retries"  # other small numbers are kept
+
+
 def test_two_runs_of_one_failure_have_one_fingerprint() -> None:
     one = (
         "exit 2 in 0.3s on work tree 4b825dc; output:\n"
@@ -211,7 +224,7 @@ def test_a_budget_is_spent_by_attempts_sessions_or_time() -> None:
         ("attempts=-1", "--budget: attempts=-1 is negative; a budget is 1 or more"),
         ("sessions=two", "--budget: sessions=two is not a whole number of 1 or more"),
         ("time=-8h", "--budget: time=-8h is negative; a budget is 1 or more"),
-        ("time=8 hours", "--budget: time=8 hours is not a duration such as 30m, 8h or 2d"),
+        ("time=8 hours", "--budget: time=8 hours is not a duration such as 30m, 8h or 2d (at most 99999 of a unit)"),
         ("attempts", "--budget: attempts needs a value, e.g. attempts=3"),
         ("", "--budget: give at least one of attempts=N, sessions=N, time=8h"),
     ],
