@@ -1,6 +1,6 @@
 """What doctor reads around the state: the installed git hooks and the Python they run, the
-coding agents' hooks and whether their command can start, the trust store and the policy
-file. Each problem is a health.Finding naming the file and the command that repairs it."""
+coding agents' hooks and whether their command can start, the trust store, the policy file
+and what signs the state. Each problem is a health.Finding naming the file and the command that repairs it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from git_continuity import agents, policy, trust
+from git_continuity import agents, policy, signers, signing, trust
 from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.gate_presence import HOOK_MARK
@@ -136,4 +136,22 @@ def policy_file(repo: Repo) -> list[Finding]:
         where = str(repo.work_dir / policy.FILE) if repo.work_dir else policy.FILE
         said = str(error).removeprefix(where).lstrip(": ") or str(error)
         return [Finding("policy", where, said, f"fix {where} (its keys: schema/policy.schema.json)")]
+    return []
+
+
+def signing_setup(repo: Repo) -> list[Finding]:
+    """What would refuse every write here before it is tried: the signing setting, the
+    allowed-signers file, the key state commits are signed with (never made here: a missing
+    key of this tool's own is made by the first write)."""
+    try:
+        if not signing.enabled(repo):
+            return []
+        signers.read()
+        if git.config_value(repo, "user.signingKey") or signing.own_key_path().exists():
+            key = signing.writer_key(repo)
+            if key.public is not None and key.public not in signers.trusted():
+                signing.sign(repo, b"")  # refuses, naming the key and the command that trusts it
+    except UserError as error:
+        problem, _, fix = str(error).partition("\n")
+        return [Finding("signing", "state commits", problem, fix.removeprefix("Fix: ") or "fix what it names")]
     return []

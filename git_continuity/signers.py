@@ -116,7 +116,7 @@ def _words(line: str) -> list[str] | None:
 def _bad(where: Path, number: int, why: str) -> UserError:
     return UserError(
         f"{where} line {number}: {why}; nothing was read or written.\n"
-        "Fix the line or remove it (git continuity trust signer list shows what is read)"
+        "Fix the line or remove it: each line is an e-mail, then the key as KEYTYPE BASE64 (what .pub files hold)"
     )
 
 

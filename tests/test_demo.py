@@ -327,7 +327,7 @@ def test_the_doctor_chapter_repairs_the_remote_as_a_fast_forward() -> None:
         "      origin's main (<short>): .continuity/claims/c-ID.json: not valid JSON: ",
         ".continuity/claims/c-ID.json moved into .continuity/quarantine/\n",
         "    doctor: nothing wrong (state refs, notes, tracking refs, locks, refspecs, git hooks, agent hooks, "
-        "trust store, policy file read)\n",
+        "trust store, policy file, signing read)\n",
     ):
         assert said in chapter, said
     # The repair went on top of what the teammate pushed: no force push, the teammate fast-forwards.

@@ -21,7 +21,7 @@ BAD_TEXT = '{"id": "c-222222", "text": 5}\n'
 QUARANTINED = ".continuity/quarantine/claims/c-222222.json"
 NOTHING = (
     "doctor: nothing wrong (state refs, notes, tracking refs, locks, refspecs, git hooks, agent hooks,"
-    " trust store, policy file read)\n"
+    " trust store, policy file, signing read)\n"
 )
 
 
@@ -305,3 +305,49 @@ def test_a_trust_store_and_a_policy_that_cannot_be_read(started: Path) -> None:
         "line 1: anchors and aliases (&name, *name) are not allowed here: write each value out"
     )
     assert found["trust"]["where"] == str(started / ".git" / "continuity" / "trust.json")
+
+
+def test_what_would_refuse_every_write_is_named_before_one_is_tried(started: Path) -> None:
+    """doctor said "nothing wrong" while every write was refused: a broken allowed-signers line,
+    a signing key others can read, a configured key that is not there, a setting that is
+    neither true nor false (which stopped doctor itself)."""
+    allowed = Path(os.environ["XDG_CONFIG_HOME"]) / "git-continuity" / "allowed_signers"
+    key = Path(os.environ["XDG_CONFIG_HOME"]) / "git-continuity" / "signing_ed25519"
+    kept = allowed.read_text()
+
+    def finding() -> tuple[int, str]:
+        ran = cont(started, "doctor")
+        lines = [line for line in ran.out.splitlines() if "signing  state commits" in line or "fix:" in line]
+        return ran.code, "\n".join(line.strip() for line in lines)
+
+    allowed.write_text(kept + "garbage line here\n")
+    assert finding() == (
+        1,
+        f"signing  state commits: {allowed} line 2: expected PRINCIPALS [OPTIONS] KEYTYPE BASE64 (git's"
+        " allowed-signers format); nothing was read or written.\n"
+        "fix: Fix the line or remove it: each line is an e-mail, then the key as KEYTYPE BASE64 (what .pub files hold)",
+    )
+    allowed.write_text(kept)
+    key.chmod(0o640)
+    code, said = finding()
+    assert code == 1 and said.startswith(
+        f"signing  state commits: {key}: other users can read or change this signing key"
+    )
+    fix = f"fix: chmod 600 {key} (or remove it and its .pub: a new key is made, and teammates must trust the new one)"
+    assert said.endswith(fix)
+    key.chmod(0o600)
+    git(started, "config", "user.signingKey", "/nonexistent")
+    git(started, "config", "gpg.format", "ssh")
+    code, said = finding()
+    assert code == 1 and said.startswith(
+        "signing  state commits: user.signingKey (/nonexistent) is not an SSH key ssh-keygen can sign with"
+    )
+    git(started, "config", "--unset", "user.signingKey")
+    git(started, "config", "continuity.sign", "maybe")
+    assert finding() == (
+        1,
+        "signing  state commits: git config continuity.sign is 'maybe': true or false (git config continuity.sign"
+        " false turns signing off)\nfix: fix what it names",
+    )
+    git(started, "config", "--unset", "continuity.sign")
+    assert cont(started, "doctor").out == NOTHING

@@ -26,8 +26,13 @@ from git_continuity.syncing import pulling
 def signing_checks(repo: Repo) -> list[Finding]:
     """Every stream whose state a read would refuse: not what this user last saw, or not
     signed by a key trusted here (store/integrity.py)."""
+    from git_continuity import signing
     from git_continuity.store import integrity
 
+    try:
+        signing.enabled(repo)
+    except UserError:
+        return []  # health_setup.signing_setup names the setting
     found = []
     for refname in git.list_refs(repo, constants.STATE_PREFIX):
         stream = refname.removeprefix(constants.STATE_PREFIX)
@@ -56,8 +61,9 @@ CHECKS: tuple[Callable[[Repo], list[Finding]], ...] = (
     health_setup.agent_hooks,
     health_setup.trust_store,
     health_setup.policy_file,
+    health_setup.signing_setup,
 )
-READ = "state refs, notes, tracking refs, locks, refspecs, git hooks, agent hooks, trust store, policy file"
+READ = "state refs, notes, tracking refs, locks, refspecs, git hooks, agent hooks, trust store, policy file, signing"
 
 
 def examine(repo: Repo) -> list[Finding]:
