@@ -92,6 +92,9 @@ RETRYABLE = ("fetch first", "non-fast-forward", "stale info", "already exists")
 # receive-pack says "cannot lock ref 'refs/…': is at X but expected Y", older ones "failed
 # to lock"): the same, one step later.
 RACED = ("failed to update ref", "failed to lock", "incorrect old value", "cannot lock ref")
+# ...but not a name that cannot be made there, whatever the retries: a ref where a folder of
+# refs would go, or the other way ("'refs/heads/a' exists; cannot create 'refs/heads/a/b'").
+CLASHES = ("exists; cannot create",)
 
 
 def push(repo: Repo, remote: str, refspecs: list[str], timeout: float) -> Pushed:
@@ -101,6 +104,14 @@ def push(repo: Repo, remote: str, refspecs: list[str], timeout: float) -> Pushed
     not run, nor block, when only state refs move.
     """
     done = _run(repo, ["push", "--porcelain", "--no-verify", remote, *refspecs], timeout)
+    said = [line for line in done.stderr.splitlines() if line.startswith("remote:") and line[7:].strip()]
+    clash = {  # the server's words for a ref it cannot make, by the ref
+        dst: line.removeprefix("remote:").strip()
+        for line in said
+        if any(c in line for c in CLASHES)
+        for dst in (spec.partition(":")[2] for spec in refspecs)
+        if dst and f"cannot lock ref '{dst}'" in line
+    }
     accepted: list[str] = []
     behind: list[str] = []
     refused: list[tuple[str, str]] = []
@@ -114,12 +125,11 @@ def push(repo: Repo, remote: str, refspecs: list[str], timeout: float) -> Pushed
             accepted.append(dst)
         elif flag == "!" and (
             (summary.startswith("[rejected]") and any(r in summary for r in RETRYABLE))
-            or (summary.startswith("[remote rejected]") and any(r in summary for r in RACED))
+            or (summary.startswith("[remote rejected]") and any(r in summary for r in RACED) and dst not in clash)
         ):
             behind.append(dst)
         elif flag == "!":
-            refused.append((dst, summary))
-    said = [line for line in done.stderr.splitlines() if line.startswith("remote:") and line[7:].strip()]
+            refused.append((dst, clash.get(dst, summary)))
     if done.returncode != 0 and not (behind or refused):
         # No per-ref verdict: the push never got that far (unreachable, no permission).
         raise TransportError("\n".join([*said, failure(done.stderr, f"git push exited {done.returncode}")]))

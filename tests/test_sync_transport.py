@@ -280,6 +280,33 @@ def test_a_branch_of_someone_elses_under_the_prefix_is_never_moved(
     assert git(work, "ls-remote", str(bare), "refs/heads/continuity/main").split()[0] == theirs
 
 
+def test_a_prefix_inside_a_branch_name_is_told_once_never_retried(
+    remote_and_clone: tuple[Path, Path],
+    inproc: Run,
+) -> None:
+    """A prefix that puts the state's branches under an existing branch's name (a folder where
+    a ref is) was taken for a race: five retries, then "run git continuity sync again"."""
+    _, work = remote_and_clone
+    git(work, "push", "-q", "origin", "main:refs/heads/claude/continuity-main")
+    assert inproc(work, "init", "--local").code == 0
+    git(work, "config", "continuity.transport", "branches")
+    git(work, "config", "continuity.branchPrefix", "claude/continuity-main/")
+    refused = inproc(work, "sync")
+    clash = (
+        "error: cannot lock ref 'refs/heads/claude/continuity-main/main': 'refs/heads/claude/continuity-main' exists;"
+        " cannot create 'refs/heads/claude/continuity-main/main'"
+    )
+    assert (refused.code, refused.out) == (2, "origin has no continuity state yet.\n")
+    assert refused.err.startswith("git-continuity: error: origin refused the push of the state:\n  remote: " + clash)
+    assert refused.err.endswith(
+        "Nothing here is lost: the local state is kept as it is, and the next sync sends it all.\n"
+        "A branch on origin stands where the state's branches under 'claude/continuity-main/' would go (or the"
+        " other way round), which no retry changes: choose a prefix that no branch name there starts with, or ends"
+        " inside:\n  git config continuity.branchPrefix claude/continuity-\n"
+    )
+    assert "retries" not in refused.err and "kept moving" not in refused.err
+
+
 def test_a_force_pushed_state_branch_is_named_and_never_merged(
     remote_and_clone: tuple[Path, Path],
     inproc: Run,

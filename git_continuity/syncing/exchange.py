@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from git_continuity import claiming, planning, tracking
+from git_continuity import claiming, planning, tracking, transport
 from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.remote_layout import Layout, advice, layout_of
@@ -98,6 +98,16 @@ def refusal(report: Report) -> str | None:
         )
     head = f"{remote} refused the push of the state:\n  {said}\n"
     kept = "Nothing here is lost: the local state is kept as it is, and the next sync sends it all.\n"
+    if layout.transport == "branches" and any(c in said for c in transport.CLASHES):
+        return (
+            head
+            + kept
+            + (
+                f"A branch on {remote} stands where the state's branches under {layout.prefix!r} would go (or the other"
+                " way round), which no retry changes: choose a prefix that no branch name there starts with, or"
+                f" ends inside:\n  git config {layout.prefix_key} claude/continuity-"
+            )
+        )
     return head + kept + advice(layout)
 
 
