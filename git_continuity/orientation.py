@@ -357,6 +357,7 @@ def _not_here(repo: Repo, stream: str, max_tokens: int | None) -> Oriented:
             lines.append(f"Streams in this clone: {', '.join(local)} (choose one with --stream NAME).")
         lines.append("To start keeping state here: git continuity init")
     commands = [line.split(": ", 1)[1] for line in lines if line.startswith(("Take it with: ", "To start"))]
+    commands += [line.strip() for line in lines if line.startswith("  git ")]  # tracking.elsewhere's settings
     fitted = budget.fit([Section("header", "", budget.TRUTH, [Item(lines, None)])], max_tokens)
     document: dict[str, Any] = {
         "stream": stream,

@@ -322,4 +322,29 @@ def remote_state_hint(repo: Repo, stream: str) -> tuple[bool, str | None]:
         )
     if streams:
         return False, f"{remote} has state for other streams: {', '.join(streams)} (git continuity pull {remote})"
-    return False, None
+    hint = elsewhere(repo, remote, stream)
+    return hint is not None, hint
+
+
+def elsewhere(repo: Repo, remote: str, stream: str) -> str | None:
+    """Where a fresh clone's remote-tracking branches hold state this clone's settings do not
+    look for (branches under another prefix, or the branch transport not set here): what to
+    set. A state branch is one whose tip holds the state's format file."""
+    found = [
+        name.removeprefix(f"refs/remotes/{remote}/")
+        for name in git.list_refs(repo, f"refs/remotes/{remote}/")
+        if not name.endswith("/HEAD")
+        and (tip := git.ref_target(repo, name)) is not None
+        and git.has_commit(repo, tip)
+        and git.path_in_commit(repo, tip, ".continuity/format")
+    ]
+    if not found:
+        return None
+    mine = [name for name in found if name.endswith(f"/{stream}") or name.endswith(f"-{stream}")]
+    prefix = mine[0][: -len(stream)] if mine else "PREFIX"
+    return (
+        f"{remote} has continuity state on the branch{'es' if len(found) > 1 else ''} {', '.join(sorted(found))}, where"
+        " this clone's settings do not look; nothing was taken in. Take it in with:\n"
+        f"  git config continuity.{remote}.transport branches\n"
+        f"  git config continuity.branchPrefix {prefix}\n  git continuity pull {remote}"
+    )

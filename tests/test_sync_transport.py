@@ -307,6 +307,48 @@ def test_a_prefix_inside_a_branch_name_is_told_once_never_retried(
     assert "retries" not in refused.err and "kept moving" not in refused.err
 
 
+def test_a_fresh_clone_is_told_where_the_state_branches_are_and_what_to_set(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path, inproc: Run
+) -> None:
+    """A fresh clone without the sandbox's settings took a remote holding the state under
+    claude/continuity- for one with none ("Start one with: git continuity init")."""
+    bare, work = remote_and_clone
+    assert inproc(work, "init", "--local").code == 0
+    git(work, "config", "continuity.transport", "branches")
+    git(work, "config", "continuity.branchPrefix", "claude/continuity-")
+    assert inproc(work, "sync").code == 0
+    fresh = tmp_path / "fresh"
+    git(tmp_path, "clone", "-q", str(bare), str(fresh))
+    told = (
+        "origin has continuity state on the branch claude/continuity-main, where this clone's settings do not look;"
+        " nothing was taken in. Take it in with:\n"
+        "  git config continuity.origin.transport branches\n"
+        "  git config continuity.branchPrefix claude/continuity-\n"
+        "  git continuity pull origin"
+    )
+    status = inproc(fresh, "status")
+    assert (status.code, status.err) == (
+        2,
+        "git-continuity: error: no continuity state for stream 'main' here (refs/continuity/main does not exist).\n"
+        + told
+        + "\n",
+    )
+    assert inproc(fresh, "pull").err == f"git-continuity: error: {told}\n"
+    fetch = json.loads(inproc(fresh, "orient", "--json").out)["fetch"]
+    assert (fetch["on_remote"], fetch["commands"]) == (
+        True,
+        [
+            "git config continuity.origin.transport branches",
+            "git config continuity.branchPrefix claude/continuity-",
+            "git continuity pull origin",
+        ],
+    )
+    for line in fetch["commands"][:2]:
+        git(fresh, *line.split()[1:])
+    assert inproc(fresh, "pull").code == 0
+    assert inproc(fresh, "status").code == 0
+
+
 def test_a_force_pushed_state_branch_is_named_and_never_merged(
     remote_and_clone: tuple[Path, Path],
     inproc: Run,

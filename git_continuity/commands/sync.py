@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from git_continuity import render
+from git_continuity import render, tracking
+from git_continuity.constants import env_stream
 from git_continuity.display import clean
 from git_continuity.errors import UserError
 from git_continuity.repo import Repo
@@ -34,6 +35,9 @@ def pull(repo: Repo, *, remote: str | None, as_json: bool = False) -> int:
     report = exchange.pull(repo, remote)
     if not as_json:
         if report.remote_empty:
+            hint = tracking.elsewhere(repo, report.remote, env_stream())
+            if hint:
+                raise UserError(hint)
             print(f"{report.remote} has no continuity state yet: nothing to pull.")
             if not report.local_empty:
                 print(f"Publish this clone's with: git continuity push {report.remote}")
