@@ -349,6 +349,38 @@ def test_a_fresh_clone_is_told_where_the_state_branches_are_and_what_to_set(
     assert inproc(fresh, "status").code == 0
 
 
+def test_a_changed_prefix_invents_no_stream_from_the_old_prefixs_branch(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path, inproc: Run
+) -> None:
+    """With the prefix changed from claude/continuity- to claude/, the branch
+    claude/continuity-main read as a stream named continuity-main, new here, pushed back as
+    claude/continuity-continuity-main and spread to every clone."""
+    bare, work = remote_and_clone
+    assert inproc(work, "init", "--local").code == 0
+    git(work, "config", "continuity.transport", "branches")
+    git(work, "config", "continuity.branchPrefix", "claude/continuity-")
+    assert inproc(work, "sync").code == 0
+    git(work, "config", "continuity.branchPrefix", "claude/")
+    synced = inproc(work, "sync")
+    assert (synced.code, synced.err) == (0, "")
+    state = git(work, "rev-parse", "--short=7", "refs/continuity/main")
+    assert synced.out == (
+        "origin has no continuity state yet.\n"
+        "From origin:\n"
+        "  ignored refs/heads/claude/continuity-main: the state of stream 'main' under another prefix"
+        " (continuity.branchPrefix is 'claude/'): left alone\n"
+        "To origin:\n"
+        f"  main: created on origin ({state}) as refs/heads/claude/main\n"
+    )
+    assert git(work, "for-each-ref", "--format=%(refname)", "refs/continuity/") == "refs/continuity/main"
+    assert sorted(remote_refs(str(bare), work)) == [
+        "HEAD",
+        "refs/heads/claude/continuity-main",
+        "refs/heads/claude/main",
+        "refs/heads/main",
+    ]
+
+
 def test_a_force_pushed_state_branch_is_named_and_never_merged(
     remote_and_clone: tuple[Path, Path],
     inproc: Run,

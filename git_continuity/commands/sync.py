@@ -58,6 +58,8 @@ def sync(repo: Repo, *, remote: str | None, as_json: bool = False) -> int:
     if not as_json:
         if report.remote_empty:
             print(f"{report.remote} has no continuity state yet.")
+            if report.pulled:  # branches under the prefix left alone, each named
+                print(f"From {report.remote}:\n" + _lines(report.pulled))
         else:
             print(f"From {report.remote}:\n" + _lines(report.pulled or []))
         if report.local_empty:

@@ -10,6 +10,7 @@ since it was last fetched (a force push) is refused, naming it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -23,6 +24,7 @@ TIMEOUT = 120.0  # seconds for one git fetch or push
 NOTES = "notes"  # how the notes are named in reports (NOTES_BRANCH on a branch remote)
 LOCK_RACE = "cannot lock ref"  # git's word for a ref another process moved at that moment
 GONE_RACE = "couldn't find remote ref"  # a lane its clone deleted between the listing and the fetch
+START = re.compile(r"^init: start stream (\S+)\n")  # the first commit of a stream (commands/init.py)
 
 
 class Line(NamedTuple):
@@ -54,6 +56,9 @@ class Fetched:
     other: Side = field(default_factory=Side)
     ignored: list[str] = field(default_factory=list)  # remote refs that name no stream
     foreign: list[str] = field(default_factory=list)  # branches under the prefix that are not state
+    # Branches under the prefix holding another stream's state (its branch under another
+    # prefix: claude/continuity-main read with the prefix claude/): ref -> the stream it holds.
+    misplaced: dict[str, str] = field(default_factory=dict)
     lanes: dict[str, tuple[Lane, Oid]] = field(default_factory=dict)  # every clone's lane, both layouts
 
     def lane(self, lane: Lane) -> Oid | None:
@@ -138,6 +143,19 @@ def _drop_foreign(repo: Repo, side: Side, found: list[str]) -> None:
     _drop_foreign_lanes(repo, side, found)
 
 
+def _drop_misplaced(repo: Repo, side: Side, found: dict[str, str]) -> None:
+    """Keep only the branches of streams new here whose first commit started that stream;
+    name the others with the stream they hold (a prefix changed, or another one's layout)."""
+    for stream, (name, oid) in list(side.streams.items()):
+        if git.ref_target(repo, f"{constants.STATE_PREFIX}{stream}") is not None:
+            continue  # a stream this clone has: merged and checked as always
+        first = next(reversed(list(git.first_parent_log(repo, oid))), None)
+        started = START.match(first.message) if first is not None else None
+        if started is not None and started.group(1) != stream:
+            found[name] = started.group(1)
+            del side.streams[stream]
+
+
 def _drop_foreign_lanes(repo: Repo, side: Side, found: list[str]) -> None:
     """Keep only the lanes whose tips are state (or notes); name the others."""
     for name, (lane, oid) in list(side.lanes.items()):
@@ -152,7 +170,9 @@ def fetch(repo: Repo, remote: str, layout: Layout, timeout: float = TIMEOUT) -> 
     as_refs, as_branches, ignored = _list(repo, remote, layout, timeout)
     chosen, other = (as_refs, as_branches) if layout.transport == "refs" else (as_branches, as_refs)
     foreign: list[str] = []
+    misplaced: dict[str, str] = {}
     _drop_foreign(repo, as_branches, foreign)
+    _drop_misplaced(repo, as_branches, misplaced)
     _drop_foreign_lanes(repo, as_refs, foreign)
     if layout.transport == "branches":
         _refuse_rewritten(repo, remote, chosen)
@@ -161,7 +181,7 @@ def fetch(repo: Repo, remote: str, layout: Layout, timeout: float = TIMEOUT) -> 
     _move_lane_tracking(repo, remote, {lane: oid for lane, oid in [*other.lanes.values(), *chosen.lanes.values()]})
     streams = {s: oid for s, (_, oid) in chosen.streams.items()}
     notes = chosen.notes[1] if chosen.notes else None
-    return Fetched(remote, layout, streams, notes, other, ignored, foreign, lanes)
+    return Fetched(remote, layout, streams, notes, other, ignored, foreign, misplaced, lanes)
 
 
 def _refuse_rewritten(repo: Repo, remote: str, side: Side) -> None:

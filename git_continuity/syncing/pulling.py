@@ -220,4 +220,9 @@ def pull_from(repo: Repo, remote: str, layout: Layout, timeout: float = TIMEOUT)
     lines += [
         Line(f"ignored {name}", "not continuity state (a branch of someone's: left alone)") for name in fetched.foreign
     ]
+    prefix = f"{fetched.layout.prefix_key} is {fetched.layout.prefix!r}"
+    lines += [
+        Line(f"ignored {name}", f"the state of stream {held!r} under another prefix ({prefix}): left alone")
+        for name, held in sorted(fetched.misplaced.items())
+    ]
     return fetched, lines
