@@ -58,6 +58,12 @@ def read(repo: Repo, stream: str) -> Seen | None:
         raise _corrupt(where, f"cannot be read ({error})") from None
     try:
         data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise _corrupt(where, f"is not a witness file (not JSON: {error.msg}, line {error.lineno})") from None
+    if not isinstance(data, dict) or not {"repository", "stream", "commit", "depth", "seen"} <= set(data):
+        keys = "repository, stream, commit, depth and seen"
+        raise _corrupt(where, f"is not a witness file (a JSON object of {keys} is)")
+    try:
         if data["repository"] != str(repo.common_dir) or data["stream"] != stream:
             raise _corrupt(where, f"belongs to {data['repository']} ({data['stream']}), not to {repo.common_dir}")
         commit = Oid(str(data["commit"]))

@@ -239,8 +239,13 @@ def test_a_teammates_signed_state_is_taken_in_only_once_their_key_is_trusted(
         ),
         (
             lambda repo: witness_file(repo).write_text("{not json"),
-            "{witness} is not a witness file (Expecting property name enclosed in double quotes: line 1 column 2"
-            " (char 1)); nothing was read or written.",
+            "{witness} is not a witness file (not JSON: Expecting property name enclosed in double quotes, line 1);"
+            " nothing was read or written.",
+        ),
+        (
+            lambda repo: witness_file(repo).write_text("[1, 2]"),
+            "{witness} is not a witness file (a JSON object of repository, stream, commit, depth and seen is);"
+            " nothing was read or written.",
         ),
         (
             lambda repo: witness_file(repo).write_text(
@@ -253,7 +258,15 @@ def test_a_teammates_signed_state_is_taken_in_only_once_their_key_is_trusted(
             "git config continuity.sign is 'maybe': true or false (git config continuity.sign false turns signing off)",
         ),
     ],
-    ids=["key-mode", "allowed-signers-line", "allowed-signers-mode", "witness-corrupt", "witness-other-repo", "config"],
+    ids=[
+        "key-mode",
+        "allowed-signers-line",
+        "allowed-signers-mode",
+        "witness-corrupt",
+        "witness-not-an-object",
+        "witness-other-repo",
+        "config",
+    ],
 )
 def test_bad_input_around_signing_is_refused_naming_the_file_and_nothing_is_written(
     repo: Path, make: object, expected: str
