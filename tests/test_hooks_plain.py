@@ -531,7 +531,8 @@ def test_hooks_in_a_repository_that_never_ran_init_pass_quietly(gc: Cli, remote_
 
 
 REFUSED_STREAM = (
-    "git-continuity: error: stream name 'main~1' is not usable: letters, digits, '-', '_' and inner '.' only,"
+    "git-continuity: error: stream name 'main~1' (from GIT_CONTINUITY_STREAM) is not usable: letters, digits, '-',"
+    " '_' and inner '.' only,"
     " not ending in .lock (one ref name each, e.g. agent-b)\n"
 )
 

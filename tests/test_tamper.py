@@ -264,3 +264,19 @@ def test_doctor_fix_writes_nothing_on_top_of_a_state_it_refuses(repo: Path) -> N
     )
     again = cont(repo, "doctor", "--fix")
     assert again.out.startswith(f"repaired  {REF} (") and "c-yyyyyy.json moved into" in again.out
+
+
+def test_accepting_a_state_that_reads_without_complaint_changes_nothing(repo: Path) -> None:
+    started(repo)
+    tip = git(repo, "rev-parse", REF)
+    accepted = cont(repo, "doctor", "--accept", tip[:7])
+    assert (accepted.code, accepted.out, git(repo, "rev-parse", REF)) == (
+        0,
+        f"Nothing to accept: the state at {tip[:7]} reads without complaint here; nothing was changed.\n",
+        tip,
+    )
+    empty = cont(repo, "doctor", "--accept", "")
+    assert (empty.code, empty.err.splitlines()[0]) == (
+        2,
+        "git-continuity: error: doctor --accept '': no stream's ref is at that commit; nothing was changed.",
+    )

@@ -220,9 +220,13 @@ def _accept_state(repo: Repo, rev: str) -> int:
     ]
     if commit is None or not streams:
         raise UserError(
-            f"doctor --accept {rev}: no stream's ref is at that commit; nothing was changed.\n"
+            f"doctor --accept {rev or repr(rev)}: no stream's ref is at that commit; nothing was changed.\n"
             "Name the commit a refusal named (git continuity doctor lists them)"
         )
+    streams = [s for s in streams if integrity.problem(repo, s)]
+    if not streams:
+        print(f"Nothing to accept: the state at {commit[:7]} reads without complaint here; nothing was changed.")
+        return 0
     for stream in streams:
         before = integrity.accept(repo, stream, commit)
         had = f"; the witness had {before.commit[:7]} (seen {before.seen})" if before else ""

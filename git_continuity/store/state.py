@@ -9,12 +9,13 @@ callers never deduplicate. Nothing here asks the network: a missing state raises
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from git_continuity import repo as git
 from git_continuity import signing
-from git_continuity.constants import STATE_PREFIX, usable_stream
+from git_continuity.constants import ENV_STREAM, STATE_PREFIX, usable_stream
 from git_continuity.errors import NoState, UserError
 from git_continuity.repo import Oid, Repo
 
@@ -39,8 +40,9 @@ KINDS = {
 
 def ref_name(stream: str) -> str:
     if not usable_stream(stream):
+        given = f" (from {ENV_STREAM})" if os.environ.get(ENV_STREAM) == stream else ""
         raise UserError(
-            f"stream name {stream!r} is not usable: letters, digits, '-', '_' and inner '.' only,"
+            f"stream name {stream!r}{given} is not usable: letters, digits, '-', '_' and inner '.' only,"
             " not ending in .lock (one ref name each, e.g. agent-b)"
         )
     return f"{STATE_PREFIX}{stream}"
