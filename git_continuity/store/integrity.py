@@ -138,6 +138,8 @@ def refusal(repo: Repo, ref: str, refused: Sequence[Verdict]) -> str:
     fixes = []
     if any(v.kind == signatures.UNTRUSTED for v in refused):
         fixes.append("A teammate's key is trusted with: git continuity trust signer add EMAIL 'KEY'")
+    if any(v.kind == signatures.UNSIGNED for v in refused):
+        fixes.append(f"(Writes made while git config {signing.CONFIG} was false are unsigned too.)")
     fixes.append(
         f"After a look (git show {newest}), the state is accepted as it is with:"
         f" git continuity doctor --accept {newest}"
