@@ -324,14 +324,9 @@ def call(repo: Repo, stream: str, tool: Tool, arguments: dict[str, Any]) -> Answ
     with render.taken() as documents:  # the command's own document, not its printed text
         code = int(function(repo, **options))
     (document,) = documents
-    return Answer(summary(tool, document, code), document, code)
+    from git_continuity import mcp_summary  # the short text beside the document: what a model reads
 
-
-def summary(tool: Tool, document: dict[str, Any], code: int) -> str:
-    """The short text beside a JSON document (mcp_summary.py): what a model reads."""
-    from git_continuity import mcp_summary
-
-    return mcp_summary.summary(tool.name, document, code)
+    return Answer(mcp_summary.summary(tool.name, document, code), document, code)
 
 
 def check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
