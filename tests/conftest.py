@@ -211,20 +211,24 @@ def made_id(out: str, prefix: str) -> str:
     return found.group(0)
 
 
-def stop_hook(work: Path, *, active: bool = False, session: str = "conversation-1") -> tuple[dict[str, Any], str]:
-    """Claude Code's Stop hook in a fresh process, as the agent runs it: its JSON answer and
-    what it said on stderr."""
-    payload = {"session_id": session, "cwd": str(work), "hook_event_name": "Stop", "stop_hook_active": active}
+def claude_hook(work: Path, action: str, payload: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """A Claude Code hook (``git-continuity-hook agent claude ACTION``) in a fresh process, as
+    the agent runs it: its JSON answer and what it said on stderr."""
     done = subprocess.run(
-        ["git-continuity-hook", "agent", "claude", "stop"],
+        ["git-continuity-hook", "agent", "claude", action],
         cwd=work,
-        input=json.dumps(payload),
+        input=json.dumps({"cwd": str(work), **payload}),
         capture_output=True,
         text=True,
     )
     assert done.returncode == 0, done.stderr
     answer: dict[str, Any] = json.loads(done.stdout)
     return answer, done.stderr
+
+
+def stop_hook(work: Path, *, active: bool = False, session: str = "conversation-1") -> tuple[dict[str, Any], str]:
+    """Claude Code's Stop hook: its JSON answer and what it said on stderr."""
+    return claude_hook(work, "stop", {"session_id": session, "hook_event_name": "Stop", "stop_hook_active": active})
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from conftest import cont, git, made_id, ok, stop_hook
+from conftest import claude_hook, cont, git, made_id, ok, stop_hook
 
 ID = "[2-9a-hjkmnp-z]{6}"
 
@@ -329,21 +329,14 @@ def test_a_state_rewritten_with_plumbing_holds_the_stop_and_offers_the_agent_no_
     )
     assert stop_hook(repo, active=True) == ({"systemMessage": said}, said + "\n")
     assert stop_hook(repo)[0] == held  # the next turn's stop is held again
-    payload = {"session_id": "conversation-2", "cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"}
-    done = subprocess.run(
-        ["git-continuity-hook", "agent", "claude", "session-start"],
-        cwd=repo,
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-    )
-    assert (done.returncode, json.loads(done.stdout)) == (
-        0,
+    started_session = {"session_id": "conversation-2", "hook_event_name": "SessionStart", "source": "startup"}
+    assert claude_hook(repo, "session-start", started_session) == (
         {
             "hookSpecificOutput": {
                 "hookEventName": "SessionStart",
                 "additionalContext": f"git-continuity could not orient this session: {refused}\nTell the user first.",
             }
         },
+        "",
     )
     assert "doctor --accept" in cont(repo, "status").err  # the person at the command line is offered it
