@@ -36,7 +36,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from git_continuity import helper, helper_copy, helper_peer, helper_place
+from git_continuity import helper, helper_copy, helper_peer, helper_place, sshsig
 
 IDLE_ENV = "GIT_CONTINUITY_HELPER_IDLE"
 IDLE_SECONDS = 300.0
@@ -131,6 +131,7 @@ WARM = (
     "git_continuity.forge",
     *(f"git_continuity.verifiers.{name}" for name in ("cmd", "git", "ci", "github", "gitlab", "gitea", "buildbot")),
     "_strptime",
+    *sshsig.MODULES,  # Ed25519 signatures made and checked with no ssh-keygen process (sshsig.py)
 )
 
 
