@@ -150,6 +150,11 @@ def _warm() -> None:
     # environment when imported, and so is imported by each command, as in its own process).
     if all(reference.startswith("git_continuity.") for _, reference, _ in plugin_manager.entry_points()):
         plugin_manager.loaded()
+    from git_continuity import schema, store
+
+    # A fleet's writers each meet the entries the others wrote, and its syncs the states they
+    # fetch: each copy would otherwise import jsonschema and build a validator to check them.
+    schema.warm((*store.KINDS.values(), "packet", "policy"))
     commands = [c for c in cli_table.COMMANDS if c.served]
     while commands:
         command = commands.pop()
