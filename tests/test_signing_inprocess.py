@@ -214,3 +214,45 @@ def test_a_state_written_through_the_helper_is_signed_without_ssh_keygen_and_git
     payload = b"\n".join(lines[:at] + lines[end:]) + b"\n\n" + message + b"\n"
     public = " ".join(signing_key().with_name("signing_ed25519.pub").read_text().split()[:2])
     assert keygen_verdict(tmp_path, public, signature, payload)
+
+
+def test_a_sync_in_the_helper_checks_a_teammates_new_commits_without_ssh_keygen(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Another clone's new state commits, taken in by a sync in the helper while an
+    ssh-keygen that refuses every check is first on PATH: each is checked in-process and the
+    sync takes them in. A process of its own with one new commit asks ssh-keygen (which
+    refuses here: the pull says so and takes nothing in)."""
+    remote, ada = remote_and_clone
+    own = {**os.environ, "GIT_CONTINUITY_HELPER": "0"}
+    for args in (["init"], ["push"]):
+        subprocess.run(["git", "continuity", *args], cwd=ada, env=own, check=True, capture_output=True)
+    bea = tmp_path / "bea"
+    git(tmp_path, "clone", "-q", str(remote), str(bea))
+    subprocess.run(["git", "continuity", "pull"], cwd=bea, env=own, check=True, capture_output=True)
+    subprocess.run(["git", "continuity", "journal", "add", "from ada 0"], cwd=ada, env=own, check=True)
+    subprocess.run(["git", "continuity", "push"], cwd=ada, env=own, check=True, capture_output=True)
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "ssh-keygen").write_text('#!/bin/sh\necho "refused by the test" >&2\nexit 255\n')
+    (shim / "ssh-keygen").chmod(0o755)
+    env = {**os.environ, "PATH": f"{shim}{os.pathsep}{os.environ['PATH']}", "GIT_CONTINUITY_HELPER": "1"}
+    alone = subprocess.run(
+        ["git", "continuity", "pull"],
+        cwd=bea,
+        env={**env, "GIT_CONTINUITY_HELPER": "0"},
+        capture_output=True,
+        text=True,
+    )
+    assert alone.returncode == 2 and "ssh-keygen: refused by the test" in alone.stderr, alone.stderr
+    for n in (1, 2):
+        subprocess.run(["git", "continuity", "journal", "add", f"from ada {n}"], cwd=ada, env=own, check=True)
+    subprocess.run(["git", "continuity", "push"], cwd=ada, env=own, check=True, capture_output=True)
+    subprocess.run(["git", "continuity", "status"], cwd=bea, env=env, capture_output=True, start_new_session=True)
+    listening(bea)
+    done = subprocess.run(
+        ["git", "continuity", "sync"], cwd=bea, env=env, capture_output=True, text=True, start_new_session=True
+    )
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    shown = subprocess.run(["git", "continuity", "journal"], cwd=bea, env=own, capture_output=True, text=True).stdout
+    assert all(f"from ada {n}" in shown for n in range(3)), shown
