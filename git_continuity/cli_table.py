@@ -235,6 +235,7 @@ AROUND: tuple[Command, ...] = (
         "git_continuity.commands.sync:pull",
         (REMOTE, JSON),
         stream=False,
+        served=True,
     ),
     Command(
         "push",
@@ -243,6 +244,7 @@ AROUND: tuple[Command, ...] = (
         "git_continuity.commands.sync:push",
         (REMOTE, JSON),
         stream=False,
+        served=True,
     ),
     Command(
         "sync",
@@ -251,6 +253,7 @@ AROUND: tuple[Command, ...] = (
         "git_continuity.commands.sync:sync",
         (REMOTE, JSON),
         stream=False,
+        served=True,
     ),
     Command(
         "doctor",

@@ -36,7 +36,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from git_continuity import helper, helper_copy, helper_peer, helper_place
+from git_continuity import helper, helper_copy, helper_peer, helper_place, sshsig
 
 IDLE_ENV = "GIT_CONTINUITY_HELPER_IDLE"
 IDLE_SECONDS = 300.0
@@ -131,6 +131,7 @@ WARM = (
     "git_continuity.forge",
     *(f"git_continuity.verifiers.{name}" for name in ("cmd", "git", "ci", "github", "gitlab", "gitea", "buildbot")),
     "_strptime",
+    *sshsig.MODULES,  # Ed25519 signatures made and checked with no ssh-keygen process (sshsig.py)
 )
 
 
@@ -149,6 +150,11 @@ def _warm() -> None:
     # environment when imported, and so is imported by each command, as in its own process).
     if all(reference.startswith("git_continuity.") for _, reference, _ in plugin_manager.entry_points()):
         plugin_manager.loaded()
+    from git_continuity import schema, store
+
+    # A fleet's writers each meet the entries the others wrote, and its syncs the states they
+    # fetch: each copy would otherwise import jsonschema and build a validator to check them.
+    schema.warm((*store.KINDS.values(), "packet", "policy"))
     commands = [c for c in cli_table.COMMANDS if c.served]
     while commands:
         command = commands.pop()

@@ -66,6 +66,14 @@ def _validator(name: str) -> Any:
     return jsonschema.Draft202012Validator(load(name), registry=Registry().with_resources(resources))
 
 
+def warm(names: tuple[str, ...]) -> None:
+    """Build these schemas' validators now: the helper does, once, so that a command's copy
+    that meets an entry not yet known good (another writer's, a fetched one) validates it
+    without importing jsonschema and building a validator (~200 ms) first."""
+    for name in names:
+        _validator(name)
+
+
 def problems(name: str, data: Any) -> list[tuple[tuple[str | int, ...], str]]:
     """Each violation of schema ``name`` as (path to the bad key, message)."""
     validator = _validator(name)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_continuity import repo as git
-from git_continuity import signers, signing
+from git_continuity import signers, signing, sshsig
 from git_continuity.errors import UserError
 from git_continuity.repo import Oid, Repo
 
@@ -89,14 +89,34 @@ def judge(repo: Repo, commits: Sequence[Oid]) -> list[Verdict]:
             found[oid] = Verdict(oid, GOOD, key)
         else:
             pending.append((oid, signature, payload, key))
+    here = _checked_here(pending)
+    pending = [p for p in pending if p[0] not in here]
+    found.update(here)
     if pending:
         from concurrent.futures import ThreadPoolExecutor  # only when there is something new to check
 
         with ThreadPoolExecutor(max_workers=min(4, len(pending))) as pool:
             for verdict in pool.map(lambda p: _check(repo, p[0], p[1], p[2], p[3], trusted), pending):
                 found[verdict.commit] = verdict
-        remember([found[p[0]] for p in pending])
+    remember([*here.values(), *(found[p[0]] for p in pending)])
     return [found[oid] for oid in commits]
+
+
+def _checked_here(pending: list[tuple[Oid, bytes, bytes, str]]) -> dict[Oid, Verdict]:
+    """Judge good here, without ssh-keygen, the Ed25519 signatures that verify by a key the
+    allowed-signers file plainly trusts (sshsig.py): where the crypto is imported already (the
+    helper), or where enough are new that importing it costs less than the ssh-keygen runs it
+    saves. The others (and any that does not verify here: ssh-keygen gives the verdict and its
+    words) are left for ssh-keygen."""
+    ed25519 = [p for p in pending if p[3].startswith(sshsig.ED25519 + " ")]
+    if not ed25519 or not (sshsig.loaded() or len(ed25519) >= sshsig.WORTH_IMPORTING):
+        return {}
+    plain = signers.plain(signing.NAMESPACE)
+    return {
+        oid: Verdict(oid, GOOD, key)
+        for oid, signature, payload, key in ed25519
+        if key in plain and sshsig.check(signature, payload, key, signing.NAMESPACE)
+    }
 
 
 def _check(repo: Repo, oid: Oid, signature: bytes, payload: bytes, key: str, trusted: dict[str, str]) -> Verdict:

@@ -46,6 +46,7 @@ class Signer:
     principals: str  # who, as git names them: comma-separated e-mail addresses (or *)
     key: str  # "ssh-ed25519 AAAA…": the key type and its base64 blob
     line: int
+    options: str = ""  # as written, e.g. namespaces="git"
 
 
 def parse_key(text: str) -> str | None:
@@ -91,7 +92,7 @@ def read() -> list[Signer]:
         key = parse_key(" ".join(words[start : start + 2])) if len(words) > start + 1 else None
         if key is None:
             raise _bad(where, number, "expected PRINCIPALS [OPTIONS] KEYTYPE BASE64 (git's allowed-signers format)")
-        found.append(Signer(words[0], key, number))
+        found.append(Signer(words[0], key, number, words[1] if start == 2 else ""))
     return found
 
 
@@ -123,6 +124,27 @@ def _bad(where: Path, number: int, why: str) -> UserError:
 def trusted() -> dict[str, str]:
     """Each trusted key (``TYPE BASE64``) and the principals it is trusted for."""
     return {s.key: s.principals for s in read()}
+
+
+def plain(namespace: str) -> set[str]:
+    """The trusted keys whose line (the one ``trusted`` names) plainly trusts them for the
+    namespace: principals without patterns, no option but a ``namespaces`` list that names it.
+    Only a signature by one of those may be judged good without ssh-keygen (sshsig.py), which
+    reads every other option (validity times, certificate authorities, patterns) itself."""
+    lines = {s.key: s for s in read()}  # the last line of each key, as trusted() takes it
+    found = set()
+    for key, signer in lines.items():
+        if any(mark in signer.principals for mark in "*?!") or not signer.principals:
+            continue
+        if signer.options:
+            name, _, listed = signer.options.partition("=")
+            names = listed[1:-1].split(",") if len(listed) > 1 and listed[0] == listed[-1] == '"' else []
+            # One option only (a second follows a comma outside the quotes), naming the namespace
+            # itself, and no negated pattern (which would refuse it).
+            if name.lower() != "namespaces" or '"' in listed[1:-1] or namespace not in names or "!" in listed:
+                continue
+        found.add(key)
+    return found
 
 
 def add(principals: str, key: str, comment: str = "") -> bool:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_continuity import repo as git
-from git_continuity import signers
+from git_continuity import signers, sshsig
 from git_continuity.errors import UserError
 from git_continuity.repo import Repo
 
@@ -64,6 +64,7 @@ class Key:
     program: str
     key: str  # a key file, a literal "key::…" SSH key, or an OpenPGP/X.509 key id
     public: str | None  # "TYPE BASE64" for an SSH key
+    here: bool = False  # a key file ssh-keygen would sign with, no program of the user's: sshsig.py may
 
 
 def own_key_path() -> Path:
@@ -76,10 +77,11 @@ def writer_key(repo: Repo) -> Key:
     configured = git.config_value(repo, "user.signingKey")
     if not configured:
         path = own_key(repo)
-        return Key("ssh", "ssh-keygen", str(path), _public_of(path))
+        return Key("ssh", "ssh-keygen", str(path), _public_of(path), here=True)
     form = (git.config_value(repo, "gpg.format") or "openpgp").lower()
     if form == "ssh":
-        program = git.config_value(repo, "gpg.ssh.program") or "ssh-keygen"
+        own_program = git.config_value(repo, "gpg.ssh.program")
+        program = own_program or "ssh-keygen"
         _require_program(program, "gpg.ssh.program", "ssh-keygen (OpenSSH: apt-get install openssh-client)")
         if configured.startswith("key::"):
             public = signers.parse_key(configured.removeprefix("key::"))
@@ -91,7 +93,7 @@ def writer_key(repo: Repo) -> Key:
                 " BASE64); nothing was written.\nFix it with git config user.signingKey, or unset it to sign with"
                 " git-continuity's own key"
             )
-        return Key("ssh", program, configured, public)
+        return Key("ssh", program, configured, public, here=own_program is None and not configured.startswith("key::"))
     if form in ("openpgp", "x509"):
         key_name = "gpg.program" if form == "openpgp" else "gpg.x509.program"
         program = (
@@ -215,6 +217,10 @@ def sign(repo: Repo, content: bytes) -> str:
 
 
 def _sign_ssh(key: Key, content: bytes) -> str:
+    if key.here and key.public is not None and sshsig.loaded():  # in the helper: no process
+        made = sshsig.sign(Path(key.key).expanduser(), key.public, content, NAMESPACE)
+        if made is not None:
+            return made
     args = [key.program, "-Y", "sign", "-n", NAMESPACE]
     if key.key.startswith("key::"):
         import tempfile

@@ -196,7 +196,8 @@ def test_the_served_commands_are_the_rows_of_the_command_table_marked_so() -> No
     assert {command.name for command in COMMANDS if command.served} == helper.SERVED
     assert helper.served(["--stream", "b", "status", "--json"])
     assert helper.served(["hook-impl", "agent", "claude", "stop"])
-    for argv in (["hook-impl", "commit-msg", "MSG"], ["push"], ["edit"], ["mcp"], ["demo"], ["agent", "install"]):
+    assert helper.served(["sync", "--json"]) and helper.served(["push", "origin"]) and helper.served(["pull"])
+    for argv in (["hook-impl", "commit-msg", "MSG"], ["edit"], ["mcp"], ["demo"], ["agent", "install"]):
         assert not helper.served(argv), argv
 
 
@@ -240,3 +241,48 @@ def test_an_agents_hook_is_served_by_the_helper_and_answers_alike(work: Path) ->
     # on a slow machine. That time aside, the answers are the same.
     stamp = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC")
     assert (client.returncode, stamp.sub("TIME", out)) == (own.code, stamp.sub("TIME", own.out))
+
+
+# The remote's end of a fetch or push (git-upload-pack, git-receive-pack), started by the
+# user's git: it writes the pids of the processes it descends from, then does its work.
+ANCESTRY = """p=$$
+while [ "$p" -gt 1 ]; do echo "$p" >> {out}; p=$(cut -d' ' -f4 /proc/$p/stat); done
+echo >> {out}
+exec "$@"
+"""
+
+
+def test_sync_push_and_pull_run_in_the_helper_and_say_what_they_say_in_their_own_process(
+    work: Path, tmp_path: Path
+) -> None:
+    """A fleet's agents sync in loops: sync, push and pull are served like the other state
+    commands, the network through the user's own git from the helper's copy, with the same
+    answers as in a process of their own."""
+    git(tmp_path, "init", "-q", "--bare", str(tmp_path / "remote.git"))
+    git(work, "remote", "add", "origin", str(tmp_path / "remote.git"))
+    (tmp_path / "ancestry.sh").write_text(ANCESTRY.format(out=tmp_path / "ancestry.txt"))
+    for key, program in (("uploadpack", "git-upload-pack"), ("receivepack", "git-receive-pack")):
+        git(work, "config", f"remote.origin.{key}", f"sh {tmp_path / 'ancestry.sh'} {program}")
+    run(work, "status")
+    pid = listening(work)
+
+    def ancestries() -> list[list[int]]:
+        if not (tmp_path / "ancestry.txt").exists():
+            return []
+        found = (tmp_path / "ancestry.txt").read_text().split("\n\n")
+        (tmp_path / "ancestry.txt").unlink()
+        return [[int(n) for n in each.split()] for each in found if each.strip()]
+
+    assert run(work, "push").code == 0
+    assert run(work, "journal", "add", "sent through the helper").code == 0
+    assert run(work, "sync", "--json").code == 0
+    assert run(work, "pull").code == 0
+    served = ancestries()
+    assert len(served) >= 4 and all(pid in each for each in served), served
+    for args in (("sync",), ("sync", "--json"), ("pull",), ("push",), ("pull", "nowhere")):
+        answer = run(work, *args)
+        assert all(pid in each for each in ancestries()), args
+        assert answer == run(work, *args, helper=False), args
+        assert all(pid not in each for each in ancestries()), args
+    assert run(work, "pull", "nowhere").err.startswith("git-continuity: error: ")
+    assert helpers_of(work) == [pid]

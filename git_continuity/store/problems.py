@@ -57,7 +57,8 @@ def _walk(snap: Snapshot) -> list[str]:
         if top.name in ("packet.yaml", "format") and top.is_tree:
             snap.found_bad(f"{ROOT}/{top.name}", [f"{ROOT}/{top.name}: a folder where a file belongs"])
         elif top.name == "packet.yaml":
-            read_packet_doc(snap)
+            if good("packet", top.oid) not in snap.cache:  # else parsed once already: no ruamel.yaml
+                read_packet_doc(snap)
         elif top.name == "format":
             if git.blob(snap.repo, top.oid).decode(errors="replace").strip() != FORMAT:
                 found.append(f"{ROOT}/format: written by a newer git-continuity (format is not {FORMAT}); upgrade")

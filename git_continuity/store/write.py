@@ -260,8 +260,11 @@ def update(
     queued = queue.turn(repo, stream) if create or git.ref_target(repo, ref) else contextlib.nullcontext()
     with queued:
         after, moved = git.update_ref(repo, ref, step, gave_up="nothing was written. Try again.")
+        if moved:
+            # Before the turn passes: the next writer then knows this change's files good (a
+            # new packet is otherwise parsed and validated again, in its turn).
+            after.cache.save()
     if moved:
-        after.cache.save()
         remember_active(after)
         made: list[Written] | None = getattr(_recording, "made", None)
         if made is not None and after.commit is not None:
