@@ -294,5 +294,10 @@ def test_the_thread_id_pattern_is_the_same_everywhere_it_is_written() -> None:
 
     assert "".join(c for c in map(chr, range(128)) if re.fullmatch(constants.ID_CHARS, c)) == constants.ID_ALPHABET
     assert guards.THREAD_ID.pattern == constants.THREAD_ID.pattern  # type: ignore[attr-defined]
-    hook = (Path(__file__).resolve().parents[1] / "hooks" / "commit-msg").read_text()
-    assert f"grep -Eiq 't-{constants.ID_CHARS}{{6}}'" in hook
+    # The commit-msg and post-commit hooks match it in the shell, in either case.
+    either = set(constants.ID_ALPHABET) | set(constants.ID_ALPHABET.upper())
+    for name in ("commit-msg", "post-commit"):
+        hook = (Path(__file__).resolve().parents[1] / "hooks" / name).read_text()
+        (one,) = set(re.findall(r"\[tT\]-(\[[^]]*\])", hook))
+        assert "".join(c for c in map(chr, range(128)) if re.fullmatch(one, c)) == "".join(sorted(either)), name
+        assert f"[tT]-{one * 6}" in hook, name
