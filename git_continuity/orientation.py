@@ -37,6 +37,7 @@ from git_continuity.errors import UserError
 from git_continuity.model import STATES, ago, new_id, now, shown, stamp
 from git_continuity.records import Handoff, SessionShown
 from git_continuity.repo import Repo
+from git_continuity.store import integrity
 from git_continuity.store.lifespans import read_live_journal
 from git_continuity.verify import Assessed
 
@@ -69,7 +70,7 @@ def build(
     rules, unreadable = policy.load_or_defaults(repo.work_dir)
     problems = store.all_problems(snap)
     started, warnings = start_session(repo, snap, at=moment, agent_session=agent_session)
-    warnings += [unreadable] if unreadable else []
+    warnings += [w for w in (unreadable, integrity.off_warning(repo)) if w]  # the brief says it as status does
     # Load-bearing claims are re-dereferenced now (view "bearing"): every claim with a handle
     # that something rests on, but cmd: checks (a test suite may take longer than an agent's
     # session start waits: they show their last evidence until verify or the gate) and the

@@ -156,7 +156,8 @@ def answer(repo: Any, stream: str, agent_session: str | None, active: bool) -> d
 
 
 # The fixes a refusal offers (accept, put back, trust a key) are the user's to choose, not the agent's.
-_USERS_TO_CHOOSE = ("doctor --accept", "trust signer add", "Put it back:", "gives it back:")
+# So is the setting that turns the checks off (continuity.sign), which anything holding .git can set.
+_USERS_TO_CHOOSE = ("doctor --accept", "trust signer add", "Put it back:", "gives it back:", "continuity.sign")
 
 
 def for_agent(error: str) -> str:

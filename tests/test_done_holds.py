@@ -312,7 +312,6 @@ def test_a_state_rewritten_with_plumbing_holds_the_stop_and_offers_the_agent_no_
         "the state on refs/continuity/main is not what was written here; nothing was read:\n"
         f'  commit {forged[:7]} is not signed; subject as its writer gave it: "done", author field, not verified:'
         f' "Ada Agent <ada@example.com>", {when}\n'
-        "(Writes made while git config continuity.sign was false are unsigned too.)\n"
         "What to accept or put back is the user's decision (git continuity doctor shows them the state and the"
         " fixes): do not accept, restore or rewrite the state yourself."
     )

@@ -246,6 +246,7 @@ def test_a_state_rewritten_with_plumbing_is_a_tool_error_that_leaves_the_fixes_t
     said = text(oriented)
     assert said.startswith("the state on refs/continuity/main is not what was written here; nothing was read:\n")
     assert "doctor --accept" not in said and "doctor --accept" in cont(started, "status").err
+    assert "continuity.sign" not in said  # nor the setting that turns the checks off
     assert said.endswith(
         "What to accept or put back is the user's decision (git continuity doctor shows them the state and the"
         " fixes): do not accept, restore or rewrite the state yourself."

@@ -107,6 +107,9 @@ def test_signing_turned_off_writes_unsigned_and_status_says_the_state_is_not_tam
     assert warning in status["warnings"]
     text = ok(repo, "status").splitlines()
     assert text[text.index("Warnings") + 1] == f"  {warning}"
+    # and the brief, which an agent reads where it may have set it itself
+    assert f"Warning: {warning}\n" in ok(repo, "orient")
+    assert warning in json.loads(ok(repo, "orient", "--json"))["warnings"]
 
 
 def test_an_unsigned_history_is_taken_as_the_trust_baseline_once_then_signed_from_there(repo: Path) -> None:
