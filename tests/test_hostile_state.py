@@ -194,3 +194,19 @@ def test_long_text_is_cut_with_a_marker(started: Path) -> None:
     assert f"\n  {'y' * 1000}{marker.format('journal --full')}\n" in cont(started, "journal").out
     assert f"  {'y' * 1000}{marker.format('claim list --full')}\n" in cont(started, "claim", "list").out
     assert [e["text"] for e in json.loads(cont(started, "journal", "--json").out)["entries"]] == [text]
+
+
+def test_text_that_drives_a_terminal_reaches_git_log_escaped_and_the_entry_whole(started: Path) -> None:
+    """The state commit's subject names the entry's text, so `git log` of the state ref showed a
+    title-setting sequence raw; the entry itself keeps every character."""
+    text = "a\rb\x1b]0;title\x07c \u202ekey"
+    made = cont(started, "journal", "add", text)
+    assert made.code == 0, made
+    entry = made.out.split()[2]
+    logged = git(started, "log", "-1", "--format=%B", "refs/continuity/main")
+    assert logged.splitlines()[0] == f"journal add {entry}: a\\x0db\\x1b]0;title\\x07c \\u202ekey"
+    assert not UNSAFE.search(logged)
+    reflog = git(started, "reflog", "-1", "--format=%gs", "refs/continuity/main")
+    assert not UNSAFE.search(reflog)
+    (shown,) = [e for e in json.loads(cont(started, "journal", "--json").out)["entries"] if e["id"] == entry]
+    assert shown["text"] == text

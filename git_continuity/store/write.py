@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from git_continuity import atomic, packetfile, schema, session, signing
 from git_continuity import repo as git
 from git_continuity.constants import ENV_CHECK_JSON
+from git_continuity.display import clean
 from git_continuity.errors import UserError
 from git_continuity.model import Evidence, JournalEntry, ObjectiveChange, sortable_name, stamp, to_json
 from git_continuity.repo import Oid, Repo
@@ -247,9 +248,10 @@ def update(
         tree = git.write_tree(repo, snap.tree, change.files)
         if tree == snap.tree:
             return snap, False  # nothing changed: no empty commit
-        message = change.message.rstrip("\n") + "\n\n" + trailers + "\n"
+        # Text from people (an entry's) drives no terminal from git log either (display.clean).
+        message = clean(change.message.rstrip("\n")) + "\n\n" + trailers + "\n"
         commit = git.write_commit(repo, tree, [snap.commit] if snap.commit else [], message)
-        summary = change.message.splitlines()[0]
+        summary = clean(change.message.splitlines()[0])
         git.compare_and_swap(repo, ref, commit, snap.commit, f"continuity: {summary}")
         integrity.wrote(repo, stream, snap.commit, commit)
         snap.cache.add([good("tree", tree)])
