@@ -365,7 +365,7 @@ def test_a_changed_prefix_invents_no_stream_from_the_old_prefixs_branch(
     assert (synced.code, synced.err) == (0, "")
     state = git(work, "rev-parse", "--short=7", "refs/continuity/main")
     assert synced.out == (
-        "origin has no continuity state yet.\n"
+        "origin has no continuity state where this clone's settings look yet.\n"
         "From origin:\n"
         "  ignored refs/heads/claude/continuity-main: the state of stream 'main' under another prefix"
         " (continuity.branchPrefix is 'claude/'): left alone\n"

@@ -56,10 +56,11 @@ def push(repo: Repo, *, remote: str | None, as_json: bool = False) -> int:
 def sync(repo: Repo, *, remote: str | None, as_json: bool = False) -> int:
     report = exchange.sync(repo, remote)
     if not as_json:
-        if report.remote_empty:
+        if report.remote_empty and report.pulled:  # only branches under the prefix left alone, each named
+            print(f"{report.remote} has no continuity state where this clone's settings look yet.")
+            print(f"From {report.remote}:\n" + _lines(report.pulled))
+        elif report.remote_empty:
             print(f"{report.remote} has no continuity state yet.")
-            if report.pulled:  # branches under the prefix left alone, each named
-                print(f"From {report.remote}:\n" + _lines(report.pulled))
         else:
             print(f"From {report.remote}:\n" + _lines(report.pulled or []))
         if report.local_empty:
