@@ -66,9 +66,15 @@ def hostname(*, environment: bool = True) -> str:
     return socket.gethostname() or "unknown-host"
 
 
+# Names a stream cannot take: git's HEAD, and what the branch transport puts beside the streams
+# under its prefix (<prefix>notes, <prefix>lanes/…: remote_layout).
+RESERVED_STREAMS = ("HEAD", "notes", "lanes")
+
+
 def usable_stream(name: str) -> bool:
-    """Whether name can be a stream: one ref name component (STREAM_RE), not ending in .lock."""
-    return bool(STREAM_RE.match(name)) and not name.endswith(".lock")
+    """Whether name can be a stream: one ref name component (STREAM_RE), not ending in .lock,
+    not reserved."""
+    return bool(STREAM_RE.match(name)) and not name.endswith(".lock") and name not in RESERVED_STREAMS
 
 
 def env_stream() -> str:

@@ -160,6 +160,17 @@ def test_a_bad_stream_name(repo: Path, inproc: Run, stream: str) -> None:
     assert not (repo / ".git" / "logs" / "refs" / "continuity").exists()
 
 
+@pytest.mark.parametrize("stream", ["HEAD", "notes", "lanes"])
+def test_a_reserved_stream_name(repo: Path, inproc: Run, stream: str) -> None:
+    """--stream notes made a stream whose branch was the notes' own under the branch transport,
+    and --stream HEAD a ref named refs/continuity/HEAD."""
+    assert refused(inproc, repo, "--stream", stream, "init") == (
+        f"git-continuity: error: stream name {stream!r} is reserved: HEAD is git's, and notes and lanes name what"
+        " the state travels beside as branches; choose another (e.g. agent-b)\n"
+    )
+    assert not (repo / ".git" / "refs" / "continuity").exists()
+
+
 # -- handles --------------------------------------------------------------------------------
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from git_continuity import repo as git
 from git_continuity import signing
-from git_continuity.constants import ENV_STREAM, STATE_PREFIX, usable_stream
+from git_continuity.constants import ENV_STREAM, RESERVED_STREAMS, STATE_PREFIX, usable_stream
 from git_continuity.errors import NoState, UserError
 from git_continuity.repo import Oid, Repo
 
@@ -41,6 +41,11 @@ KINDS = {
 def ref_name(stream: str) -> str:
     if not usable_stream(stream):
         given = f" (from {ENV_STREAM})" if os.environ.get(ENV_STREAM) == stream else ""
+        if stream in RESERVED_STREAMS:
+            raise UserError(
+                f"stream name {stream!r}{given} is reserved: HEAD is git's, and notes and lanes name what the state"
+                " travels beside as branches; choose another (e.g. agent-b)"
+            )
         raise UserError(
             f"stream name {stream!r}{given} is not usable: letters, digits, '-', '_' and inner '.' only,"
             " not ending in .lock (one ref name each, e.g. agent-b)"
