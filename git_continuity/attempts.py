@@ -198,8 +198,8 @@ def parse_budget(text: str, where: str = "--budget") -> Budget:
                 raise UserError(f"{where}: time={value} is no time at all; a budget is 1 or more")
             found[key] = span
         else:
-            if not value.isdigit() or int(value) < 1:
-                raise UserError(f"{where}: {key}={value} is not a whole number of 1 or more")
+            if not value.isdigit() or int(value) < 1 or int(value) > 99999:
+                raise UserError(f"{where}: {key}={value} is not a whole number from 1 to 99999")
             found[key] = int(value)
     if not found:
         raise UserError(f"{where}: give at least one of attempts=N, sessions=N, time=8h")

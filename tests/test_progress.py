@@ -222,7 +222,11 @@ def test_a_budget_is_spent_by_attempts_sessions_or_time() -> None:
     [
         ("tries=3", "--budget: unknown key 'tries' in 'tries=3' (known: attempts, sessions, time)"),
         ("attempts=-1", "--budget: attempts=-1 is negative; a budget is 1 or more"),
-        ("sessions=two", "--budget: sessions=two is not a whole number of 1 or more"),
+        ("sessions=two", "--budget: sessions=two is not a whole number from 1 to 99999"),
+        (
+            "attempts=99999999999999999999",
+            "--budget: attempts=99999999999999999999 is not a whole number from 1 to 99999",
+        ),
         ("time=-8h", "--budget: time=-8h is negative; a budget is 1 or more"),
         ("time=8 hours", "--budget: time=8 hours is not a duration such as 30m, 8h or 2d (at most 99999 of a unit)"),
         ("attempts", "--budget: attempts needs a value, e.g. attempts=3"),
