@@ -151,6 +151,35 @@ def cont(cwd: Path, *args: str, monkeypatch: pytest.MonkeyPatch | None = None) -
     return Ran(done.returncode, done.stdout, done.stderr)
 
 
+def at_a_terminal(where: Path, *args: str, timeout: float = 60) -> Ran:
+    """``git continuity ARGS`` as a person runs it at a terminal: a pseudo-terminal that is its
+    controlling terminal (/dev/tty) and its stdin, stdout and stderr; what it showed (the
+    terminal's \\r\\n as \\n) as ``out``."""
+    import pty
+    import select
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a session of its own, the terminal its controlling one
+        try:
+            os.chdir(where)
+            os.execvp("git", ["git", "continuity", *args])
+        finally:
+            os._exit(127)
+    got = b""
+    while True:
+        ready, _, _ = select.select([fd], [], [], timeout)
+        try:
+            chunk = os.read(fd, 65536) if ready else b""
+        except OSError:  # the terminal's other side closed: the command ended
+            chunk = b""
+        if not chunk:
+            break
+        got += chunk
+    os.close(fd)
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    return Ran(code, got.decode().replace("\r\n", "\n"), "")
+
+
 def on_a_pty(where: Path, args: list[str], env: dict[str, str], timeout: float) -> str:
     """``git continuity ARGS`` with a pseudo-terminal as stdout and stderr: what it showed,
     with the terminal's \\r\\n as \\n."""

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import THREAD_LINE, HookRepo, Ran, Run, commit, cont, git
+from conftest import THREAD_LINE, HookRepo, Ran, Run, at_a_terminal, commit, cont, git
 
 TITLE = "Ship the login fix"
 COMMAND = 'python -c "print(6 * 7)"'
@@ -249,8 +249,8 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
         current = git(work, "rev-parse", "refs/continuity/main")
         git(work, "update-ref", "refs/continuity/main", ready, current)
         # Moved back on purpose: taken as it is, as a person does after a look.
-        accepted = cont(work, "doctor", "--accept", ready)
-        assert accepted.code == 0, accepted.err
+        accepted = at_a_terminal(work, "doctor", "--accept", ready)
+        assert accepted.code == 0, accepted.out
         assert thread_status() == "open"
 
     # (b) the closing commit goes through, plain hook...

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from conftest import BIN, cont, git, write_state
+from conftest import BIN, at_a_terminal, cont, git, write_state
 from test_signing import bea_joins, ok
 
 REF = "refs/continuity/main"
@@ -176,7 +176,7 @@ def test_an_unsigned_entry_accepted_by_doctor_or_written_with_signing_off_is_lef
     forged = path.replace(entry["id"], "j-zzzzzz")
     write_state(repo, {forged: json.dumps({**entry, "id": "j-zzzzzz", "text": INJECTED})}, signed=False)
     assert cont(repo, "orient").code == 2  # refused on the read path first
-    ok(repo, "doctor", "--accept", git(repo, "rev-parse", REF))
+    assert at_a_terminal(repo, "doctor", "--accept", git(repo, "rev-parse", REF)).code == 0
     brief = steady(ok(repo, "orient"))
     assert INJECTED not in brief
     assert "Left out, not signed by a key trusted here: 1 journal entry (git continuity journal --all)." in (

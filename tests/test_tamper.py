@@ -11,7 +11,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import cont, git, write_state
+from conftest import at_a_terminal, cont, git, write_state
 
 REF = "refs/continuity/main"
 READERS = (("status",), ("journal",), ("orient",))
@@ -229,7 +229,7 @@ def test_a_refused_state_is_listed_by_doctor_and_accepted_after_a_look(repo: Pat
     assert doctor.code == 1
     assert f"  signing  {REF}: the state on {REF} is not what was written here; nothing was read; commit" in doctor.out
     assert f"           fix: After a look (git show {made[:7]}), the state is accepted" in doctor.out
-    accepted = cont(repo, "doctor", "--accept", made[:7])
+    accepted = at_a_terminal(repo, "doctor", "--accept", made[:7])
     assert accepted.code == 0, accepted
     assert accepted.out.startswith(f"Accepted {REF} at {made[:7]}; the witness had ")
     ran = cont(repo, "status")
@@ -257,7 +257,7 @@ def test_doctor_fix_writes_nothing_on_top_of_a_state_it_refuses(repo: Path) -> N
     accept = f"git continuity doctor --accept {made[:7]}"
     assert f"fix: After a look (git show {made[:7]}), the state is accepted as it is with: {accept}\n" in fixed.out
     assert "and its files are malformed too; .continuity/claims/c-yyyyyy.json" in fixed.out
-    accepted = cont(repo, "doctor", "--accept", made[:7])
+    accepted = at_a_terminal(repo, "doctor", "--accept", made[:7])
     assert (accepted.code, accepted.err) == (0, ""), accepted
     assert accepted.out.endswith(
         " (its files are malformed, so the journal cannot take it: git continuity doctor --fix moves them aside).\n"
@@ -269,14 +269,41 @@ def test_doctor_fix_writes_nothing_on_top_of_a_state_it_refuses(repo: Path) -> N
 def test_accepting_a_state_that_reads_without_complaint_changes_nothing(repo: Path) -> None:
     started(repo)
     tip = git(repo, "rev-parse", REF)
-    accepted = cont(repo, "doctor", "--accept", tip[:7])
+    accepted = at_a_terminal(repo, "doctor", "--accept", tip[:7])
     assert (accepted.code, accepted.out, git(repo, "rev-parse", REF)) == (
         0,
         f"Nothing to accept: the state at {tip[:7]} reads without complaint here; nothing was changed.\n",
         tip,
     )
-    empty = cont(repo, "doctor", "--accept", "")
-    assert (empty.code, empty.err.splitlines()[0]) == (
+    empty = at_a_terminal(repo, "doctor", "--accept", "")
+    assert (empty.code, empty.out.splitlines()[0]) == (
         2,
         "git-continuity: error: doctor --accept '': no stream's ref is at that commit; nothing was changed.",
     )
+
+
+def test_only_a_person_at_a_terminal_accepts_a_state(repo: Path) -> None:
+    """The refusal names `doctor --accept` for the person reading it; an agent's tool call (no
+    terminal) that runs it, to get a forged state past the gate, is refused and changes nothing."""
+    started(repo)
+    made = write_state(repo, {".continuity/format": "1\n\n"}, signed=False)
+    seen = {p: p.read_bytes() for p in (Path(os.environ["XDG_STATE_HOME"]) / "git-continuity").rglob("*.json")}
+    refused = subprocess.run(
+        ["git", "continuity", "doctor", "--accept", made[:7]],
+        cwd=repo,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        start_new_session=True,  # no controlling terminal, as an agent's shell has
+    )
+    assert (refused.returncode, refused.stdout, refused.stderr) == (
+        2,
+        "",
+        "git-continuity: error: doctor --accept takes a state as trusted, which is the user's decision: run it at"
+        " a terminal. Without one (an agent's tool call, a script) it refuses, so that nothing accepts a state on"
+        " its own; nothing was changed\n",
+    )
+    assert {p: p.read_bytes() for p in seen} == seen
+    assert cont(repo, "status").code == 2  # still refused
+    assert at_a_terminal(repo, "doctor", "--accept", made[:7]).code == 0
+    assert cont(repo, "status").code == 0

@@ -201,6 +201,17 @@ def _quarantine_remote(repo: Repo, remote: str, stream: str, refname: str) -> li
     ]
 
 
+def _at_a_terminal() -> bool:
+    """Whether a person's terminal is this process's (helper.py asks the same)."""
+    import os
+
+    try:
+        os.close(os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY))
+    except OSError:
+        return False
+    return True
+
+
 def _accept_state(repo: Repo, rev: str) -> int:
     """Take a stream's state as it is now at COMMIT, after a look: the witness is re-anchored
     there (this user's record of the newest state seen, outside .git), and the journal says so."""
@@ -209,6 +220,12 @@ def _accept_state(repo: Repo, rev: str) -> int:
     from git_continuity.model import JournalEntry, new_id, now, stamp
     from git_continuity.store import integrity
 
+    if not _at_a_terminal():
+        raise UserError(
+            "doctor --accept takes a state as trusted, which is the user's decision: run it at a terminal. Without"
+            " one (an agent's tool call, a script) it refuses, so that nothing accepts a state on its own;"
+            " nothing was changed"
+        )
     try:
         commit = git.resolve_commit(repo, rev)
     except UserError:
