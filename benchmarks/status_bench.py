@@ -41,8 +41,10 @@ from git_continuity.model import Claim, JournalEntry, now, stamp
 # Bytecode is written and used, as in an installed package (a shell that sets
 # PYTHONDONTWRITEBYTECODE would otherwise make every run compile the sources again).
 # The signing key, the trusted signers and the witness (signing.py, signers.py, witness.py)
-# live in the user's config and state folders: a benchmark's are its own, never the user's.
-SANDBOX = Path(tempfile.mkdtemp(prefix="continuity-bench-user-"))
+# live in the user's config and state folders: a benchmark's are its own, never the user's,
+# and the processes it starts of itself (contention_bench's writers) share them.
+SANDBOX = Path(os.environ.get("CONTINUITY_BENCH_SANDBOX") or tempfile.mkdtemp(prefix="continuity-bench-user-"))
+os.environ["CONTINUITY_BENCH_SANDBOX"] = str(SANDBOX)
 for _name, _sub in (("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"), ("XDG_CACHE_HOME", "cache")):
     os.environ[_name] = str(SANDBOX / _sub)
 ENV = {
