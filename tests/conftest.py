@@ -156,7 +156,6 @@ def at_a_terminal(where: Path, *args: str, timeout: float = 60) -> Ran:
     controlling terminal (/dev/tty) and its stdin, stdout and stderr; what it showed (the
     terminal's \\r\\n as \\n) as ``out``."""
     import pty
-    import select
 
     pid, fd = pty.fork()
     if pid == 0:  # the child: a session of its own, the terminal its controlling one
@@ -165,6 +164,15 @@ def at_a_terminal(where: Path, *args: str, timeout: float = 60) -> Ran:
             os.execvp("git", ["git", "continuity", *args])
         finally:
             os._exit(127)
+    shown = _terminal_output(fd, timeout)
+    return Ran(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), shown, "")
+
+
+def _terminal_output(fd: int, timeout: float) -> str:
+    """All a pseudo-terminal's other side showed until it closed (then ``fd`` is closed), with
+    the terminal's \\r\\n as \\n."""
+    import select
+
     got = b""
     while True:
         ready, _, _ = select.select([fd], [], [], timeout)
@@ -176,15 +184,13 @@ def at_a_terminal(where: Path, *args: str, timeout: float = 60) -> Ran:
             break
         got += chunk
     os.close(fd)
-    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-    return Ran(code, got.decode().replace("\r\n", "\n"), "")
+    return got.decode().replace("\r\n", "\n")
 
 
 def on_a_pty(where: Path, args: list[str], env: dict[str, str], timeout: float) -> str:
     """``git continuity ARGS`` with a pseudo-terminal as stdout and stderr: what it showed,
     with the terminal's \\r\\n as \\n."""
     import pty
-    import select
 
     main, side = pty.openpty()
     done = subprocess.Popen(
@@ -196,19 +202,9 @@ def on_a_pty(where: Path, args: list[str], env: dict[str, str], timeout: float) 
         env={**os.environ, "TERM": "xterm-256color", **env},
     )
     os.close(side)
-    got = b""
-    while True:
-        ready, _, _ = select.select([main], [], [], timeout)
-        try:
-            chunk = os.read(main, 65536) if ready else b""
-        except OSError:  # the terminal's other side closed: the command ended
-            chunk = b""
-        if not chunk:
-            break
-        got += chunk
-    os.close(main)
-    assert done.wait(timeout) == 0, got.decode()
-    return got.decode().replace("\r\n", "\n")
+    shown = _terminal_output(main, timeout)
+    assert done.wait(timeout) == 0, shown
+    return shown
 
 
 SHELL = os.environ.get("SHELL") or "/bin/bash"  # the user's shell: what agent install asks
