@@ -76,7 +76,7 @@ def side(r: Repo, base: Oid, name: str, n: int, at: int) -> Oid:
     for start in range(0, n, PER_COMMIT):
         tip = commit_files(r, tip, dict(items[start : start + PER_COMMIT]), at + start)
     doc, _ = packetfile.parse(packetfile.TEMPLATE)
-    packetfile.set_next_action(doc, f"{name}'s next action")
+    packetfile.Edit("next_action", f"{name}'s next action").on_doc(doc)
     return commit_files(r, tip, {packetfile.PATH: packetfile.dump(doc)}, at + n + 1)
 
 

@@ -155,6 +155,17 @@ def _warm() -> None:
     # A fleet's writers each meet the entries the others wrote, and its syncs the states they
     # fetch: each copy would otherwise import jsonschema and build a validator to check them.
     schema.warm((*store.KINDS.values(), "packet", "policy"))
+    schema.digest()  # what names the validity cache: every schema file read, once
+    # A write's first uses of what it always uses, made once here: the packet's round trip
+    # through ruamel.yaml and a change spliced into its text, proven by libyaml (each imports
+    # more on first use), a signature (sshsig.warm), and a command line parsed (argparse
+    # compiles its patterns on first use).
+    from git_continuity import cli, packetfile
+
+    packetfile.dump(packetfile.parse(packetfile.TEMPLATE, validate=False)[0])
+    packetfile.Edit("next_action", "text").on_text(packetfile.TEMPLATE)
+    sshsig.warm()
+    cli.build_parser(eager=False).parse_known_args(["journal", "add", "text"])
     commands = [c for c in cli_table.COMMANDS if c.served]
     while commands:
         command = commands.pop()

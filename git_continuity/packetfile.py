@@ -9,15 +9,16 @@ from __future__ import annotations
 import functools
 import io
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from git_continuity import schema
+from git_continuity import packetedit, schema
 
 if TYPE_CHECKING:  # ruamel.yaml costs ~25 ms to import: only what edits or parses pays it
     from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.composer import Composer
-from git_continuity.model import Blocker, Objective, Packet, to_json
+from git_continuity.model import Blocker, Objective, Packet
 
 PATH = ".continuity/packet.yaml"
 
@@ -152,9 +153,13 @@ def packet_from(doc: Mapping[str, Any]) -> Packet:
 
 
 def dump(doc: CommentedMap) -> bytes:
+    return _text(doc).encode()
+
+
+def _text(doc: CommentedMap) -> str:
     out = io.StringIO()
     _yaml().dump(doc, out)
-    return out.getvalue().encode()
+    return out.getvalue()
 
 
 def _last_entry(parent: Any, key: Any) -> tuple[Any, Any]:
@@ -222,25 +227,50 @@ def _change(parent: Any, key: Any, change: Any) -> None:
         _put_following(parent, key, following)
 
 
-def set_objective(doc: CommentedMap, objective: Objective) -> None:
+@dataclass(frozen=True)
+class Edit:
+    """One change of the packet: top-level ``key`` set to ``value``, or (``append``) ``value``
+    added at the end of the list at ``key``. The value is plain data, as JSON holds it."""
+
+    key: str
+    value: Any
+    append: bool = False
+
+    def on_values(self, values: dict[str, Any]) -> None:
+        """Make the change on the packet's plain values."""
+        values[self.key] = [*(values.get(self.key) or []), self.value] if self.append else self.value
+
+    def on_doc(self, doc: CommentedMap) -> None:
+        """Make the change on the round-trip document (comments after the value stay after it)."""
+        from ruamel.yaml.comments import CommentedSeq
+
+        def change() -> None:
+            if not self.append:
+                doc[self.key] = _node(self.value)
+                return
+            if doc.get(self.key) is None:
+                doc[self.key] = CommentedSeq()
+            doc[self.key].append(_node(self.value))
+
+        _change(doc, self.key, change)
+
+    def on_text(self, text: str) -> str | None:
+        """The change spliced into the packet's text (packetedit), in the lines ruamel writes
+        for it; None where the splice does not prove exactly this change (then ``on_doc``).
+        The text must be a packet read once without problems: libyaml expands aliases."""
+        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+        if not self.append:
+            lines = _text(CommentedMap({self.key: _node(self.value)}))
+            return packetedit.replaced(text, self.key, lines, self.on_values)
+        lines = _text(CommentedMap({self.key: CommentedSeq([_node(self.value)])})).partition("\n")[2]
+        return packetedit.appended(text, self.key, lines, self.on_values)
+
+
+def _node(value: Any) -> Any:
     from ruamel.yaml.comments import CommentedMap
 
-    _change(doc, "objective", lambda: doc.__setitem__("objective", CommentedMap(to_json(objective))))
-
-
-def set_next_action(doc: CommentedMap, text: str | None) -> None:
-    _change(doc, "next_action", lambda: doc.__setitem__("next_action", text))
-
-
-def add_blocker(doc: CommentedMap, blocker: Blocker) -> None:
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
-    def add() -> None:
-        if doc.get("blockers") is None:
-            doc["blockers"] = CommentedSeq()
-        doc["blockers"].append(CommentedMap(to_json(blocker)))
-
-    _change(doc, "blockers", add)
+    return CommentedMap(value) if isinstance(value, dict) else value
 
 
 def finish_blocker(doc: CommentedMap, blocker_id: str, at: str) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from git_continuity import packetfile, store
 from git_continuity import repo as git
 from git_continuity.errors import UserError
-from git_continuity.model import Blocker, new_id, now, shown, stamp
+from git_continuity.model import Blocker, new_id, now, shown, stamp, to_json
 from git_continuity.repo import Repo
 
 
@@ -16,15 +16,15 @@ def add(repo: Repo, *, stream: str, text: str, thread: str | None = None) -> int
     added: list[Blocker] = []
 
     def make(snap: store.Snapshot) -> store.Change:
-        doc, packet = store.read_packet_doc(snap) or (None, None)
-        assert doc is not None and packet is not None
+        packet = store.read_packet(snap)
+        assert packet is not None
         if thread is not None and thread not in (threads := store.read_threads(snap)):
             known = ", ".join(sorted(threads)) or "none"
             raise UserError(f"--thread {thread}: no such thread (threads: {known}); nothing was written")
         blocker = Blocker(new_id("blocker", {b.id for b in packet.blockers}), text, stamp(now()), by, thread=thread)
-        packetfile.add_blocker(doc, blocker)
         added[:] = [blocker]
-        return store.Change(f"blocker add {blocker.id}: {text}", {packetfile.PATH: packetfile.dump(doc)})
+        data, values = store.edited_packet(snap, packetfile.Edit("blockers", to_json(blocker), append=True))
+        return store.Change(f"blocker add {blocker.id}: {text}", {packetfile.PATH: data}, values)
 
     store.update(repo, stream, make)
     holds = f"\n  it holds thread {thread} out of the ready queue" if thread else ""

@@ -38,10 +38,8 @@ def next_action(repo: Repo, *, stream: str, text: str | None, as_json: bool = Fa
         raise UserError("next needs a non-empty text: the first thing the next session should do")
 
     def make(snap: store.Snapshot) -> store.Change:
-        doc, _ = store.read_packet_doc(snap) or (None, None)
-        assert doc is not None
-        packetfile.set_next_action(doc, text)
-        return store.Change(f"next: {text}", {packetfile.PATH: packetfile.dump(doc)})
+        data, values = store.edited_packet(snap, packetfile.Edit("next_action", text))
+        return store.Change(f"next: {text}", {packetfile.PATH: data}, values)
 
     store.update(repo, stream, make)
     if as_json:
@@ -86,12 +84,11 @@ def _clear(repo: Repo, stream: str, text: str | None, as_json: bool) -> int:
     was: list[str | None] = []
 
     def make(snap: store.Snapshot) -> store.Change:
-        doc, packet = store.read_packet_doc(snap) or (None, None)
-        assert doc is not None and packet is not None
+        packet = store.read_packet(snap)
+        assert packet is not None
         was[:] = [packet.next_action]
-        packetfile.set_next_action(doc, None)
-        message = f"next --clear: was {packet.next_action or 'none'}"
-        return store.Change(message, {packetfile.PATH: packetfile.dump(doc)})
+        data, values = store.edited_packet(snap, packetfile.Edit("next_action", None))
+        return store.Change(f"next --clear: was {packet.next_action or 'none'}", {packetfile.PATH: data}, values)
 
     store.update(repo, stream, make)
     if as_json:

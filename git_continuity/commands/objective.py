@@ -3,7 +3,7 @@ from __future__ import annotations
 from git_continuity import packetfile, session, store
 from git_continuity.display import cut
 from git_continuity.errors import UserError
-from git_continuity.model import Objective, ObjectiveChange, new_id, now, shown, stamp
+from git_continuity.model import Objective, ObjectiveChange, new_id, now, shown, stamp, to_json
 from git_continuity.repo import Repo
 
 WHOLE = "git continuity objective log --json"
@@ -18,14 +18,16 @@ def set_objective(repo: Repo, *, stream: str, text: str, why: str) -> int:
     by = who.by
 
     def make(snap: store.Snapshot) -> store.Change:
-        doc, packet = store.read_packet_doc(snap) or (None, None)
-        assert doc is not None and packet is not None  # update() refused malformed state
+        packet = store.read_packet(snap)
+        assert packet is not None  # update() refused malformed state
         old = packet.objective.text if packet.objective else None
         change = ObjectiveChange(new_id("objective"), old, text, why, stamp(moment), by, who.host, **who.stamp())
-        packetfile.set_objective(doc, Objective(text, why, stamp(moment), by))
+        edit = packetfile.Edit("objective", to_json(Objective(text, why, stamp(moment), by)))
+        data, values = store.edited_packet(snap, edit)
         return store.Change(
             f"objective: {text}\n\nwhy: {why}\nwas: {old or '(none)'}",
-            {packetfile.PATH: packetfile.dump(doc), store.objective_path(change, moment): store.entry_bytes(change)},
+            {packetfile.PATH: data, store.objective_path(change, moment): store.entry_bytes(change)},
+            values,
         )
 
     store.update(repo, stream, make)

@@ -20,7 +20,7 @@ from git_continuity.model import Evidence, JournalEntry, ObjectiveChange, sortab
 from git_continuity.repo import Oid, Repo
 from git_continuity.store import integrity, queue
 from git_continuity.store.problems import all_problems
-from git_continuity.store.read import read_packet, read_places
+from git_continuity.store.read import _keep, _kept, read_packet, read_packet_doc, read_places
 from git_continuity.store.state import KINDS, ROOT, Snapshot, good, ref_name, require_state, snapshot_at
 
 if TYPE_CHECKING:
@@ -123,10 +123,29 @@ def handoff_bytes(data: dict[str, Any]) -> bytes:
 
 @dataclass
 class Change:
-    """One change of state: the files it sets (None deletes) and the commit message."""
+    """One change of state: the files it sets (None deletes) and the commit message; with a
+    new packet, its plain values (kept by its blob id, so no reader parses it again)."""
 
     message: str
     files: dict[str, bytes | None]
+    packet: dict[str, Any] | None = None
+
+
+def edited_packet(snap: Snapshot, edit: packetfile.Edit) -> tuple[bytes, dict[str, Any]]:
+    """The packet after ``edit``, as bytes and as plain values: spliced into its text where it
+    was read once already and its values kept (packetfile.Edit.on_text proves the splice),
+    else through ruamel.yaml's round trip. The state is well formed (update checked it)."""
+    oid = git.entry_oid(snap.repo, snap.tree, packetfile.PATH) if snap.tree else None
+    values = _kept(snap, "packet", oid)
+    if isinstance(values, dict) and oid is not None:
+        spliced = edit.on_text(git.blob(snap.repo, oid).decode())
+        if spliced is not None:
+            edit.on_values(values)
+            return spliced.encode(), values
+    doc, _ = read_packet_doc(snap) or (None, None)
+    assert doc is not None
+    edit.on_doc(doc)
+    return packetfile.dump(doc), packetfile.plain(doc)
 
 
 def _validate_change(snap: Snapshot, change: Change) -> None:
@@ -157,6 +176,8 @@ def _validate_change(snap: Snapshot, change: Change) -> None:
             if checking:
                 schema.require_valid(KINDS[path.split("/")[1]], json.loads(data), path)
         oid = git.write_blob(snap.repo, data)
+        if path == packetfile.PATH and change.packet is not None:
+            _keep(snap, "packet", oid, change.packet)
         kind = "packet" if path == packetfile.PATH else KINDS.get(path.split("/")[1])
         if kind is not None:
             snap.cache.add([good(kind, oid, "" if kind == "packet" else path.rsplit("/", 1)[-1])])
