@@ -15,6 +15,7 @@ the caller, so the file reads as the round trip would have written it.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -66,10 +67,10 @@ def _lines(text: str, key: str) -> tuple[list[str], int, int] | None:
         return None
     start = end = starts[0]
     for at in range(start + 1, len(lines)):
-        if lines[at].strip() and not lines[at].startswith(" "):
-            break
-        if lines[at].strip():
-            end = at
+        if lines[at].startswith(" "):
+            end = at if lines[at].strip() else end
+        elif lines[at].strip() and not lines[at].startswith("#"):
+            break  # the next key (a comment at column 0 may stand inside the value)
     return lines, start, end + 1
 
 
@@ -87,15 +88,38 @@ def _proves(before: str, after: str, change: Callable[[dict[str, Any]], None]) -
 
 
 def _load(text: str) -> Any:
-    """The text as libyaml reads it; None where it cannot (no libyaml here: no splice)."""
+    """The text as libyaml reads it; None where it cannot (no libyaml here: no splice), or
+    where a mapping holds a key twice (libyaml keeps the last; ruamel refuses the file)."""
+    loader = _loader()
+    if loader is None:
+        return None
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=loader)
+    except (yaml.YAMLError, _Twice):
+        return None
+
+
+class _Twice(Exception):
+    """A mapping holds a key twice."""
+
+
+@functools.cache
+def _loader() -> Any:
+    """PyYAML's C safe loader, refusing a key twice in a mapping; None without libyaml."""
     try:
         import yaml
     except ImportError:  # pragma: no cover - pre-commit's dependency
         return None
-    loader = getattr(yaml, "CSafeLoader", None)
-    if loader is None:
+    if not hasattr(yaml, "CSafeLoader"):
         return None
-    try:
-        return yaml.load(text, Loader=loader)  # the C safe loader: plain data only
-    except yaml.YAMLError:
-        return None
+
+    class Once(yaml.CSafeLoader):  # type: ignore[misc]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            keys = [self.construct_object(key, deep=True) for key, _ in node.value]
+            if len(keys) != len({repr(key) for key in keys}):
+                raise _Twice
+            return super().construct_mapping(node, deep)
+
+    return Once
