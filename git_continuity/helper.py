@@ -150,8 +150,14 @@ def _ask(folder: str, argv: list[str]) -> int | None:
         name = helper_peer.name_of(own)
         there = helper_place.socket_state(fd, name)
         if there == "none":
-            _start(folder, name)
-            return None
+            if not helper_place.may_start(folder, name):
+                return None
+            if helper_place.first_to_start(fd, name):  # the command runs here, while it warms
+                _start(folder, name)
+                return None
+            # Another command started one: waiting for it costs less than each command of a
+            # fleet starting at once importing everything itself.
+            there = _arriving(fd, name)
         if there != "socket":  # a file, a link, another's: left alone, and the command runs here
             return None
         connection = _connect(fd, folder, name)
@@ -163,6 +169,21 @@ def _ask(folder: str, argv: list[str]) -> int | None:
         return _hand_over(connection, own, argv)
     finally:
         connection.close()
+
+
+def _arriving(fd: int, name: str) -> str:
+    """What is at the socket's name once the helper on its way listens, gives up, or has taken
+    STARTING seconds ("none" then)."""
+    import time
+
+    from git_continuity import helper_place
+
+    deadline = time.monotonic() + helper_place.STARTING
+    while True:
+        there = helper_place.socket_state(fd, name)
+        if there != "none" or time.monotonic() > deadline or not helper_place.on_its_way(fd, name):
+            return there
+        time.sleep(0.005)
 
 
 def _connect(fd: int, folder: str, name: str) -> socket | None:

@@ -101,6 +101,50 @@ def socket_state(folder: int, name: str) -> str:
     return "socket" if stat.S_ISSOCK(found.st_mode) and found.st_uid == os.geteuid() else "other"
 
 
+STARTING = 3.0  # seconds a helper may take to listen; a client waits for one on its way that long
+
+
+def first_to_start(folder: int, name: str) -> bool:
+    """Whether this client is the one to start the helper at ``name``: none is on its way (no
+    mark younger than STARTING beside the socket's name), and this one made the mark. The
+    helper removes it once it listens or cannot; every other client waits for that."""
+    mark = name.replace(".sock", ".starting")
+    for _ in range(2):
+        try:
+            os.close(os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=folder))
+            return True
+        except FileExistsError:
+            pass
+        except OSError:
+            return True  # no mark can be made here: start one, as without the mark
+        try:
+            if time.time() - os.lstat(mark, dir_fd=folder).st_mtime < STARTING:
+                return False
+            os.unlink(mark, dir_fd=folder)  # left by a helper that died while warming
+        except FileNotFoundError:
+            return False  # it listens, or gave up, this very moment
+        except OSError:
+            return True
+    return True
+
+
+def on_its_way(folder: int, name: str) -> bool:
+    """Whether a helper started for ``name`` is still warming (its mark is there, and recent)."""
+    try:
+        return time.time() - os.lstat(name.replace(".sock", ".starting"), dir_fd=folder).st_mtime < STARTING
+    except OSError:
+        return False
+
+
+def arrived(name: str) -> None:
+    """Remove the mark of a helper on its way (in the folder, the current one): it listens now,
+    or it could not."""
+    try:  # noqa: SIM105
+        os.unlink(name.replace(".sock", ".starting"))
+    except OSError:
+        pass
+
+
 def _marker(folder: str, name: str) -> str:
     from git_continuity import helper_peer
 

@@ -72,13 +72,14 @@ def serve(folder: str) -> Taken | None:
         return None
     listener = _bind() if lock >= 0 else None
     if listener is not None:
-        # Warmed before it is found: a client finds no socket, runs its command at once, and
-        # the helper it starts leaves at the lock; none waits for the warming.
+        # Warmed before it is found: the client that started it ran its command at once, and
+        # those that came while it warms wait for it (helper.py), none longer than STARTING.
         _warm()
         # What the warming made lives as long as the helper: the collector leaves it be, in each
         # command's copy too (whose interpreter exit, a collection, took twice as long without).
         gc.freeze()
         listener = _place(listener, fd, name)
+    helper_place.arrived(name)
     os.close(fd)
     if listener is None:
         helper_place.failed(folder, name)
@@ -158,14 +159,13 @@ def _warm() -> None:
     schema.digest()  # what names the validity cache: every schema file read, once
     # A write's first uses of what it always uses, made once here: the packet's round trip
     # through ruamel.yaml and a change spliced into its text, proven by libyaml (each imports
-    # more on first use), a signature (sshsig.warm), and a command line parsed (argparse
-    # compiles its patterns on first use).
+    # more on first use), a signature (sshsig.warm), and the whole command line (cli.warm).
     from git_continuity import cli, packetfile
 
     packetfile.dump(packetfile.parse(packetfile.TEMPLATE, validate=False)[0])
     packetfile.Edit("next_action", "text").on_text(packetfile.TEMPLATE)
     sshsig.warm()
-    cli.build_parser(eager=False).parse_known_args(["journal", "add", "text"])
+    cli.warm()
     commands = [c for c in cli_table.COMMANDS if c.served]
     while commands:
         command = commands.pop()

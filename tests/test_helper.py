@@ -355,3 +355,41 @@ def test_an_idle_helper_leaves_and_so_does_one_whose_repository_is_gone(work: Pa
     pid = listening(other)
     subprocess.run(["rm", "-rf", str(other)], check=True)
     assert gone(pid)
+
+
+def test_each_command_in_one_helper_takes_the_stream_its_own_environment_names(work: Path) -> None:
+    """The helper builds the command line once; the default of --stream is each client's own
+    GIT_CONTINUITY_STREAM, never the one a client before it had."""
+    run(work, "status")
+    pid = listening(work)
+    assert run(work, "init", "--no-fetch-refspecs", GIT_CONTINUITY_STREAM="side").code == 0
+    for stream in ("side", "", "side", "main"):
+        assert run(work, "journal", "add", f"for {stream or 'the default'}", GIT_CONTINUITY_STREAM=stream).code == 0
+    assert helper_of(work) == pid
+    side = run(work, "--stream", "side", "journal", helper=False).out
+    main = run(work, "--stream", "main", "journal", helper=False).out
+    assert sorted(line.split("  ", 2)[-1] for line in side.splitlines() if "for " in line) == ["for side", "for side"]
+    assert sorted(line.split("  ", 2)[-1] for line in main.splitlines() if "for " in line) == [
+        "for main",
+        "for the default",
+    ]
+
+
+def test_a_command_the_helper_runs_imports_next_to_nothing_in_its_own_process(work: Path) -> None:
+    """The client of every command an agent runs: the command's own script (not the one pip
+    writes for an entry point, which imports re) and the standard library's C modules."""
+    env = {"PYTHONPROFILEIMPORTTIME": "1"}  # its own fingerprint: a helper started alike
+    run(work, "status", **env)
+    pid = listening(work)
+    done = run(work, "journal", "add", "served", **env)
+    assert done.code == 0
+    assert helper_of(work) == pid
+    imported = [line.rsplit("|", 1)[1].strip() for line in done.err.splitlines() if line.startswith("import time:")]
+    ours = [name for name in imported if name.startswith("git_continuity")]
+    assert ours == [
+        "git_continuity",
+        "git_continuity.helper",
+        "git_continuity.helper_place",
+        "git_continuity.helper_peer",
+    ]
+    assert {"re", "enum", "subprocess", "pygit2", "typing"} & set(imported) == set()

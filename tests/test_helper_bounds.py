@@ -192,3 +192,51 @@ def test_a_checkout_deeper_than_a_sockets_path_is_served(tmp_path: Path) -> None
     run(deep, "status")
     pid = listening(deep)
     assert runs_in_helper(deep) == [pid]
+
+
+def _verify_at_once(repo: Path, count: int) -> list[int]:
+    """`verify` run by ``count`` agents at once; where each one's probe ran (runs_in_helper)."""
+    (repo / "ran.txt").unlink(missing_ok=True)
+    env = {**os.environ, **ON}
+    started = [
+        subprocess.Popen(["git", "continuity", "verify"], cwd=repo, env=env, start_new_session=True, **QUIET)
+        for _ in range(count)
+    ]
+    assert [each.wait(timeout=60) for each in started] == [0] * count
+    return [int(line) for line in (repo / "ran.txt").read_text().split()]
+
+
+QUIET: dict[str, int] = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "stdin": subprocess.DEVNULL}
+
+
+def test_a_fleet_starting_at_once_waits_for_one_helper_instead_of_each_importing_everything(work: Path) -> None:
+    """Six commands at once where no helper runs yet: the first starts one and runs in its own
+    process; the others wait for that helper to listen and run in it (each in its own process,
+    a fleet's twenty agents imported everything twenty times at once)."""
+    assert helpers_of(work) == []
+    ran = _verify_at_once(work, 6)
+    pid = listening(work)
+    assert len(ran) == 6
+    assert ran.count(pid) == 5
+    assert list((work / ".git" / "continuity").glob("*.starting")) == []  # the helper took its mark away
+
+
+def test_a_helper_that_died_while_warming_holds_a_command_at_most_a_few_seconds(work: Path) -> None:
+    """The mark of a helper on its way, left by one that died: the next command waits at most
+    STARTING seconds for it and runs in its own process; once the mark is old, the next command
+    starts a new helper."""
+    run(work, "status")
+    pid = listening(work)
+    name = sockets(work)[0].name
+    os.kill(pid, signal.SIGKILL)
+    assert gone(pid)
+    (work / ".git" / "continuity" / name).unlink()
+    mark = work / ".git" / "continuity" / name.replace(".sock", ".starting")
+    mark.touch()
+    own = runs_in_helper(work)  # it waited, then ran in its own process: no helper was there
+    assert helpers_of(work) == []  # and it started none: the mark said one was on its way
+    os.utime(mark, (1, 1))  # as old as a mark of one that died long ago
+    assert runs_in_helper(work) == own  # this one starts a helper, and runs in its own process
+    new = listening(work)
+    assert runs_in_helper(work) == [new] != own
+    assert not mark.exists()
