@@ -378,10 +378,10 @@ def test_each_command_in_one_helper_takes_the_stream_its_own_environment_names(w
 def test_a_command_the_helper_runs_imports_next_to_nothing_in_its_own_process(work: Path) -> None:
     """The client of every command an agent runs: the command's own script (not the one pip
     writes for an entry point, which imports re) and the standard library's C modules."""
-    env = {"PYTHONPROFILEIMPORTTIME": "1"}  # its own fingerprint: a helper started alike
-    run(work, "status", **env)
+    # PYTHONPROFILEIMPORTTIME: a fingerprint of its own, so a helper started alike serves it.
+    run(work, "status", PYTHONPROFILEIMPORTTIME="1")
     pid = listening(work)
-    done = run(work, "journal", "add", "served", **env)
+    done = run(work, "journal", "add", "served", PYTHONPROFILEIMPORTTIME="1")
     assert done.code == 0
     assert helper_of(work) == pid
     imported = [line.rsplit("|", 1)[1].strip() for line in done.err.splitlines() if line.startswith("import time:")]

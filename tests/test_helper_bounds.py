@@ -199,14 +199,19 @@ def _verify_at_once(repo: Path, count: int) -> list[int]:
     (repo / "ran.txt").unlink(missing_ok=True)
     env = {**os.environ, **ON}
     started = [
-        subprocess.Popen(["git", "continuity", "verify"], cwd=repo, env=env, start_new_session=True, **QUIET)
+        subprocess.Popen(
+            ["git", "continuity", "verify"],
+            cwd=repo,
+            env=env,
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         for _ in range(count)
     ]
     assert [each.wait(timeout=60) for each in started] == [0] * count
     return [int(line) for line in (repo / "ran.txt").read_text().split()]
-
-
-QUIET: dict[str, int] = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "stdin": subprocess.DEVNULL}
 
 
 def test_a_fleet_starting_at_once_waits_for_one_helper_instead_of_each_importing_everything(work: Path) -> None:
