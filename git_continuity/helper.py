@@ -25,9 +25,10 @@ The helper is used only where it cannot change what a command does:
     alike (the command then runs here);
   - the helper answers in time (HANDSHAKE): one stopped, swamped or gone is passed by;
   - GIT_CONTINUITY_HELPER is not 0/off/no/false (the off switch).
-When none answers, the command runs here and a helper is started for the next one; it leaves
-by itself once idle for GIT_CONTINUITY_HELPER_IDLE seconds (300), or once its socket or
-repository is gone.
+When none listens, the command runs here and a helper is started for the next one; commands
+that come while it warms (a fleet starting at once) wait for it, at most STARTING seconds,
+rather than each importing everything at once. It leaves by itself once idle for
+GIT_CONTINUITY_HELPER_IDLE seconds (300), or once its socket or repository is gone.
 """
 
 from __future__ import annotations
