@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -55,11 +56,19 @@ def appended(text: str, key: str, item: str, change: Callable[[dict[str, Any]], 
     return spliced if _proves(text, spliced, change) else None
 
 
+# Loading libyaml costs a process 10 ms the first time, what ruamel's round trip costs for a
+# packet of about this many bytes: a smaller one is not spliced where libyaml is not loaded
+# yet (the helper loads it once for every command).
+WORTH_LOADING = 2048
+
+
 def _lines(text: str, key: str) -> tuple[list[str], int, int] | None:
     """The text's lines, and where the lines of top-level ``key`` start and end: its own
     line and every indented line after it (blank lines among them too, not after them).
     None unless exactly one line starts the key, or where the text has Windows line ends."""
     if "\r" in text or not text.endswith("\n"):
+        return None
+    if len(text) < WORTH_LOADING and "yaml" not in sys.modules:
         return None
     lines = text.splitlines(keepends=True)
     starts = [i for i, line in enumerate(lines) if line.startswith(f"{key}:") and line[len(key) + 1 :][:1] in " \n"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -691,3 +692,17 @@ def test_lines_that_name_a_key_twice_are_not_spliced() -> None:
         "objective:\nnext_action: new\nblockers: []\n"
     )
     assert packetedit.replaced(text, "next_action", "next_action: new\nnext_action: new\n", change) is None
+
+
+def test_a_small_packet_is_not_spliced_where_loading_libyaml_would_cost_more() -> None:
+    """In a process of its own, loading libyaml costs what ruamel's round trip of a small
+    packet does: such a packet takes the round trip there; a large one is spliced."""
+    code = (
+        "import sys; from git_continuity import packetfile as p; "
+        "big = p.TEMPLATE.replace('blockers: []', 'blockers:\\n' + ''.join("
+        "f'  - id: b-{i:06d}\\n    text: waiting on review {i}\\n' for i in range(40))); "
+        "print(p.Edit('next_action', 'x').on_text(p.TEMPLATE) is None, 'yaml' in sys.modules, "
+        "p.Edit('next_action', 'x').on_text(big) is None, 'yaml' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "True False False True\n"
