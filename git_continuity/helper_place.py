@@ -107,8 +107,10 @@ STARTING = 3.0  # seconds a helper may take to listen; a client waits for one on
 def first_to_start(folder: int, name: str) -> bool:
     """Whether this client is the one to start the helper at ``name``: none is on its way (no
     mark younger than STARTING beside the socket's name), and this one made the mark. The
-    helper removes it once it listens or cannot; every other client waits for that."""
-    mark = name.replace(".sock", ".starting")
+    helper removes it once it listens or cannot; every other client waits for that. Only an
+    empty file of this user's counts as a mark, and is ever removed: anything else at its name
+    is left alone, and the command starts a helper as if there were no mark."""
+    mark = _mark(name)
     for _ in range(2):
         try:
             os.close(os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=folder))
@@ -117,32 +119,58 @@ def first_to_start(folder: int, name: str) -> bool:
             pass
         except OSError:
             return True  # no mark can be made here: start one, as without the mark
-        try:
-            if time.time() - os.lstat(mark, dir_fd=folder).st_mtime < STARTING:
-                return False
+        age = _mark_age(folder, name)
+        if age is None:
+            return not _gone(folder, mark)  # another's file: left alone; or the mark was just taken away
+        if age < STARTING:
+            return False
+        try:  # noqa: SIM105
             os.unlink(mark, dir_fd=folder)  # left by a helper that died while warming
-        except FileNotFoundError:
-            return False  # it listens, or gave up, this very moment
         except OSError:
-            return True
+            pass
     return True
 
 
 def on_its_way(folder: int, name: str) -> bool:
     """Whether a helper started for ``name`` is still warming (its mark is there, and recent)."""
-    try:
-        return time.time() - os.lstat(name.replace(".sock", ".starting"), dir_fd=folder).st_mtime < STARTING
-    except OSError:
-        return False
+    age = _mark_age(folder, name)
+    return age is not None and age < STARTING
 
 
 def arrived(name: str) -> None:
-    """Remove the mark of a helper on its way (in the folder, the current one): it listens now,
-    or it could not."""
-    try:  # noqa: SIM105
-        os.unlink(name.replace(".sock", ".starting"))
+    """Remove the mark of a helper on its way (in the current folder): it listens now, or it
+    could not."""
+    if _mark_age(None, name) is not None:
+        try:  # noqa: SIM105
+            os.unlink(_mark(name))
+        except OSError:
+            pass
+
+
+def _mark(name: str) -> str:
+    return name.replace(".sock", ".starting")
+
+
+def _mark_age(folder: int | None, name: str) -> float | None:
+    """Seconds since the mark at ``name`` was made (in ``folder``, or the current folder);
+    None where there is none, or where what is there is not an empty file of this user's."""
+    try:
+        found = os.lstat(_mark(name), dir_fd=folder)
+    except OSError:
+        return None
+    if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid() or found.st_size:
+        return None
+    return time.time() - found.st_mtime
+
+
+def _gone(folder: int, path: str) -> bool:
+    try:
+        os.lstat(path, dir_fd=folder)
+    except FileNotFoundError:
+        return True
     except OSError:
         pass
+    return False
 
 
 def _marker(folder: str, name: str) -> str:

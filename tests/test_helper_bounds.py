@@ -245,3 +245,27 @@ def test_a_helper_that_died_while_warming_holds_a_command_at_most_a_few_seconds(
     new = listening(work)
     assert runs_in_helper(work) == [new] != own
     assert not mark.exists()
+
+
+@pytest.mark.parametrize("kind", ["folder", "link", "a file with text"])
+def test_what_is_not_a_mark_at_the_marks_name_is_left_alone(work: Path, tmp_path: Path, kind: str) -> None:
+    """At the name of a helper's mark, something not made as one (a folder, a link, a file
+    with text): no command waits for it, none removes it, and a helper still starts."""
+    run(work, "status")
+    pid = listening(work)
+    name = sockets(work)[0].name
+    os.kill(pid, signal.SIGKILL)
+    assert gone(pid)
+    (work / ".git" / "continuity" / name).unlink()
+    mark = work / ".git" / "continuity" / name.replace(".sock", ".starting")
+    if kind == "folder":
+        mark.mkdir()
+    elif kind == "link":
+        mark.symlink_to(tmp_path / "elsewhere")
+    else:
+        mark.write_text("mine\n")
+    os.utime(mark, (1, 1), follow_symlinks=False)  # old: as a mark, it would be removed
+    assert run(work, "status").code == 0
+    new = listening(work)
+    assert runs_in_helper(work) == [new]
+    assert mark.is_symlink() if kind == "link" else mark.exists()
