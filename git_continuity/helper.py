@@ -310,11 +310,11 @@ def _start(folder: str, name: str) -> None:
         return
     code = (
         "import sys; del sys.path[0]; from git_continuity import helper_server; "
-        "taken = helper_server.serve(sys.argv[1]); taken is None or helper_server.run(taken)"
+        "taken = helper_server.serve(*sys.argv[1:]); taken is None or helper_server.run(taken)"
     )
     try:  # noqa: SIM105
         subprocess.Popen(
-            [sys.executable, "-c", code, folder],
+            [sys.executable, "-c", code, folder, name],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -58,14 +58,19 @@ class Pending:
     data: bytearray = field(default_factory=bytearray)
 
 
-def serve(folder: str) -> Taken | None:
-    """Answer commands until it is time to leave (None); in a command's copy, the command."""
+def serve(folder: str, starter: str | None = None) -> Taken | None:
+    """Answer commands until it is time to leave (None); in a command's copy, the command.
+    ``starter`` is the socket's name as the client that started this helper has it: its mark
+    goes once this helper listens or gives up, even where this helper's name differs (a client
+    run with interpreter options of its own), so that no command waits for it in vain."""
     fd = helper_place.open_folder(folder)
     if fd is None:
         return None
     os.fchdir(fd)
     own = helper_peer.fingerprint(sys.path)
     name = helper_peer.name_of(own)
+    if starter is not None and starter != name:
+        helper_place.arrived(starter)
     lock = _lock(name)
     if lock is None:  # another helper of this fingerprint holds it
         os.close(fd)

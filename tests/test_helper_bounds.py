@@ -11,11 +11,12 @@ import signal
 import socket
 import struct
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import pytest
-from conftest import Ran, git, helpers
+from conftest import BIN, Ran, git, helpers
 from helper_harness import (
     ON,
     PROBE,
@@ -269,3 +270,23 @@ def test_what_is_not_a_mark_at_the_marks_name_is_left_alone(work: Path, tmp_path
     new = listening(work)
     assert runs_in_helper(work) == [new]
     assert mark.is_symlink() if kind == "link" else mark.exists()
+
+
+def test_a_client_whose_helper_is_named_otherwise_leaves_no_mark_to_wait_for(work: Path) -> None:
+    """A client run with interpreter options of its own (`python -X …`) names a socket its
+    helper (started with none) does not listen at: the helper takes the client's mark away all
+    the same, so the clients after it do not wait STARTING seconds for it in vain."""
+    script = str(BIN / "git-continuity")
+    env = {**os.environ, **ON}
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-X", "continuity_test", script, "status"],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            start_new_session=True,
+            check=False,
+        )
+        assert done.returncode == 0
+        listening(work)
+        assert list((work / ".git" / "continuity").glob("*.starting")) == []
