@@ -99,7 +99,9 @@ def command_parser(command: Command, prog: str, eager: bool = False) -> argparse
     if _uses_stream(command):
         # --stream is accepted after the command too (git continuity status --stream b); SUPPRESS
         # keeps a subcommand from resetting what was given before it.
-        parser.add_argument("--stream", default=argparse.SUPPRESS, help="which line of work (default: main)")
+        parser.add_argument(
+            "--stream", default=argparse.SUPPRESS, help="which line of work (default: $GIT_CONTINUITY_STREAM or main)"
+        )
     if _shows_text(command):
         _add_showing(parser, argparse.SUPPRESS)
     dests: list[str] = []

@@ -122,7 +122,7 @@ def first_to_start(folder: int, name: str) -> bool:
         age = _mark_age(folder, name)
         if age is None:
             return not _gone(folder, mark)  # another's file: left alone; or the mark was just taken away
-        if age < STARTING:
+        if 0 <= age < STARTING:
             return False
         try:  # noqa: SIM105
             os.unlink(mark, dir_fd=folder)  # left by a helper that died while warming
@@ -134,7 +134,7 @@ def first_to_start(folder: int, name: str) -> bool:
 def on_its_way(folder: int, name: str) -> bool:
     """Whether a helper started for ``name`` is still warming (its mark is there, and recent)."""
     age = _mark_age(folder, name)
-    return age is not None and age < STARTING
+    return age is not None and 0 <= age < STARTING  # one made in the future: a clock set back, or not ours
 
 
 def arrived(name: str) -> None:

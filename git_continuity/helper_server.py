@@ -165,9 +165,10 @@ def _warm() -> None:
     # A write's first uses of what it always uses, made once here: the packet's round trip
     # through ruamel.yaml and a change spliced into its text, proven by libyaml (each imports
     # more on first use), a signature (sshsig.warm), and the whole command line (cli.warm).
-    from git_continuity import cli, packetfile
+    from git_continuity import cli, packetedit, packetfile
 
     packetfile.dump(packetfile.parse(packetfile.TEMPLATE, validate=False)[0])
+    packetedit.warm()  # loaded here, libyaml proves every packet's splice, however small
     packetfile.Edit("next_action", "text").on_text(packetfile.TEMPLATE)
     sshsig.warm()
     cli.warm()

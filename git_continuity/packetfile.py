@@ -82,7 +82,23 @@ def parse(text: str, where: str = PATH, *, validate: bool = True) -> tuple[Comme
     found = schema.problems("packet", plain(doc)) if validate else []
     if found:
         raise YamlError("\n".join(f"{where}{line_of(doc, p)}: {schema.key_path(p)}: {m}" for p, m in found))
+    if validate:
+        _require_own_ids(doc, where)
     return doc, packet_from(doc)
+
+
+def _require_own_ids(doc: CommentedMap, where: str) -> None:
+    """Each blocker has an id of its own: two with one id are one blocker to every command
+    (done marks both) and to a merge (one's text replaced the other's)."""
+    first: dict[str, int] = {}
+    for index, blocker in enumerate(doc.get("blockers") or []):
+        taken = first.setdefault(str(blocker["id"]), index)
+        if taken != index:
+            raise YamlError(
+                f"{where}{line_of(doc, ('blockers', index, 'id'))}: blockers.{index}.id: {blocker['id']} is the id of"
+                f" blockers.{taken} too ({line_of(doc, ('blockers', taken, 'id')).strip()}): give each blocker an id of"
+                " its own"
+            )
 
 
 def load_mapping(text: str, where: str, keys: str, *, limit: int) -> CommentedMap:
@@ -261,10 +277,23 @@ class Edit:
         from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
         if not self.append:
-            lines = _text(CommentedMap({self.key: _node(self.value)}))
-            return packetedit.replaced(text, self.key, lines, self.on_values)
+
+            def render(style: str | None) -> str:
+                return _text(CommentedMap({self.key: _styled(_node(self.value), style)}))
+
+            return packetedit.replaced(text, self.key, render, self.on_values)
         lines = _text(CommentedMap({self.key: CommentedSeq([_node(self.value)])})).partition("\n")[2]
         return packetedit.appended(text, self.key, lines, self.on_values)
+
+
+def _styled(value: Any, style: str | None) -> Any:
+    """A text written as the value it replaces was (quoted, a block): what ruamel's round trip
+    does too (CommentedMap.__setitem__ keeps a scalar's type), so both write the same."""
+    from ruamel.yaml import scalarstring as s
+
+    kinds = {'"': s.DoubleQuotedScalarString, "'": s.SingleQuotedScalarString, "|": s.LiteralScalarString}
+    kinds[">"] = s.FoldedScalarString
+    return kinds[style](value) if isinstance(value, str) and style in kinds else value
 
 
 def _node(value: Any) -> Any:

@@ -401,7 +401,7 @@ Journal (1: git continuity journal)
 
 Problems (this state is malformed; nothing will be written on top of it)
 """
-        + "".join(f"  {p}\n" for p in problems)
+        + "".join(f"  {normalized(p)}\n" for p in problems)
     )
 
 
@@ -462,6 +462,14 @@ def assert_writes_refused(run: Run, repo: Path, problems: list[str]) -> None:
         (
             "blockers:\n  - id: b-222222\n    added_at: '2026-11-30T10:00:00Z'\n    added_by: Ada\n",
             [f"{PACKET} line 2: blockers.0: 'text' is missing"],
+        ),
+        (
+            "blockers:\n  - id: b-aaaaaa\n    text: x\n    added_at: '2026-11-30T10:00:00Z'\n    added_by: Ada\n"
+            "  - id: b-aaaaaa\n    text: y\n    added_at: '2026-11-30T10:00:00Z'\n    added_by: Ada\n",
+            [
+                f"{PACKET} line 6: blockers.1.id: b-aaaaaa is the id of blockers.0 too (line 2):"
+                " give each blocker an id of its own"
+            ],
         ),
         # Nested aliases: 252 bytes that expand to 9**7 values (issue 10: 26 s and 345 MB).
         (BOMB, [f"{PACKET} line 1: {NO_ALIASES}"]),
@@ -550,7 +558,7 @@ Warnings
 
 Problems (this state is malformed; nothing will be written on top of it)
 """
-        + "".join(f"  {p}\n" for p in problems)
+        + "".join(f"  {normalized(p)}\n" for p in problems)
     )
 
 
@@ -625,3 +633,27 @@ def test_a_malformed_entry_that_status_does_not_read_is_still_reported(started: 
     assert ran.code == 2
     assert sorted(json.loads(ran.out)["problems"]) == sorted(problems)
     assert_writes_refused(inproc, started, problems)
+
+
+def test_a_write_that_would_put_the_packet_over_its_size_limit_is_refused(repo: Path) -> None:
+    """No clone reads a packet over 256 KiB (nor `edit`, nor `blocker done` here): a write
+    that would make one is refused, naming the file and the limit, and nothing is written;
+    the packet can still be changed after (a blocker marked done)."""
+    assert cont(repo, "init", "--no-fetch-refspecs").code == 0
+    long = "x" * 100_000
+    small = cont(repo, "blocker", "add", "small")
+    assert small.code == 0
+    made = small.out.split()[1].rstrip(":")
+    for _ in range(2):
+        assert cont(repo, "blocker", "add", long).code == 0
+    before = state_refs(repo)
+    refused = cont(repo, "blocker", "add", long)
+    assert refused.code == 2
+    assert re.fullmatch(
+        r"git-continuity: error: refusing to write \.continuity/packet\.yaml: 300,\d{3} bytes, over the limit of"
+        r" 262,144 bytes for this file \(no clone would read it\); nothing was written\.\n"
+        r"Mark blockers done, or shorten texts with git continuity edit\.\n",
+        refused.err,
+    ), refused.err
+    assert state_refs(repo) == before
+    assert cont(repo, "blocker", "done", made) == Ran(0, f"Blocker {made} is done.\n", "")

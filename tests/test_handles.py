@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -553,3 +554,44 @@ def test_names_in_handles_are_checked_as_git_checks_them(
     ran = inproc(work, "claim", "add", "x", "--check", handle)
     assert (ran.code, ran.out, ran.err) == (2, "", f"git-continuity: error: {message}\n")
     assert git(work, "rev-parse", "refs/continuity/main") == state
+
+
+def test_the_work_tree_a_command_ran_on_is_read_while_a_file_in_it_keeps_changing(tmp_path: Path) -> None:
+    """The tree a `cmd:` check records (the work tree as it is) is read again where a file
+    changed as it was read: a file written while `verify` ran (an agent's tool, a log, a
+    probe of another verify) made the check unknown with libgit2's "failed to read file into
+    stream"."""
+    import threading
+    import time
+
+    from git_continuity import repo as git
+    from git_continuity.repo import worktree
+
+    subprocess.run(["git", "init", "-q", str(tmp_path / "w")], check=True)
+    repo = git.open_repo(tmp_path / "w")
+    log = tmp_path / "w" / "ran.txt"
+    stop = threading.Event()
+
+    def churn() -> None:
+        n = 0
+        while not stop.is_set():
+            with log.open("a") as out:
+                out.write(f"{n}\n" * 50)
+            n += 1
+            if n % 200 == 0:
+                log.write_text("")
+            time.sleep(0.0005)  # a busy writer, not one that never lets go of the file
+
+    writer = threading.Thread(target=churn)
+    writer.start()
+    try:
+        failures = []
+        for _ in range(300):
+            try:
+                worktree.worktree_tree(repo)
+            except Exception as error:  # what the verifier turns into "unknown"
+                failures.append(repr(error))
+    finally:
+        stop.set()
+        writer.join()
+    assert failures == []

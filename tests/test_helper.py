@@ -393,3 +393,20 @@ def test_a_command_the_helper_runs_imports_next_to_nothing_in_its_own_process(wo
         "git_continuity.helper_peer",
     ]
     assert {"re", "enum", "subprocess", "pygit2", "typing"} & set(imported) == set()
+
+
+def test_the_helper_splices_every_packet_it_writes(work: Path) -> None:
+    """The helper loads libyaml once, so each of its copies splices a change into packet.yaml
+    however small the packet (a process of its own splices only a large one: loading libyaml
+    there costs what ruamel's round trip of a small packet does); both write the same text."""
+    run(work, "status")
+    pid = listening(work)
+    assert any("/yaml/_yaml" in line for line in Path(f"/proc/{pid}/maps").read_text().splitlines())
+    before = git(work, "show", "refs/continuity/main:.continuity/packet.yaml")
+    assert run(work, "next", "push the fix").code == 0
+    after = git(work, "show", "refs/continuity/main:.continuity/packet.yaml")
+    assert after == before.replace("\nnext_action:\n", "\nnext_action: push the fix\n")
+    assert run(work, "next", "then tag it", helper=False).code == 0
+    assert git(work, "show", "refs/continuity/main:.continuity/packet.yaml") == after.replace(
+        "push the fix", "then tag it"
+    )

@@ -13,6 +13,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -206,12 +207,14 @@ def _verify_at_once(repo: Path, count: int) -> list[int]:
             env=env,
             start_new_session=True,
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for _ in range(count)
     ]
-    assert [each.wait(timeout=60) for each in started] == [0] * count
+    said = [(each.communicate(timeout=60), each.returncode) for each in started]
+    assert [code for _, code in said] == [0] * count, said
     return [int(line) for line in (repo / "ran.txt").read_text().split()]
 
 
@@ -290,3 +293,22 @@ def test_a_client_whose_helper_is_named_otherwise_leaves_no_mark_to_wait_for(wor
         assert done.returncode == 0
         listening(work)
         assert list((work / ".git" / "continuity").glob("*.starting")) == []
+
+
+def test_a_mark_made_in_the_future_holds_no_command(work: Path) -> None:
+    """A mark whose time is ahead of the clock (the clock set back, a copied folder) is not a
+    helper on its way: the next command starts one instead of every command waiting."""
+    run(work, "status")
+    pid = listening(work)
+    name = sockets(work)[0].name
+    os.kill(pid, signal.SIGKILL)
+    assert gone(pid)
+    (work / ".git" / "continuity" / name).unlink()
+    mark = work / ".git" / "continuity" / name.replace(".sock", ".starting")
+    mark.touch()
+    ahead = time.time() + 3600
+    os.utime(mark, (ahead, ahead))
+    assert run(work, "status").code == 0
+    new = listening(work)
+    assert runs_in_helper(work) == [new]
+    assert not mark.exists()

@@ -464,22 +464,29 @@ def set_to(key: str, value: Any) -> Callable[[dict[str, Any]], None]:
 
 def test_replaced_keeps_only_what_the_change_proves() -> None:
     text = "objective:\nnext_action: old\nblockers: []\n"
-    assert packetedit.replaced(text, "next_action", "next_action: new\n", set_to("next_action", "new")) == (
+    assert packetedit.replaced(text, "next_action", lambda _: "next_action: new\n", set_to("next_action", "new")) == (
         "objective:\nnext_action: new\nblockers: []\n"
     )
-    assert packetedit.replaced(text, "next_action", "next_action: new\n", set_to("next_action", "other")) is None
-    assert packetedit.replaced(text, "next_action", "next_action: new\n", set_to("objective", "new")) is None
+    assert (
+        packetedit.replaced(text, "next_action", lambda _: "next_action: new\n", set_to("next_action", "other")) is None
+    )
+    assert packetedit.replaced(text, "next_action", lambda _: "next_action: new\n", set_to("objective", "new")) is None
     # Lines that break the document: libyaml cannot read them, nothing is proven.
-    assert packetedit.replaced(text, "next_action", "next_action: [new\n", set_to("next_action", "[new")) is None
+    assert (
+        packetedit.replaced(text, "next_action", lambda _: "next_action: [new\n", set_to("next_action", "[new")) is None
+    )
     # Lines that hold more than the change (another key's value too).
     assert (
-        packetedit.replaced(text, "next_action", "next_action: new\nother: 1\n", set_to("next_action", "new")) is None
+        packetedit.replaced(text, "next_action", lambda _: "next_action: new\nother: 1\n", set_to("next_action", "new"))
+        is None
     )
 
 
 def test_replaced_refuses_to_drop_a_comment_even_where_the_change_is_proven() -> None:
     text = "objective:\nnext_action: old  # note\nblockers: []\n"
-    assert packetedit.replaced(text, "next_action", "next_action: new\n", set_to("next_action", "new")) is None
+    assert (
+        packetedit.replaced(text, "next_action", lambda _: "next_action: new\n", set_to("next_action", "new")) is None
+    )
 
 
 def test_appended_keeps_only_what_the_change_proves() -> None:
@@ -505,8 +512,10 @@ def test_appended_keeps_only_what_the_change_proves() -> None:
 def test_the_proof_is_libyamls_reading() -> None:
     """The lines are what libyaml reads, not what they look like: ``yes`` is not the string."""
     text = "objective:\nnext_action: old\nblockers: []\n"
-    assert packetedit.replaced(text, "next_action", "next_action: yes\n", set_to("next_action", "yes")) is None
-    assert packetedit.replaced(text, "next_action", "next_action: yes\n", set_to("next_action", True)) == (
+    assert (
+        packetedit.replaced(text, "next_action", lambda _: "next_action: yes\n", set_to("next_action", "yes")) is None
+    )
+    assert packetedit.replaced(text, "next_action", lambda _: "next_action: yes\n", set_to("next_action", True)) == (
         "objective:\nnext_action: yes\nblockers: []\n"
     )
     assert yaml.load("next_action: yes\n", Loader=yaml.CSafeLoader) == {"next_action": True}
@@ -688,10 +697,10 @@ def test_lines_that_name_a_key_twice_are_not_spliced() -> None:
     def change(data: dict[str, Any]) -> None:
         data["next_action"] = "new"
 
-    assert packetedit.replaced(text, "next_action", "next_action: new\n", change) == (
+    assert packetedit.replaced(text, "next_action", lambda _: "next_action: new\n", change) == (
         "objective:\nnext_action: new\nblockers: []\n"
     )
-    assert packetedit.replaced(text, "next_action", "next_action: new\nnext_action: new\n", change) is None
+    assert packetedit.replaced(text, "next_action", lambda _: "next_action: new\nnext_action: new\n", change) is None
 
 
 def test_a_small_packet_is_not_spliced_where_loading_libyaml_would_cost_more() -> None:
@@ -706,3 +715,35 @@ def test_a_small_packet_is_not_spliced_where_loading_libyaml_would_cost_more() -
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == "True False False True\n"
+
+
+def test_a_quoted_value_that_goes_on_at_column_0_is_replaced_whole_or_not_at_all() -> None:
+    """Where a value ends, libyaml's marks say, not the indentation: a quoted next action
+    whose second line starts at column 0 with '#' is part of the value, not a comment after
+    it (the splice left it behind as one)."""
+    hashed = 'objective:\nnext_action: "rebase, then close\n#1234 and tell Ana"\n# after it\nblockers: []\n'
+    edit = Edit("next_action", "push")
+    assert edit.on_text(hashed) is None
+    assert round_trip(hashed, edit) == 'objective:\nnext_action: "push"\n# after it\nblockers: []\n'
+    plain = 'objective:\nnext_action: "rebase, then close\nand tell Ana"\n# after it\nblockers: []\n'
+    assert (
+        edit.on_text(plain) == round_trip(plain, edit) == 'objective:\nnext_action: "push"\n# after it\nblockers: []\n'
+    )
+
+
+@pytest.mark.parametrize(
+    ("written", "rewritten"),
+    [
+        ('next_action: "old"\n', 'next_action: "push it"\n'),
+        ("next_action: 'old'\n", "next_action: 'push it'\n"),
+        ("next_action: |\n  old\n  lines\n", "next_action: |-\n  push it\n"),
+        ("next_action: >\n  old\n", "next_action: >-\n  push it\n"),
+        ("next_action: old\n", "next_action: push it\n"),
+    ],
+)
+def test_a_replaced_text_is_written_as_the_one_it_replaces(written: str, rewritten: str) -> None:
+    """ruamel's round trip keeps a replaced text's style (quoted, a block); so does the splice,
+    so that the helper (which splices) and a process of its own write the same packet."""
+    text = f"objective:\n{written}# after it\nblockers: []\n"
+    edit = Edit("next_action", "push it")
+    assert edit.on_text(text) == round_trip(text, edit) == f"objective:\n{rewritten}# after it\nblockers: []\n"

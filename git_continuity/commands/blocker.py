@@ -16,8 +16,7 @@ def add(repo: Repo, *, stream: str, text: str, thread: str | None = None) -> int
     added: list[Blocker] = []
 
     def make(snap: store.Snapshot) -> store.Change:
-        packet = store.read_packet(snap)
-        assert packet is not None
+        packet = store.require_packet(snap)
         if thread is not None and thread not in (threads := store.read_threads(snap)):
             known = ", ".join(sorted(threads)) or "none"
             raise UserError(f"--thread {thread}: no such thread (threads: {known}); nothing was written")
@@ -34,8 +33,7 @@ def add(repo: Repo, *, stream: str, text: str, thread: str | None = None) -> int
 
 def done(repo: Repo, *, stream: str, blocker_id: str) -> int:
     def make(snap: store.Snapshot) -> store.Change:
-        doc, packet = store.read_packet_doc(snap) or (None, None)
-        assert doc is not None and packet is not None
+        doc, packet = store.require_packet_doc(snap)
         match = [b for b in packet.blockers if b.id == blocker_id]
         if not match:
             open_ids = ", ".join(b.id for b in packet.open_blockers()) or "none"

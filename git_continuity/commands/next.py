@@ -84,8 +84,7 @@ def _clear(repo: Repo, stream: str, text: str | None, as_json: bool) -> int:
     was: list[str | None] = []
 
     def make(snap: store.Snapshot) -> store.Change:
-        packet = store.read_packet(snap)
-        assert packet is not None
+        packet = store.require_packet(snap)
         was[:] = [packet.next_action]
         data, values = store.edited_packet(snap, packetfile.Edit("next_action", None))
         return store.Change(f"next --clear: was {packet.next_action or 'none'}", {packetfile.PATH: data}, values)

@@ -18,8 +18,7 @@ def set_objective(repo: Repo, *, stream: str, text: str, why: str) -> int:
     by = who.by
 
     def make(snap: store.Snapshot) -> store.Change:
-        packet = store.read_packet(snap)
-        assert packet is not None  # update() refused malformed state
+        packet = store.require_packet(snap)
         old = packet.objective.text if packet.objective else None
         change = ObjectiveChange(new_id("objective"), old, text, why, stamp(moment), by, who.host, **who.stamp())
         edit = packetfile.Edit("objective", to_json(Objective(text, why, stamp(moment), by)))

@@ -29,13 +29,30 @@ def worktree_tree(repo: Repo) -> Oid | None:
         return None
     index = repo.git.index
     try:
-        index.add_all()
+        _add_all(index)
         for path, flag in repo.git.status(untracked_files="no").items():
             if flag & pygit2.GIT_STATUS_WT_DELETED:
                 index.remove(path)
         return Oid(str(index.write_tree()))
     finally:
         index.read(True)
+
+
+READS = 5  # times a work tree is read whose files keep changing as they are read
+
+
+def _add_all(index: pygit2.Index) -> None:
+    """Every file into the index, read again where one changed as it was read (libgit2:
+    "failed to read file into stream"): an agent's tool writing a file while `verify` runs
+    made its check unknown."""
+    for attempt in range(READS):
+        try:
+            index.add_all()
+            return
+        except pygit2.GitError:
+            if attempt == READS - 1:
+                raise
+            index.read(True)
 
 
 @dataclass(frozen=True)

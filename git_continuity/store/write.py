@@ -16,7 +16,7 @@ from git_continuity import repo as git
 from git_continuity.constants import ENV_CHECK_JSON
 from git_continuity.display import clean
 from git_continuity.errors import UserError
-from git_continuity.model import Evidence, JournalEntry, ObjectiveChange, sortable_name, stamp, to_json
+from git_continuity.model import Evidence, JournalEntry, ObjectiveChange, Packet, sortable_name, stamp, to_json
 from git_continuity.repo import Oid, Repo
 from git_continuity.store import integrity, queue
 from git_continuity.store.problems import all_problems
@@ -142,10 +142,34 @@ def edited_packet(snap: Snapshot, edit: packetfile.Edit) -> tuple[bytes, dict[st
         if spliced is not None:
             edit.on_values(values)
             return spliced.encode(), values
-    doc, _ = read_packet_doc(snap) or (None, None)
-    assert doc is not None
+    doc, _ = require_packet_doc(snap)
     edit.on_doc(doc)
     return packetfile.dump(doc), packetfile.plain(doc)
+
+
+def require_packet(snap: Snapshot) -> Packet:
+    """The packet's values, or a refusal naming why it cannot be read (a packet over its
+    size limit reads as well formed from its values kept here, but is not read again)."""
+    packet = read_packet(snap)
+    if packet is None:
+        raise _unreadable(snap)
+    return packet
+
+
+def require_packet_doc(snap: Snapshot) -> tuple[Any, Packet]:
+    """The packet's round-trip document and values, or a refusal naming why not."""
+    parsed = read_packet_doc(snap)
+    if parsed is None:
+        raise _unreadable(snap)
+    return parsed
+
+
+def _unreadable(snap: Snapshot) -> UserError:
+    found = "\n  ".join(p for p in snap.problems if p.startswith(packetfile.PATH)) or packetfile.PATH
+    return UserError(
+        f"the packet on {snap.ref} cannot be read; nothing was written:\n  {found}\n"
+        "It is repaired with git continuity edit."
+    )
 
 
 def _validate_change(snap: Snapshot, change: Change) -> None:
@@ -164,6 +188,12 @@ def _validate_change(snap: Snapshot, change: Change) -> None:
         if data is None:
             continue
         if path == packetfile.PATH:
+            too_big = schema.size_problem(len(data), schema.MAX_BYTES["packet"])
+            if too_big:
+                raise UserError(
+                    f"refusing to write {path}: {too_big} (no clone would read it); nothing was written.\n"
+                    "Mark blockers done, or shorten texts with git continuity edit."
+                )
             if checking:
                 try:
                     packetfile.parse(data.decode(), path)
