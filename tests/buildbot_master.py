@@ -6,6 +6,7 @@ run ``sh check.sh`` there. Builds are forced through Buildbot's own JSON-RPC end
 
 from __future__ import annotations
 
+import http.client
 import json
 import socket
 import subprocess
@@ -107,11 +108,14 @@ class BuildbotMaster:
             raise RuntimeError(f"force failed: {result['error']}")
         buildset = result["result"][0]
         for _ in range(600):  # a build takes about a second here
-            requests = self.get(f"/api/v2/buildrequests?buildsetid={buildset}")["buildrequests"]
-            if requests and requests[0]["complete"]:
-                found = self.get(f"/api/v2/buildrequests/{requests[0]['buildrequestid']}/builds")["builds"]
-                if found and found[-1]["complete"]:
-                    return dict(found[-1])
+            try:
+                requests = self.get(f"/api/v2/buildrequests?buildsetid={buildset}")["buildrequests"]
+                if requests and requests[0]["complete"]:
+                    found = self.get(f"/api/v2/buildrequests/{requests[0]['buildrequestid']}/builds")["builds"]
+                    if found and found[-1]["complete"]:
+                        return dict(found[-1])
+            except (OSError, http.client.HTTPException):
+                pass  # an answer cut short on a busy machine (IncompleteRead): asked again at the next poll
             time.sleep(0.1)
         raise RuntimeError(f"build of {revision} did not finish: {self.console()}")
 
