@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,30 +30,29 @@ def worktree_tree(repo: Repo) -> Oid | None:
         return None
     index = repo.git.index
     try:
-        _add_all(index)
-        for path, flag in repo.git.status(untracked_files="no").items():
-            if flag & pygit2.GIT_STATUS_WT_DELETED:
-                index.remove(path)
-        return Oid(str(index.write_tree()))
+        for wait in WAITS:
+            try:
+                return _read_tree(repo, index)
+            except (pygit2.GitError, OSError):
+                # A file changed as it was read (libgit2: "failed to read file into stream",
+                # "error reading file for hashing"): an agent's tool writing while `verify`
+                # runs made its check unknown. Read again once the writer had a moment.
+                index.read(True)
+                time.sleep(wait)
+        return _read_tree(repo, index)
     finally:
         index.read(True)
 
 
-READS = 5  # times a work tree is read whose files keep changing as they are read
+WAITS = (0.005, 0.01, 0.02, 0.04)  # seconds between reads of a work tree whose files keep changing
 
 
-def _add_all(index: pygit2.Index) -> None:
-    """Every file into the index, read again where one changed as it was read (libgit2:
-    "failed to read file into stream"): an agent's tool writing a file while `verify` runs
-    made its check unknown."""
-    for attempt in range(READS):
-        try:
-            index.add_all()
-            return
-        except pygit2.GitError:
-            if attempt == READS - 1:
-                raise
-            index.read(True)
+def _read_tree(repo: Repo, index: pygit2.Index) -> Oid:
+    index.add_all()
+    for path, flag in repo.git.status(untracked_files="no").items():
+        if flag & pygit2.GIT_STATUS_WT_DELETED:
+            index.remove(path)
+    return Oid(str(index.write_tree()))
 
 
 @dataclass(frozen=True)
