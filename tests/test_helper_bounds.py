@@ -218,6 +218,17 @@ def _verify_at_once(repo: Path, count: int) -> list[int]:
     return [int(line) for line in (repo / "ran.txt").read_text().split()]
 
 
+def _no_helper_listens(work: Path) -> Path:
+    """Start the repository's helper, kill it and take its socket away: where its mark goes."""
+    run(work, "status")
+    pid = listening(work)
+    name = sockets(work)[0].name
+    os.kill(pid, signal.SIGKILL)
+    assert gone(pid)
+    (work / ".git" / "continuity" / name).unlink()
+    return work / ".git" / "continuity" / name.replace(".sock", ".starting")
+
+
 def test_a_fleet_starting_at_once_waits_for_one_helper_instead_of_each_importing_everything(work: Path) -> None:
     """Six commands at once where no helper runs yet: the first starts one and runs in its own
     process; the others wait for that helper to listen and run in it (each in its own process,
@@ -234,13 +245,7 @@ def test_a_helper_that_died_while_warming_holds_a_command_at_most_a_few_seconds(
     """The mark of a helper on its way, left by one that died: the next command waits at most
     STARTING seconds for it and runs in its own process; once the mark is old, the next command
     starts a new helper."""
-    run(work, "status")
-    pid = listening(work)
-    name = sockets(work)[0].name
-    os.kill(pid, signal.SIGKILL)
-    assert gone(pid)
-    (work / ".git" / "continuity" / name).unlink()
-    mark = work / ".git" / "continuity" / name.replace(".sock", ".starting")
+    mark = _no_helper_listens(work)
     mark.touch()
     own = runs_in_helper(work)  # it waited, then ran in its own process: no helper was there
     assert helpers_of(work) == []  # and it started none: the mark said one was on its way
@@ -255,13 +260,7 @@ def test_a_helper_that_died_while_warming_holds_a_command_at_most_a_few_seconds(
 def test_what_is_not_a_mark_at_the_marks_name_is_left_alone(work: Path, tmp_path: Path, kind: str) -> None:
     """At the name of a helper's mark, something not made as one (a folder, a link, a file
     with text): no command waits for it, none removes it, and a helper still starts."""
-    run(work, "status")
-    pid = listening(work)
-    name = sockets(work)[0].name
-    os.kill(pid, signal.SIGKILL)
-    assert gone(pid)
-    (work / ".git" / "continuity" / name).unlink()
-    mark = work / ".git" / "continuity" / name.replace(".sock", ".starting")
+    mark = _no_helper_listens(work)
     if kind == "folder":
         mark.mkdir()
     elif kind == "link":
@@ -298,13 +297,7 @@ def test_a_client_whose_helper_is_named_otherwise_leaves_no_mark_to_wait_for(wor
 def test_a_mark_made_in_the_future_holds_no_command(work: Path) -> None:
     """A mark whose time is ahead of the clock (the clock set back, a copied folder) is not a
     helper on its way: the next command starts one instead of every command waiting."""
-    run(work, "status")
-    pid = listening(work)
-    name = sockets(work)[0].name
-    os.kill(pid, signal.SIGKILL)
-    assert gone(pid)
-    (work / ".git" / "continuity" / name).unlink()
-    mark = work / ".git" / "continuity" / name.replace(".sock", ".starting")
+    mark = _no_helper_listens(work)
     mark.touch()
     ahead = time.time() + 3600
     os.utime(mark, (ahead, ahead))
