@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "git_continuity"
-MAX_LINES = 400
 
 
 def _module_name(path: Path) -> str:
@@ -76,15 +75,6 @@ def _violations(rule: str, allowed: set[str] | None, modules: list[str]) -> list
             if target is not None and allowed is not None and target not in allowed:
                 found.append(f"{paths[module].relative_to(PACKAGE.parent)}:{line}: {rule}: imports {target}")
     return sorted(set(found))
-
-
-def test_no_module_is_over_400_lines() -> None:
-    long = {
-        str(p.relative_to(PACKAGE.parent)): n
-        for p in PACKAGE.rglob("*.py")
-        if (n := len(p.read_text().splitlines())) > MAX_LINES
-    }
-    assert long == {}
 
 
 def test_constants_and_errors_import_nothing_of_ours() -> None:
