@@ -141,7 +141,30 @@ def state(repo: Repo) -> list[Finding]:
     return found
 
 
+def _left_out(repo: Repo, refname: str, tip: Oid, area: str) -> list[Finding]:
+    """A partial clone's state whose objects its filter left out (a plain git fetch under the
+    filter brought it): said as such, never read as malformed, nor repaired (#35)."""
+    holder = git.promisor(repo)
+    gone = git.missing_objects(repo, [tip]) if holder is not None else []
+    if holder is None or not gone:
+        return []
+    remote = refname.removeprefix(constants.TRACKING_PREFIX).rpartition("/")[0] if area == "tracking" else None
+    return [
+        Finding(
+            area,
+            refname,
+            f"{len(gone)} objects of its history are not in this partial clone (its filter {holder.filter} left"
+            " them out); they are not malformed",
+            f"git continuity pull {remote or holder.remote} fetches them whole",
+            serious=area != "tracking",  # the local state cannot be read until then
+        )
+    ]
+
+
 def _files(repo: Repo, stream: str, refname: str, tip: Oid, area: str) -> list[Finding]:
+    left_out = _left_out(repo, refname, tip, area)
+    if left_out:
+        return left_out
     snap = store.Snapshot(repo, stream, tip, git.commit_tree(repo, tip))
     found = []
     for problem in store.all_problems(snap):

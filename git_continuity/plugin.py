@@ -26,6 +26,9 @@ T = TypeVar("T")
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
+TREE_FETCH_TIMEOUT = 20.0  # seconds to fetch a treeless clone's missing tree for a file: check
+
+
 class Undecided(Exception):
     """The system asked could not tell: the message is the reason shown to the user."""
 
@@ -143,7 +146,29 @@ class Repository:
         return self._once("tag", name, lambda: git.tag_commit(self._repo, name))
 
     def path_in_commit(self, commit: str, path: str) -> bool:
-        return git.path_in_commit(self._repo, git.Oid(commit), path)
+        """Whether commit's tree holds path. A treeless clone's missing trees are fetched
+        through git first; raises Undecided, saying why, when they cannot be."""
+        held = git.tree_here(self._repo, git.Oid(commit), path)
+        if held is not None:
+            return held
+        failed = self._once("tree fetched", commit, lambda: self._fetch_tree(commit))
+        if failed:
+            raise Undecided(failed)
+        return bool(git.tree_here(self._repo, git.Oid(commit), path))
+
+    def _fetch_tree(self, commit: str) -> str | None:
+        """Fetch commit's trees (not their files) from the promisor remote; why not, or None."""
+        from git_continuity import transport
+
+        holder = git.promisor(self._repo)
+        assert holder is not None  # tree_here answers None only in a partial clone
+        tree = git.commit_info(self._repo, git.Oid(commit)).tree
+        why = f"the tree of {commit[:7]} is not in this partial clone (its filter {holder.filter} left it out)"
+        try:
+            transport.fetch_objects(self._repo, holder.remote, [tree], TREE_FETCH_TIMEOUT, filter="blob:none")
+        except transport.TransportError as error:
+            return f"{why} and git could not fetch it from {holder.remote}: {error}"
+        return None if git.tree_entries(self._repo, tree) is not None else f"{why}, and {holder.remote} did not send it"
 
     def path_in_tree(self, tree: str, path: str) -> bool:
         """Whether a tree (e.g. the one a commit is being made of) holds path."""

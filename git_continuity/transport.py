@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from git_continuity.repo import Repo
@@ -42,7 +43,7 @@ def remote_ref(repo: Repo, remote: str, refname: str, timeout: float) -> str | N
     return None
 
 
-def _run(repo: Repo, args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+def _run(repo: Repo, args: list[str], timeout: float, given: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}  # never hang on a password prompt
     try:
         return subprocess.run(
@@ -51,7 +52,8 @@ def _run(repo: Repo, args: list[str], timeout: float) -> subprocess.CompletedPro
             text=True,
             timeout=timeout,
             env=env,
-            stdin=subprocess.DEVNULL,
+            input=given,
+            stdin=None if given is not None else subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired:
         raise TransportError(f"git {args[0]} timed out after {timeout:g}s") from None
@@ -74,6 +76,29 @@ def fetch(repo: Repo, remote: str, refspecs: list[str], timeout: float) -> None:
     remote-tracking branch moved behind the user's back, as git would for a branch named)."""
     if refspecs:
         _git(repo, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--refmap=", remote, *refspecs], timeout)
+
+
+def fetch_objects(repo: Repo, remote: str, oids: Sequence[str], timeout: float, *, filter: str | None = None) -> None:
+    """Fetch these objects by id, as git fetches what a partial clone left out (no
+    negotiation: the wanted objects are named), without the clone's filter unless one is given
+    (``blob:none``: a tree and its subtrees, not their files)."""
+    if not oids:
+        return
+    args = [
+        "-c",
+        "fetch.negotiationAlgorithm=noop",
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--recurse-submodules=no",
+        f"--filter={filter}" if filter else "--no-filter",
+        "--stdin",
+        remote,
+    ]
+    done = _run(repo, args, timeout, "".join(f"{oid}\n" for oid in oids))
+    if done.returncode != 0:
+        raise TransportError(failure(done.stderr, f"git fetch exited {done.returncode}"))
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ values. Callers use it as one module (``from git_continuity import repo as git``
 - ``notes``: one commit note, and whole notes trees for merging;
 - ``signed``: signed commits as git defines them, and the signature of one;
 - ``added``: which commit of a history added each path;
-- ``worktree``: uncommitted changes, the work tree's tree, the stash.
+- ``worktree``: uncommitted changes, the work tree's tree, the stash;
+- ``shape``: what a partial, shallow or single-branch clone chose not to hold.
 """
 
 from __future__ import annotations
@@ -91,6 +92,15 @@ from git_continuity.repo.refs import (
     set_ref,
     update_ref,
 )
+from git_continuity.repo.shape import (
+    Promisor,
+    cut_clone,
+    mark_complete,
+    missing_objects,
+    promisor,
+    single_branch,
+    tree_here,
+)
 from git_continuity.repo.signed import Unarmed, commit_ids_since, commit_signature, history_depth
 from git_continuity.repo.worktree import (
     STAGED,
@@ -114,6 +124,7 @@ __all__ = [
     "CommitInfo",
     "HistoryCut",
     "Oid",
+    "Promisor",
     "RefMoved",
     "Repo",
     "TreeEntry",
@@ -138,6 +149,7 @@ __all__ = [
     "contains",
     "create_reflog",
     "current_branch",
+    "cut_clone",
     "delete_ref",
     "entry_oid",
     "expand_ref",
@@ -154,13 +166,16 @@ __all__ = [
     "is_shallow",
     "keep_tree_paths",
     "list_refs",
+    "mark_complete",
     "merge_bases",
+    "missing_objects",
     "notes_map",
     "only_in",
     "open_repo",
     "path_in_commit",
     "paths_added",
     "peel_to_commit",
+    "promisor",
     "read_note",
     "ref_last_move",
     "ref_target",
@@ -173,9 +188,11 @@ __all__ = [
     "reread_environment",
     "resolve_commit",
     "set_ref",
+    "single_branch",
     "stashes",
     "tag_commit",
     "tree_entries",
+    "tree_here",
     "tree_size",
     "update_ref",
     "user_config_value",

@@ -209,6 +209,12 @@ def snapshot_at(repo: Repo, stream: str, target: Oid | None) -> Snapshot:
         )
     tree = git.commit_info(repo, target).tree if target else None
     if target is not None and tree is not None and git.tree_entries(repo, tree) is None:
+        holder = git.promisor(repo)
+        if holder is not None:
+            raise UserError(
+                f"{ref} points at {target[:7]}, whose tree {tree[:7]} this partial clone's filter ({holder.filter})"
+                f" left out; nothing was read or written.\ngit continuity pull {holder.remote} fetches the state whole"
+            )
         raise UserError(
             f"{ref} points at {target[:7]}, whose tree {tree[:7]} is missing here (a deleted object, or a fetch"
             " that did not finish); nothing was read or written.\ngit continuity doctor says how to repair it"

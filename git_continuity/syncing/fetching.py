@@ -127,8 +127,43 @@ def _list(repo: Repo, remote: str, layout: Layout, timeout: float) -> tuple[Side
                 raise unreachable(repo, remote, error, "fetch the state from") from None
             continue
         if not _missing(repo, as_refs, as_branches):
+            _complete(repo, remote, _tips(as_refs, as_branches), timeout)
             return as_refs, as_branches, ignored
     raise UserError(f"{remote}'s state kept moving while it was fetched; nothing was merged. Try again.")
+
+
+def _tips(*sides: Side) -> list[Oid]:
+    found = [oid for side in sides for _, oid in [*side.streams.values(), *([side.notes] if side.notes else [])]]
+    return found + [oid for side in sides for _, oid in side.lanes.values()]
+
+
+COMPLETE_ROUNDS = 3  # a tree fetched without the filter comes with all below it: one round, as a rule
+
+
+def _complete(repo: Repo, remote: str, tips: list[Oid], timeout: float) -> None:
+    """In a partial clone, fetch through git every object of the state that the clone's filter
+    left out (libgit2 cannot fetch them lazily), so the state is read whole: never judged
+    malformed, nor repaired, for an object the clone chose not to have."""
+    holder = git.promisor(repo)
+    if holder is None or not tips:
+        return
+    for _ in range(COMPLETE_ROUNDS):
+        gone = git.missing_objects(repo, tips)
+        if not gone:
+            git.mark_complete(repo, tips)
+            return
+        try:
+            transport.fetch_objects(repo, remote, gone, timeout)
+        except transport.TransportError as error:
+            raise unreachable(
+                repo, remote, error, "fetch the state's objects that this partial clone left out from"
+            ) from None
+    raise UserError(
+        f"{remote} did not send {len(gone)} objects of the state that this partial clone's filter ({holder.filter})"
+        f" left out (first: {gone[0]}); nothing was merged, the local state is untouched.\n"
+        f"Nothing is malformed: fetch them whole with git fetch --refetch --no-filter {remote}"
+        f" '+refs/continuity/*:{constants.TRACKING_PREFIX}{remote}/*', then sync again."
+    )
 
 
 def _drop_foreign(repo: Repo, side: Side, found: list[str]) -> None:

@@ -394,4 +394,13 @@ VERIFIERS: Mapping[str, Callable[[VerifyContext, str], Observation]] = {
 
 @hookimpl
 def continuity_verify(handles: Sequence[Handle], context: VerifyContext) -> Mapping[Handle, Observation]:
-    return {h: VERIFIERS[h.scheme](context, h.body) for h in handles}
+    return {h: _judged(context, h) for h in handles}
+
+
+def _judged(ctx: VerifyContext, h: Handle) -> Observation:
+    """One handle's observation: what the repository could not answer (a tree a treeless
+    clone could not fetch) makes that handle unknown, saying why, and no other."""
+    try:
+        return VERIFIERS[h.scheme](ctx, h.body)
+    except Undecided as error:
+        return SEEN.unknown(str(error))
