@@ -137,6 +137,15 @@ class Repository:
     def is_shallow(self) -> bool:
         return self._once("shallow", "", lambda: git.is_shallow(self._repo))
 
+    def cut_clone(self) -> str | None:
+        """``shallow`` or ``single-branch`` when this clone holds only part of its remote's
+        history, so a commit or tag absent here may be there; else None."""
+        return self._once("cut", "", lambda: git.cut_clone(self._repo))
+
+    def single_branch_remote(self) -> str | None:
+        """The remote a single-branch clone fetches one branch of, or None."""
+        return self._once("single", "", lambda: git.single_branch(self._repo))
+
     def head_commit(self) -> str | None:
         """HEAD's commit; None before the first commit."""
         return self._once("head", "", lambda: git.head_commit(self._repo))

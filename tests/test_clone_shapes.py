@@ -183,3 +183,89 @@ def test_a_treeless_clone_offline_says_why_a_file_check_is_unknown(tmp_path: Pat
         " fetch it from origin:"
     )
     assert by_handle[f"commit:{first}"]["state"] == "verified"
+
+
+# -- shallow and single-branch clones ------------------------------------------------------
+
+
+def closed_by_ada(tmp_path: Path, url: str) -> str:
+    """Ada closes both her threads, their checks verified in her full clone; the first commit."""
+    ada, first = ada_shares(tmp_path, url)
+    for thread in json.loads(ok(ada, "status", "--json"))["threads"]:
+        ok(ada, "thread", "close", thread["id"])
+    ok(ada, "push")
+    return first
+
+
+def stop(where: Path, env: dict[str, str]) -> dict[str, object]:
+    """Claude Code's Stop hook, run in Bea's clone as the agent runs it."""
+    done = subprocess.run(
+        ["git-continuity-hook", "agent", "claude", "stop"],
+        cwd=where,
+        input=json.dumps({"cwd": str(where), "session_id": "s-1", "hook_event_name": "Stop"}),
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    answer: dict[str, object] = json.loads(done.stdout)
+    return answer
+
+
+def test_a_shallow_clone_reads_a_teammates_verified_checks_as_not_here_and_the_gate_does_not_hold(
+    tmp_path: Path,
+) -> None:
+    _, url = hosted(tmp_path)
+    first = closed_by_ada(tmp_path, url)
+    bea, env = bea_clones(tmp_path, url, "--depth=1")
+    ok(bea, "pull", env=env)
+
+    hint = "is not in this shallow clone (git fetch --unshallow brings the whole history)"
+    threads = json.loads(ok(bea, "status", "--json", env=env))["threads"]
+    assert [(t["title"], t["status"], t.get("undone")) for t in threads] == [
+        ("Ship the guide", "done", None),
+        ("Tag the release", "done", None),
+    ]
+    verified = run(bea, "verify", "--json", env=env).stdout
+    judged = {c["handle"]: (c["state"], c["observed"]) for c in json.loads(verified)["claims"]}
+    assert judged == {
+        f"file:docs/guide.md@{first}": ("unknown", f"commit {first[:7]} {hint}"),
+        f"commit:{first}": ("unknown", f"commit {first[:7]} {hint}"),
+        f"tag:v1={first}": ("unknown", f"tag v1 {hint}"),
+    }
+    assert run(bea, "check", env=env).returncode == 0
+    ok(bea, "orient", env=env)  # a session starts
+    (bea / "notes.txt").write_text("Bea's work\n")  # and changes something
+    assert stop(bea, env) == {}
+
+    refused = run(bea, "thread", "add", "Older", "--check", "commit:HEAD~1", env=env)
+    assert (refused.returncode, refused.stderr) == (
+        2,
+        "git-continuity: error: revision 'HEAD~1' does not resolve to a commit here: this is a shallow clone, whose"
+        " history stops short (git fetch --unshallow brings the whole history)\n",
+    )
+    subprocess.run(["git", "fetch", "-q", "--unshallow"], cwd=bea, check=True, env=env)
+    judged = {c["handle"]: c["state"] for c in json.loads(ok(bea, "verify", "--json", env=env))["claims"]}
+    assert set(judged.values()) == {"verified"}
+
+
+def test_a_single_branch_clone_reads_a_commit_of_another_branch_as_not_here(tmp_path: Path) -> None:
+    _, url = hosted(tmp_path)
+    ada = tmp_path / "ada"
+    git(tmp_path, "clone", "-q", url, str(ada))
+    git(ada, "switch", "-q", "-c", "feature")
+    side = commit(ada, "on feature", {"feature.txt": "f\n"})
+    git(ada, "push", "-q", "origin", "feature")
+    ok(ada, "init")
+    ok(ada, "thread", "add", "Feature", "--check", f"commit:{side}")
+    ok(ada, "push")
+    bea, env = bea_clones(tmp_path, url, "--single-branch", "--branch=main")
+    ok(bea, "pull", env=env)
+    checks = json.loads(ok(bea, "status", "--json", env=env))["threads"][0]["checks"]
+    assert [(c["state"], c["observed"]) for c in checks] == [
+        (
+            "unknown",
+            f"commit {side[:7]} is not in this single-branch clone (git remote set-branches origin '*' && git fetch"
+            " origin brings the other branches)",
+        )
+    ]

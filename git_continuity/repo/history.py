@@ -28,6 +28,11 @@ def resolve_commit(repo: Repo, rev: str) -> Oid:
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
         if rev == "HEAD" and repo.git.head_is_unborn:
             raise UserError("HEAD does not resolve: the repository has no commits yet") from None
+        if repo.git.is_shallow:
+            raise UserError(
+                f"revision {rev!r} does not resolve to a commit here: this is a shallow clone, whose history stops"
+                " short (git fetch --unshallow brings the whole history)"
+            ) from None
         raise UserError(f"revision {rev!r} does not resolve to a commit here") from None
     return Oid(str(commit.id))
 

@@ -217,10 +217,28 @@ def continuity_resolve(handle: Handle, repo: Repository) -> Handle | None:
 # -- dereferencing --------------------------------------------------------------------------
 
 
+def _not_here(ctx: VerifyContext, what: str) -> Observation | None:
+    """What a shallow or single-branch clone says of a commit or tag it lacks: unknown, since
+    the remote may well have it (a teammate verified it there), with the command that brings
+    it; None in a clone that fetched the whole history, where absence is contradiction."""
+    cut = ctx.repo.cut_clone()
+    if cut == "shallow":
+        return SEEN.unknown(f"{what} is not in this shallow clone (git fetch --unshallow brings the whole history)")
+    if cut == "single-branch":
+        remote = ctx.repo.single_branch_remote()
+        return SEEN.unknown(
+            f"{what} is not in this single-branch clone (git remote set-branches {remote} '*' && git fetch {remote}"
+            " brings the other branches)"
+        )
+    return None
+
+
 def _commit(ctx: VerifyContext, body: str) -> Observation:
     if ctx.repo.has_commit(body):
         return SEEN.verified(f"commit {short(body)} exists here")
-    return SEEN.contradicted(f"commit {short(body)} does not exist in this clone")
+    return _not_here(ctx, f"commit {short(body)}") or SEEN.contradicted(
+        f"commit {short(body)} does not exist in this clone"
+    )
 
 
 def _contains(ctx: VerifyContext, tip: str, rev: str) -> bool | None:
@@ -249,7 +267,10 @@ def _reachable(ctx: VerifyContext, body: str) -> Observation:
         return SEEN.contradicted(f"{name} does not exist here")
     contained = _contains(ctx, tip, rev)
     if contained is None:
-        return SEEN.unknown(f"{short(rev)} is not in this shallow clone's history of {name}")
+        return SEEN.unknown(
+            f"{short(rev)} is not in this shallow clone's history of {name} (git fetch --unshallow brings the whole"
+            " history)"
+        )
     if contained:
         return SEEN.verified(f"{name} is at {short(tip)}, which contains {short(rev)}", {name: tip})
     return SEEN.contradicted(f"{name} is at {short(tip)}, which does not contain {short(rev)}", {name: tip})
@@ -341,7 +362,7 @@ def _tag(ctx: VerifyContext, body: str) -> Observation:
     at = ctx.repo.tag_commit(name)
     ref = f"refs/tags/{name}"
     if at is None:
-        return SEEN.contradicted(f"tag {name} does not exist here")
+        return _not_here(ctx, f"tag {name}") or SEEN.contradicted(f"tag {name} does not exist here")
     if rev and at != rev:
         return SEEN.contradicted(f"tag {name} points at {short(at)}, not {short(rev)}", {ref: at})
     return SEEN.verified(f"tag {name} points at {short(at)}", {ref: at})
@@ -359,7 +380,9 @@ def _file(ctx: VerifyContext, body: str) -> Observation:
     if commit is None:
         return SEEN.contradicted(f"HEAD has no commits, so {path} is in no tree")
     if not ctx.repo.has_commit(commit):
-        return SEEN.contradicted(f"commit {short(commit)} does not exist in this clone")
+        return _not_here(ctx, f"commit {short(commit)}") or SEEN.contradicted(
+            f"commit {short(commit)} does not exist in this clone"
+        )
     label = short(commit) if rev else f"HEAD ({short(commit)})"
     if ctx.repo.path_in_commit(commit, path):
         return SEEN.verified(f"{path} exists in {label}")
