@@ -14,6 +14,9 @@ from git_continuity.repo.base import Oid, Repo
 
 def changed_tracked_paths(repo: Repo) -> list[str]:
     """Tracked paths with staged or unstaged changes (untracked files left out)."""
+    if _sparse(repo) and repo.work_dir is not None:
+        found = _changes_by_git(repo.work_dir)
+        return sorted({*found.staged, *found.unstaged, *found.conflicted})
     flags = repo.git.status(untracked_files="no", ignored=False)
     return sorted(path for path, flag in flags.items() if flag != pygit2.GIT_STATUS_CURRENT)
 
@@ -93,6 +96,10 @@ def changes(repo: Repo) -> Changes | None:
     temporary = os.environ.get("GIT_INDEX_FILE")
     if temporary and Path(repo.git.path, "index").resolve() != (repo.work_dir / temporary).resolve():
         return _changes_by_git(repo.work_dir)
+    if _sparse(repo):
+        # libgit2 knows no sparse checkout: it sees the files outside the sparse set (marked
+        # skip-worktree in the index) as deleted. git status does not count them.
+        return _changes_by_git(repo.work_dir)
     staged, unstaged, untracked, conflicted = [], [], [], []
     for name, flag in sorted(repo.git.status(untracked_files="normal", ignored=False).items()):
         if flag & pygit2.GIT_STATUS_CONFLICTED:
@@ -105,6 +112,13 @@ def changes(repo: Repo) -> Changes | None:
         if flag & pygit2.GIT_STATUS_WT_NEW:
             untracked.append(name)
     return Changes(staged, unstaged, untracked, conflicted)
+
+
+def _sparse(repo: Repo) -> bool:
+    try:
+        return bool(repo.git.config.get_bool("core.sparseCheckout"))
+    except (KeyError, pygit2.GitError):
+        return False
 
 
 def _changes_by_git(work_dir: Path) -> Changes:
