@@ -23,7 +23,7 @@ def continuity_folder() -> str | None:
     repository, where GIT_DIR chooses it, where git would refuse the repository as not this
     user's, or where no command made the folder yet. Only the helper's address: what the
     command reads is found again, by the command itself."""
-    if "GIT_DIR" in os.environ:
+    if "GIT_DIR" in os.environ or "GIT_WORK_TREE" in os.environ:
         return None
     try:
         here = os.getcwd()

@@ -45,3 +45,66 @@ def test_clean_in_a_sparse_checkout_counts_what_git_status_counts(tmp_path: Path
 
     (work / "app" / "main.py").write_text("y\n")
     assert checks_of(work) == [("clean:", "contradicted", "1 uncommitted change: app/main.py")]
+
+
+# -- a git folder apart from its work tree --------------------------------------------------------
+
+
+def apart(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    """A git folder (``repo.git``) and its work tree (``wt``) side by side, used through
+    GIT_DIR and GIT_WORK_TREE as dotfile managers do; the two and the environment."""
+    git_dir, work = tmp_path / "repo.git", tmp_path / "wt"
+    git(tmp_path, "init", "-q", "--bare", str(git_dir))
+    git(git_dir, "config", "core.bare", "false")
+    work.mkdir()
+    env = {**os.environ, "GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(work)}
+    (work / "src").mkdir()
+    (work / "src" / "app.py").write_text("print('hi')\n")
+    for args in (["add", "src"], ["commit", "-q", "-m", "first"]):
+        subprocess.run(["git", *args], cwd=work, env=env, check=True)
+    return git_dir, work, env
+
+
+def test_git_dir_and_git_work_tree_are_read_as_git_reads_them(tmp_path: Path) -> None:
+    _, work, env = apart(tmp_path)
+    ok(work, "init", env=env)
+    added = ok(
+        work / "src", "thread", "add", "Ship it", "--check", "file:app.py", "--check", "file::/src/new.py", env=env
+    )
+    assert added.splitlines()[1:3] == [
+        "  check file:src/app.py  (as written: file:app.py)",
+        "  check file:src/new.py  (as written: file::/src/new.py)",
+    ]
+    assert sorted((h, s) for h, s, _ in checks_of(work, env)) == [
+        ("file:src/app.py", "verified"),
+        ("file:src/new.py", "contradicted"),
+    ]
+    ok(work, "hooks", "install", env=env)
+    (work / "src" / "new.py").write_text("new\n")
+    thread = json.loads(ok(work, "status", "--json", env=env))["threads"][0]["id"]
+    subprocess.run(["git", "add", "src/new.py"], cwd=work, env=env, check=True)
+    done = subprocess.run(
+        ["git", "commit", "-q", "-m", f"New module; closes {thread}"], cwd=work, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(ok(work, "status", "--json", env=env))["threads"][0]["status"] == "done"
+
+    ok(work, "agent", "install", "claude", env=env)
+    assert (work / ".claude" / "settings.json").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["repo.git", "wt"]
+
+
+def test_core_worktree_and_a_separate_git_dir_are_read_as_git_reads_them(tmp_path: Path) -> None:
+    git_dir, work, _ = apart(tmp_path)
+    git(git_dir, "config", "core.worktree", str(work))
+    only_dir = {**os.environ, "GIT_DIR": str(git_dir)}
+    ok(work, "init", env=only_dir)
+    added = ok(work, "thread", "add", "One", "--check", "file:src/app.py", env=only_dir)
+    assert added.splitlines()[1] == "  check file:src/app.py"
+
+    separate = tmp_path / "sep"
+    git(tmp_path, "init", "-q", f"--separate-git-dir={tmp_path / 'sep.git'}", str(separate))
+    commit(separate, "first", {"a.txt": "a\n"})
+    ok(separate, "init")
+    assert ok(separate, "thread", "add", "Two", "--check", "file:a.txt").splitlines()[1] == "  check file:a.txt"
+    assert [(h, s) for h, s, _ in checks_of(separate)] == [("file:a.txt", "verified")]

@@ -63,7 +63,8 @@ def reread_environment() -> None:
 
 
 def open_repo(start: str | Path | None = None) -> Repo:
-    """Open the repository git would use here (honours GIT_DIR as hooks set it)."""
+    """Open the repository git would use here, with the work tree git would use (GIT_DIR and
+    GIT_WORK_TREE as hooks and dotfile managers set them, core.worktree, a ``.git`` file)."""
     where = Path(start) if start is not None else Path.cwd()
     git_dir = os.environ.get("GIT_DIR") if start is None else None
     path = git_dir or pygit2.discover_repository(str(where))
@@ -72,7 +73,11 @@ def open_repo(start: str | Path | None = None) -> Repo:
             f"not a git repository: {where}\nRun git continuity inside a repository (or create one with git init)."
         )
     try:
-        git = pygit2.Repository(path)
+        # Opened from where we are, not from the git folder found: libgit2 then takes the work
+        # tree from a .git file (--separate-git-dir) instead of the git folder's parent.
+        git = pygit2.Repository(path if git_dir else str(where))
+        if start is None:
+            _place_work_tree(git, from_env=git_dir is not None)
     except pygit2.GitError as error:
         if "sha256" in str(error):
             raise UserError(f"{path} uses SHA-256 object ids, which git-continuity does not support yet.") from None
@@ -82,6 +87,24 @@ def open_repo(start: str | Path | None = None) -> Repo:
     common_dir = (here / common.read_text().strip()).resolve() if common.exists() else here
     work_dir = Path(git.workdir) if git.workdir else None
     return Repo(git, common_dir.resolve(), work_dir)
+
+
+def _place_work_tree(git: pygit2.Repository, *, from_env: bool) -> None:
+    """The work tree as git reads it: GIT_WORK_TREE; else core.worktree (libgit2 reads it);
+    else, where GIT_DIR names the git folder, the current folder (git's rule; libgit2 would
+    guess the git folder's parent)."""
+    given = os.environ.get("GIT_WORK_TREE")
+    if given:
+        git.workdir = str(Path(given).resolve())
+        return
+    if not from_env or git.is_bare:
+        return
+    try:
+        configured = git.config["core.worktree"]
+    except KeyError:
+        configured = None
+    if not configured:
+        git.workdir = str(Path.cwd().resolve())
 
 
 def _config(repo: Repo, key: str) -> str | None:
