@@ -173,7 +173,13 @@ def _files(repo: Repo, stream: str, refname: str, tip: Oid, area: str) -> list[F
         path = quarantine.movable(problem)
         if path is not None:
             fix, repair = "git continuity doctor --fix moves it into quarantine (a new state commit)", "moved aside"
-        elif problem.startswith(f"{store.ROOT}/packet.yaml"):
+        elif problem.startswith(quarantine.PACKET) and (back := quarantine.last_good_packet(repo, stream, tip)):
+            fix = (
+                f"git continuity doctor --fix puts back its last good version (of {back[0][:7]}), keeping the broken"
+                f" text in {quarantine.FOLDER}/packet.yaml"
+            )
+            repair = "put back"
+        elif problem.startswith(quarantine.PACKET):
             fix, repair = "git continuity edit" + (f" --stream {stream}" if stream != "main" else ""), None
         elif problem.startswith(f"{store.ROOT}/format"):
             fix, repair = "upgrade git-continuity (pip install -U git-continuity)", None

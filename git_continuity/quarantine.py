@@ -24,6 +24,10 @@ _PATH = re.compile(rf"^({re.escape(ROOT)}/[^:]+?)(?: line \d+)?: ")
 KEPT = (f"{ROOT}/packet.yaml", f"{ROOT}/format")  # repaired otherwise: edit; an upgrade
 
 
+PACKET = f"{ROOT}/packet.yaml"
+PACKET_HISTORY = 1000  # earlier state commits searched for the packet's last good version
+
+
 @dataclass(frozen=True)
 class Repair:
     """A state commit that moves the malformed files aside (not yet on any ref)."""
@@ -31,6 +35,37 @@ class Repair:
     commit: Oid
     moved: tuple[str, ...]  # the paths moved, as they were
     left: tuple[str, ...]  # the problems a move cannot repair
+    packet_from: Oid | None = None  # the earlier state commit whose packet was put back
+
+
+def last_good_packet(repo: Repo, stream: str, commit: Oid) -> tuple[Oid, bytes] | None:
+    """The packet of the newest earlier state commit where it reads well (that commit, the
+    bytes), looked for along the first parents; None when there is none."""
+    import itertools
+
+    for info in itertools.islice(git.first_parent_log(repo, commit), 1, PACKET_HISTORY):
+        oid = git.entry_oid(repo, info.tree, PACKET)
+        if oid is not None and store.read_packet_doc(store.Snapshot(repo, stream, info.oid, info.tree)) is not None:
+            return info.oid, git.blob(repo, oid)
+    return None
+
+
+def _packet_back(
+    repo: Repo, stream: str, commit: Oid, tree: Oid, problems: list[str]
+) -> tuple[dict[str, bytes | None], Oid | None]:
+    """A malformed packet put back on its last good version, its broken text kept in the
+    quarantine for a person (``edit`` wants a terminal an agent has not): the files and the
+    commit whose packet it was; nothing when the packet is well-formed or no earlier
+    version of it is."""
+    oid = git.entry_oid(repo, tree, PACKET)
+    found = last_good_packet(repo, stream, commit) if any(p.startswith(PACKET) for p in problems) else None
+    if oid is None or found is None:
+        return {}, None
+    try:
+        broken = git.blob(repo, oid)
+    except KeyError:
+        return {}, None
+    return {PACKET: found[1], _free(repo, tree, f"{FOLDER}/packet.yaml", {}): broken}, found[0]
 
 
 def movable(problem: str) -> str | None:
@@ -74,23 +109,25 @@ def repair(repo: Repo, stream: str, commit: Oid) -> Repair | None:
     snap = store.Snapshot(repo, stream, commit, tree)
     problems = store.all_problems(snap)
     paths = list(dict.fromkeys(p for p in map(movable, problems) if p is not None))
-    left = tuple(p for p in problems if movable(p) is None)
-    if not paths:
+    files, packet_from = _packet_back(repo, stream, commit, tree, problems)
+    left = tuple(p for p in problems if movable(p) is None and not (packet_from and p.startswith(PACKET)))
+    if not paths and packet_from is None:
         return None
-    files: dict[str, bytes | None] = {}
     for path in paths:
         for old in _all_paths(repo, tree, path):
             files[old] = None
         for old, data in _blobs(repo, tree, path).items():
             files[_free(repo, tree, f"{FOLDER}/{old.removeprefix(ROOT + '/')}", files)] = data
     new_tree = git.write_tree(repo, tree, files)
-    listed = "".join(f"\n  {p}" for p in paths)
+    listed = "".join(f"\n  {p}" for p in [*paths, *([PACKET] if packet_from else [])])
+    back = f"; {PACKET} put back on its version of {packet_from[:7]}" if packet_from else ""
+    count = len(paths) + bool(packet_from)
     message = (
-        f"doctor: move {len(paths)} malformed file{'s' if len(paths) != 1 else ''} into quarantine\n\n"
+        f"doctor: move {count} malformed file{'s' if count != 1 else ''} into quarantine{back}\n\n"
         f"Kept under {FOLDER}/, never read as state:{listed}\n"
     )
     made = git.write_commit(repo, new_tree, [commit], message)
-    return Repair(made, tuple(paths), left)
+    return Repair(made, tuple(paths), left, packet_from)
 
 
 def _free(repo: Repo, tree: Oid, wanted: str, taken: dict[str, bytes | None]) -> str:

@@ -146,7 +146,9 @@ def _repair(repo: Repo, found: list[Finding]) -> list[dict[str, str]]:
         elif f.area == "refspec":
             added = tracking.add_fetch_refspec(repo, f.data["remote"])
             done.append({"area": f.area, "where": f.where, "what": f"added {' '.join(added)}"})
-    streams = dict.fromkeys(f.data["stream"] for f in found if f.area == "state" and f.repair == "moved aside")
+    streams = dict.fromkeys(
+        f.data["stream"] for f in found if f.area == "state" and f.repair in ("moved aside", "put back")
+    )
     for stream in streams:
         done += _quarantine_local(repo, stream)
     remote_streams = dict.fromkeys(
@@ -168,7 +170,14 @@ def _put_back(repo: Repo, refname: str, commit: Oid) -> None:
 
 
 def _moved(stream: str, where: str, made: quarantine.Repair) -> list[dict[str, str]]:
-    return [{"area": "state", "where": where, "what": f"{p} moved into {quarantine.FOLDER}/"} for p in made.moved]
+    done = [{"area": "state", "where": where, "what": f"{p} moved into {quarantine.FOLDER}/"} for p in made.moved]
+    if made.packet_from is None:
+        return done
+    put = (
+        f"{quarantine.PACKET} put back on its version of {made.packet_from[:7]}; the broken text kept in"
+        f" {quarantine.FOLDER}/packet.yaml"
+    )
+    return [{"area": "state", "where": where, "what": put}, *done]
 
 
 def _quarantine_local(repo: Repo, stream: str) -> list[dict[str, str]]:
