@@ -14,11 +14,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from html import escape
+from html import escape as _html
 
 from git_continuity import attempts
 from git_continuity.attempts import Course, Waiting
+from git_continuity.display import clean
 from git_continuity.model import Thread, parse_stamp, shown
+
+
+def escape(text: str) -> str:
+    """Text from the state as HTML: control and bidi characters written as visible escapes
+    (a title is data; U+202E would reorder the page), then HTML's own."""
+    return _html(clean(text))
+
 
 WIDTH, ROW, LEFT, AXIS = 900, 64, 280, 28
 COLOURS = {"contradicted": "#d73a49", "unknown": "#8a8a8a", "unchecked": "#b0b0b0", "stale": "#e3a008"}

@@ -101,3 +101,17 @@ def test_the_page_reads_without_a_mouse_in_chromium(
     # the table's text is drawn below the picture: dark pixels in the lower part of the page
     lower = seen[width * 300 : width * 450]
     assert sum(1 for p in lower if max(p) < 80) > 500
+
+
+def test_control_and_bidi_characters_of_a_title_reach_the_page_escaped(repo: Path, tmp_path: Path) -> None:
+    """A thread's title is data (#35): ESC, BEL and U+202E (right-to-left override) are written
+    as visible escapes, never raw, in the page and its title."""
+    assert cont(repo, "init").code == 0
+    title = "Ship \x1b[31mred\x07 \u202egnp.exe"
+    assert cont(repo, "thread", "add", title, "--check", "tag:v9").code == 0
+    assert cont(repo, "verify").code == 1
+    page = tmp_path / "progress.html"
+    assert cont(repo, "progress", "--html", str(page)).code == 0
+    text = page.read_text()
+    assert not {"\x1b", "\x07", "\u202e"} & set(text)
+    assert "Ship \\x1b[31mred\\x07 \\u202egnp.exe" in text
