@@ -26,6 +26,8 @@ from git_continuity.errors import NoState, UserError
 LEAF = "_leaf"
 # And the parser of a command that only holds actions, given none: its help lists them.
 GROUP = "_group"
+# And the parser of the innermost command named: its usage is the one a bad argument needs.
+PARSER = "_parser"
 
 
 def _columns() -> int:
@@ -111,6 +113,7 @@ def command_parser(command: Command, prog: str, eager: bool = False) -> argparse
         else:
             group = parser.add_mutually_exclusive_group()
             dests += [_add(group, each).dest for each in option]
+    parser.set_defaults(**{PARSER: parser})
     if command.target is not None:
         parser.set_defaults(**{LEAF: (command, tuple(dict.fromkeys(dests)))})
     if command.subcommands:
@@ -304,7 +307,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _BUILT[0] if _BUILT else build_parser(eager=False)
     if _BUILT:
         parser.set_defaults(stream=env_stream())
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said with the usage of the command they were given to, not the top level's
+        getattr(args, PARSER, parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if not hasattr(args, LEAF):
         # No command, or a command that only holds actions and was given none: its help lists them.
         getattr(args, GROUP, parser).print_help()

@@ -65,7 +65,14 @@ def serve(*, stream: str, repo: str | None) -> int:
     _sdk()
     import anyio
 
-    anyio.run(functools.partial(_serve, stream, Path(repo).resolve() if repo else None))
+    fixed = Path(repo).resolve() if repo else None
+    if fixed is not None:
+        # Refused now (exit 2), not at a client's first tool call: a server that starts and
+        # says nothing looks like one that works.
+        if not fixed.is_dir():
+            raise UserError(f"--repo {repo}: no such folder; name the repository's folder (or leave --repo out)")
+        _open(fixed)
+    anyio.run(functools.partial(_serve, stream, fixed))
     return 0
 
 

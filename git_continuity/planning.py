@@ -203,9 +203,10 @@ class ThreadClaim:
         )
 
     def holder(self) -> str:
-        """``session s-abc on host-a (by Ann)``: who to ask before taking the thread over."""
-        who = f"session {self.session}" if self.session else self.by
-        return f"{who} on {self.host}" + (f" ({self.agent})" if self.agent else "")
+        """``Ann <ann@example.com> on host-a (session s-abc, claude)``: the person to ask
+        before taking the thread over, where, and which of their sessions holds it."""
+        about = ", ".join(x for x in (f"session {self.session}" if self.session else None, self.agent) if x)
+        return f"{self.by} on {self.host}" + (f" ({about})" if about else "")
 
 
 def claim_order(data: bytes) -> tuple[str, bytes]:

@@ -281,27 +281,33 @@ def test_a_claim_is_refused_to_a_second_session_unless_stolen_and_ends_with_its_
     monkeypatch.setenv("GIT_CONTINUITY_HOST", "host-a")
     monkeypatch.setenv("GIT_CONTINUITY_SESSION", "s-one")
     assert inproc(repo, "thread", "claim", work).out == (
-        f"Thread {work} is claimed by session s-one on host-a.\n  it ends when this session's handoff is recorded\n"
+        f"Thread {work} is claimed by Ada Agent <ada@example.com> on host-a (session s-one).\n"
+        "  it ends when this session's handoff is recorded\n"
     )
     assert inproc(repo, "thread", "claim", work).out == f"Thread {work} is already claimed by this session.\n"
     monkeypatch.setenv("GIT_CONTINUITY_HOST", "host-b")
     monkeypatch.setenv("GIT_CONTINUITY_SESSION", "s-two")
     before = state_refs(repo)
     ran = inproc(repo, "thread", "claim", work)
-    assert ran.code == 1 and state_refs(repo) == before
-    assert ran.err.startswith(f"git-continuity: error: thread {work} is claimed by session s-one on host-a since ")
+    assert ran.code == 2 and state_refs(repo) == before
+    assert ran.err.startswith(
+        f"git-continuity: error: thread {work} is claimed by Ada Agent <ada@example.com> on host-a (session s-one)"
+        " since "
+    )
     assert ran.err.endswith(f"Leave it to them, or take it over: git continuity thread claim {work} --steal\n")
     assert (
-        f"Claimed elsewhere: {work} 'Fix the login loop' by session s-one on host-a since" in inproc(repo, "orient").out
+        f"Claimed elsewhere: {work} 'Fix the login loop' by Ada Agent <ada@example.com> on host-a (session s-one) since"
+        in inproc(repo, "orient").out
     )
     assert (
         inproc(repo, "ready").out
-        == f"Ready (1), by priority then age:\n  P2  {work}  Fix the login loop  (claimed by session s-one on host-a)\n"
+        == f"Ready (1), by priority then age:\n  P2  {work}  Fix the login loop  (claimed by Ada Agent"
+        " <ada@example.com> on host-a (session s-one))\n"
     )
     ran = inproc(repo, "thread", "claim", work, "--steal")
     assert ran.out.splitlines()[:2] == [
-        f"Thread {work} is claimed by session s-two on host-b.",
-        "  taken over from session s-one on host-a",
+        f"Thread {work} is claimed by Ada Agent <ada@example.com> on host-b (session s-two).",
+        "  taken over from Ada Agent <ada@example.com> on host-a (session s-one)",
     ]
     held = json.loads(inproc(repo, "ready", "--json").out)["ready"][0]["claim"]
     assert (held["session"], held["host"], held["stole"]["session"], held["stole"]["host"]) == (
@@ -310,7 +316,9 @@ def test_a_claim_is_refused_to_a_second_session_unless_stolen_and_ends_with_its_
         "s-one",
         "host-a",
     )
-    assert "stole from: session s-one on host-a" in git(repo, "log", "-1", "--format=%B", "refs/continuity/main")
+    assert "stole from: Ada Agent <ada@example.com> on host-a (session s-one)" in git(
+        repo, "log", "-1", "--format=%B", "refs/continuity/main"
+    )
     # the handoff of the session that holds it ends the claim
     assert inproc(repo, "handoff").code == 0
     assert "claim" not in json.loads(inproc(repo, "ready", "--json").out)["ready"][0]
@@ -374,8 +382,8 @@ def test_two_clones_claiming_at_once_the_loser_is_told_at_its_next_sync_and_plan
     told = inproc(b, "sync").out
     since = claims[a]["at"][:16].replace("T", " ")
     assert (
-        f"  thread claims: Thread claim lost: {work} (stream main) is held by session s-aaa on host-a"
-        f" since {since} UTC;"
+        f"  thread claims: Thread claim lost: {work} (stream main) is held by Ada Agent <ada@example.com> on host-a"
+        f" (session s-aaa) since {since} UTC;"
         " they claimed it first (both claims were made before either clone synced), and the merge keeps the first.\n"
         f"  Leave it to them, or take it back: git continuity thread claim {work} --steal\n"
     ) in told, told

@@ -12,9 +12,8 @@ from git_continuity.repo import Repo
 
 
 class Held(UserError):
-    """Another session holds the thread: a guard, not bad input."""
-
-    exit_code = 1
+    """Another session holds the thread: the claim is refused (exit 2, as any refusal of
+    what was asked), naming the person who holds it."""
 
 
 def claim(repo: Repo, *, stream: str, thread_id: str, steal: bool) -> int:

@@ -107,10 +107,46 @@ def _place_work_tree(git: pygit2.Repository, *, from_env: bool) -> None:
         git.workdir = str(Path.cwd().resolve())
 
 
+def _given(key: str) -> str | None:
+    """A value given on git's command line for this run (``git -c key=value continuity …``,
+    which git hands on in GIT_CONFIG_PARAMETERS, and GIT_CONFIG_COUNT/KEY_n/VALUE_n): the
+    highest level of git's config, which libgit2 does not read. The last one given wins."""
+    import shlex
+
+    wanted = _config_key(key)
+    found = None
+    try:
+        words = shlex.split(os.environ.get("GIT_CONFIG_PARAMETERS", ""))
+    except ValueError:
+        words = []
+    for word in words:  # 'user.name'='Ada' reads as user.name=Ada; an older git wrote 'user.name=Ada'
+        name, _, value = word.partition("=")
+        if _config_key(name) == wanted:
+            found = value
+    try:
+        count = int(os.environ.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        count = 0
+    for n in range(count):
+        if _config_key(os.environ.get(f"GIT_CONFIG_KEY_{n}", "")) == wanted:
+            found = os.environ.get(f"GIT_CONFIG_VALUE_{n}", "")
+    return found
+
+
+def _config_key(key: str) -> str:
+    """A key as git compares them: its section and name in any case, a subsection exactly."""
+    section, _, rest = key.partition(".")
+    middle, _, name = rest.rpartition(".")
+    return f"{section.lower()}.{middle}.{name.lower()}" if middle else f"{section.lower()}.{name.lower()}"
+
+
 def _config(repo: Repo, key: str) -> str | None:
-    """A config value as git would read it. git reads $GIT_CONFIG_GLOBAL instead of
-    ~/.gitconfig when it is set; libgit2 does not know that variable, so the repository's
-    own levels are asked first and then that file."""
+    """A config value as git would read it: what ``git -c`` gave first (_given). git reads
+    $GIT_CONFIG_GLOBAL instead of ~/.gitconfig when it is set; libgit2 does not know that
+    variable, so the repository's own levels are asked first and then that file."""
+    given = _given(key)
+    if given is not None:
+        return given or None
     global_file = os.environ.get("GIT_CONFIG_GLOBAL")
     try:
         if not global_file:
