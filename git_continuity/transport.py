@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,11 +28,25 @@ def failure(stderr: str, what: str) -> str:
     return said[at] + (f" ({'; '.join(causes[-2:])})" if causes else "")
 
 
-def _git(repo: Repo, args: list[str], timeout: float) -> str:
-    done = _run(repo, args, timeout)
-    if done.returncode != 0:
-        raise TransportError(failure(done.stderr, f"git {args[0]} exited {done.returncode}"))
-    return done.stdout
+# A server error (HTTP 5xx: a forge busy or restarting) is worth another try; a refusal, a
+# missing repository or an unreachable host is not. Reads only: a push is judged per ref.
+SERVER_ERROR = re.compile(r"returned error: 5\d\d|HTTP 5\d\d|\b50[234] (?:Bad Gateway|Service|Gateway)")
+READ_TRIES = 3
+READ_PAUSE = 0.5  # seconds before the second try, doubled before each later one
+
+
+def _git(repo: Repo, args: list[str], timeout: float, given: str | None = None) -> str:
+    """git ARGS for a read from a remote (ls-remote, fetch), tried again after a server error."""
+    what = next(a for a in args if not a.startswith("-") and "=" not in a)
+    for attempt in range(READ_TRIES):
+        done = _run(repo, args, timeout, given)
+        if done.returncode == 0:
+            return done.stdout
+        if attempt + 1 < READ_TRIES and SERVER_ERROR.search(done.stderr):
+            time.sleep(READ_PAUSE * 2**attempt)
+            continue
+        break
+    raise TransportError(failure(done.stderr, f"git {what} exited {done.returncode}"))
 
 
 def remote_ref(repo: Repo, remote: str, refname: str, timeout: float) -> str | None:
@@ -96,9 +112,7 @@ def fetch_objects(repo: Repo, remote: str, oids: Sequence[str], timeout: float, 
         "--stdin",
         remote,
     ]
-    done = _run(repo, args, timeout, "".join(f"{oid}\n" for oid in oids))
-    if done.returncode != 0:
-        raise TransportError(failure(done.stderr, f"git fetch exited {done.returncode}"))
+    _git(repo, args, timeout, "".join(f"{oid}\n" for oid in oids))
 
 
 @dataclass(frozen=True)

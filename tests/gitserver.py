@@ -26,6 +26,18 @@ from typing import Any
 class Server:
     base: Path  # the folder the daemon serves
     url: str  # git://127.0.0.1:<port>/ or http://127.0.0.1:<port>/
+    http: _HTTPServer | None = None  # the HTTP server, for http_backend
+
+    def fail_next(self, times: int) -> None:
+        """Answer the next ``times`` requests with HTTP 500, as a busy forge does now and then."""
+        assert self.http is not None, "only the HTTP server fails on purpose"
+        self.http.failing = times
+
+    @property
+    def failing(self) -> int:
+        """How many of the failures asked for are still to come."""
+        assert self.http is not None
+        return self.http.failing
 
     def bare(self, name: str) -> tuple[Path, str]:
         """A new empty bare repository on the server: its folder and its URL."""
@@ -172,6 +184,17 @@ class _Backend(BaseHTTPRequestHandler):
         self._cgi(body)
 
     def _cgi(self, body: bytes) -> None:
+        with self.server.lock:
+            fail = self.server.failing > 0
+            self.server.failing -= fail
+        if fail:
+            words = b"Internal Server Error"
+            self.send_response(500)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(words)))
+            self.end_headers()
+            self.wfile.write(words)
+            return
         path, _, query = self.path.partition("?")
         env = {
             **self.server.env,
@@ -211,6 +234,8 @@ class _HTTPServer(ThreadingHTTPServer):
     base: Path
     env: dict[str, str]
     proxy: bool
+    failing: int = 0  # requests still to be answered with HTTP 500
+    lock: threading.Lock
 
 
 @contextmanager
@@ -222,6 +247,7 @@ def http_backend(base: Path, home: Path, *, proxy: bool = False) -> Iterator[Ser
     httpd = _HTTPServer(("127.0.0.1", 0), _Backend)
     httpd.base = base
     httpd.proxy = proxy
+    httpd.lock = threading.Lock()
     httpd.env = {
         "PATH": os.environ["PATH"],
         "HOME": str(home),
@@ -232,7 +258,7 @@ def http_backend(base: Path, home: Path, *, proxy: bool = False) -> Iterator[Ser
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
-        yield Server(base, f"http://127.0.0.1:{httpd.server_address[1]}/")
+        yield Server(base, f"http://127.0.0.1:{httpd.server_address[1]}/", httpd)
     finally:
         httpd.shutdown()
         httpd.server_close()

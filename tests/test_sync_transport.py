@@ -438,3 +438,19 @@ def test_status_counts_what_has_not_reached_each_remote(server: Server, tmp_path
     text = inproc(work, "status").out
     assert "Outbox" not in text  # the Sync line says it: "origin: 1 change here not on origin yet"
     assert "\nSync       origin: 1 change here not on origin yet (as of the last fetch): git continuity push\n" in text
+
+
+def test_a_fetch_that_met_a_server_error_is_tried_again(server: Server, tmp_path: Path, inproc: Run) -> None:
+    """A forge answers HTTP 500 now and then (#35): sync tries the fetch again after a pause
+    instead of giving up, and the state arrives."""
+    _, _, (ada, bea) = seeded(tmp_path, server, "busy", "ada", "bea")
+    assert inproc(ada, "init").code == 0
+    assert inproc(ada, "journal", "add", "from Ada").code == 0
+    assert inproc(ada, "push").code == 0
+    assert inproc(bea, "init", "--local", "--stream", "bea").code == 0
+    server.fail_next(1)
+    synced = inproc(bea, "sync")
+    assert (synced.code, synced.err) == (0, "")
+    assert server.failing == 0  # the server did answer 500 once
+    assert journal(inproc, bea) == ["from Ada"]
+    assert git(bea, "rev-parse", "refs/continuity/main") == git(ada, "rev-parse", "refs/continuity/main")
