@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 from git_continuity import repo as git
 from git_continuity.model import Thread
@@ -20,9 +21,50 @@ INSTALL = "git continuity hooks install"
 SCANNED = 200  # commits of HEAD's first-parent history read for closing claims no gate judged
 
 
+HUSKY_MARK = "# git-continuity:"  # the line githooks.py adds to husky's .husky/<hook>
+
+
+def husky(repo: Repo) -> Path | None:
+    """The ``.husky`` folder when husky (9) runs this clone's hooks: core.hooksPath is a
+    folder named ``_`` holding husky's runner ``h``, which runs ``.husky/<hook>``; else None."""
+    folder = git.hooks_dir(repo)
+    if folder.name != "_":
+        return None
+    try:
+        runner = (folder / "h").read_text(errors="replace")
+    except OSError:
+        return None
+    return folder.parent if 'basename "$0"' in runner and "husky" in runner else None
+
+
+def _husky_missing(repo: Repo, team: Path) -> str | None:
+    """Why husky does not run the closure gate here, or None when it does."""
+    script = team / "commit-msg"
+    try:
+        has_line = HUSKY_MARK in script.read_text(errors="replace")
+    except OSError:
+        has_line = False
+    hook = repo.common_dir / "hooks" / "commit-msg"
+    try:
+        installed = HOOK_MARK in hook.read_text(errors="replace") and os.access(hook, os.X_OK)
+    except OSError:
+        installed = False
+    if has_line and installed:
+        return None
+    if has_line:
+        return f"husky runs {script}, whose git-continuity line finds no hook here ({INSTALL})"
+    return (
+        f"husky runs this clone's hooks, and {script} does not run git-continuity's, so commits that close threads"
+        f" go unchecked ({INSTALL} adds the line)"
+    )
+
+
 def missing(repo: Repo) -> str | None:
     """Why commits that claim to close a thread are not judged here, or None when the
-    commit-msg hook is ours (plain, or through the pre-commit framework)."""
+    commit-msg hook is ours (plain, through husky, or through the pre-commit framework)."""
+    team = husky(repo)
+    if team is not None:
+        return _husky_missing(repo, team)
     hook = git.hooks_dir(repo) / "commit-msg"
     try:
         text = hook.read_text(errors="replace")

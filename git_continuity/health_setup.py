@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from git_continuity import agents, policy, signers, signing, trust
+from git_continuity import agents, githooks, policy, signers, signing, trust
 from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.gate_presence import HOOK_MARK
@@ -56,7 +56,7 @@ def hooks(repo: Repo) -> list[Finding]:
     if gone is not None and _has_threads(repo):
         where = str(git.hooks_dir(repo) / "commit-msg")
         found.append(Finding("hook", where, f"no closure gate here: {gone}", gate_presence.INSTALL))
-    folder = git.hooks_dir(repo)
+    folder = githooks.folder(repo)  # under husky, the git folder's own hooks/ that husky's lines run
     checked: dict[str, bool] = {}
     for path in sorted(folder.glob("*")) if folder.is_dir() else []:
         try:
