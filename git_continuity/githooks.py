@@ -99,7 +99,8 @@ def _write_hook(where: Path, name: str) -> str:
     if target.exists() and not ours(target):
         target.rename(chained)
         note = f"  (chains to your earlier hook, kept as {chained.name})"
-    text = (_templates() / name).read_text().replace("@PYTHON@", sys.executable)
+    package = str(Path(__file__).resolve().parent)
+    text = (_templates() / name).read_text().replace("@PYTHON@", sys.executable).replace("@PACKAGE@", package)
     target.write_text(text)
     target.chmod(0o755)
     return f"installed {target}{note}"

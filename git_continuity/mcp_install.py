@@ -187,16 +187,18 @@ def install(repo: Repo, top: Path, agent: str) -> None:
     print(f"{where}: the {NAME} MCP server ({said})")
 
 
-def uninstall(repo: Repo, top: Path, agent: str) -> None:
-    """Take out what install added; the file comes back as it was, byte for byte."""
+def uninstall(repo: Repo, top: Path, agent: str) -> list[str]:
+    """Take out what install added; the file comes back as it was, byte for byte. What was
+    done, a line each."""
     record_path = _record_path(repo, agent)
     try:
         record: dict[str, Any] = json.loads(record_path.read_text())
     except (OSError, ValueError):
-        return
+        return []
     where = FILES[agent]
     path = top / where
     text = _read(path)
+    said = []
     if text is not None:
         if agent in ("claude", "gemini"):
             text = _json_uninstall(text, where, record["created"])
@@ -210,11 +212,12 @@ def uninstall(repo: Repo, top: Path, agent: str) -> None:
             if record.get("dir"):
                 with contextlib.suppress(OSError):  # only when empty: the hooks may live there too
                     path.parent.rmdir()
-            print(f"{where}: removed (install had created it)")
+            said.append(f"{where}: removed (install had created it)")
         else:
             atomic.write(path, text)
-            print(f"{where}: removed the {NAME} MCP server")
+            said.append(f"{where}: removed the {NAME} MCP server")
     record_path.unlink(missing_ok=True)
+    return said
 
 
 def _json_uninstall(text: str, where: str, created: list[str]) -> str:

@@ -19,6 +19,8 @@ import conftest
 import pytest
 from conftest import CHECKOUT, Ran, commit, cont, git, state_refs
 
+import git_continuity
+
 HOOKS = ("pre-commit", "commit-msg", "post-commit", "pre-push", "post-rewrite")
 INSTALLED = "Commits that claim to close a thread are now checked; uninstall with: git continuity hooks uninstall\n"
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
@@ -53,7 +55,8 @@ def template(name: str, installed: bytes) -> bytes:
     that ran `git continuity hooks install` (this venv's, under whichever of its names)."""
     (python,) = PYTHON_LINE.findall(installed.decode())
     assert Path(python).parent == Path(sys.executable).parent and os.access(python, os.X_OK), python
-    return (CHECKOUT / "hooks" / name).read_text().replace("@PYTHON@", python).encode()
+    package = str(Path(git_continuity.__file__).resolve().parent)  # the git_continuity that python imports
+    return (CHECKOUT / "hooks" / name).read_text().replace("@PYTHON@", python).replace("@PACKAGE@", package).encode()
 
 
 def ours(files: dict[str, tuple[bytes, int]]) -> dict[str, tuple[bytes, int]]:

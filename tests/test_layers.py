@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import git
 
+import git_continuity
+
 PACKAGE = Path(__file__).resolve().parents[1] / "git_continuity"
 HOOKS = PACKAGE.parent / "hooks"
 HEAVY = ("pygit2", "jsonschema", "ruamel")
@@ -86,7 +88,8 @@ def runs(probe: Path) -> list[list[str]]:
 def hook(name: str, probe: Path, repo: Path) -> Path:
     """Our hook as `git continuity hooks install` writes it, naming the probe as its Python."""
     path = repo / ".git" / "hooks" / name
-    path.write_text((HOOKS / name).read_text().replace("@PYTHON@", str(probe)))
+    package = str(Path(git_continuity.__file__).resolve().parent)
+    path.write_text((HOOKS / name).read_text().replace("@PYTHON@", str(probe)).replace("@PACKAGE@", package))
     path.chmod(0o755)
     return path
 

@@ -4,7 +4,6 @@ remembered in ``.git/continuity/agents/<agent>.json`` so uninstall removes exact
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -12,41 +11,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from git_continuity import agent_settings, agent_trust, agents, atomic
+from git_continuity import agent_files, agent_settings, agent_trust, agents
 from git_continuity.errors import UserError
 from git_continuity.jsonedit import JSONEditError
 from git_continuity.repo import Repo
 
-
-def _top(repo: Repo) -> Path:
-    if repo.work_dir is None:
-        raise UserError("a bare repository has no work tree for an agent to run in; run this in a clone")
-    return repo.work_dir
-
-
-def _record_path(repo: Repo, agent: str) -> Path:
-    return repo.local_dir / "agents" / f"{agent}.json"
-
-
-def _read_record(repo: Repo, agent: str) -> dict[str, Any] | None:
-    try:
-        data: dict[str, Any] = json.loads(_record_path(repo, agent).read_text())
-        return data
-    except (OSError, ValueError):
-        return None
-
-
-def _write(path: Path, text: str) -> None:
-    atomic.write(path, text)  # as UTF-8 bytes: line endings stay as they were (\r\n too)
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_bytes().decode()
-    except FileNotFoundError:
-        return None
-    except UnicodeDecodeError:
-        raise UserError(f"{path} is not UTF-8 text; nothing was written") from None
+_top, _record_path, _read_record, _write, _read = (
+    agent_files.top,
+    agent_files.record_path,
+    agent_files.read_record,
+    agent_files.write,
+    agent_files.read,
+)
 
 
 def install(repo: Repo, *, agent: str, mcp: bool = False) -> int:
@@ -202,59 +178,8 @@ def _after(agent: str) -> str:
 
 
 def uninstall(repo: Repo, *, agent: str) -> int:
-    target = agents.TARGETS[agent]
-    top = _top(repo)
-    from git_continuity import mcp_install
-
-    # The MCP server first, when install --mcp registered it: then a folder the hooks' install
-    # created is empty again when they go, and is removed with them.
-    mcp_install.uninstall(repo, top, agent)
-    settings = top / target.settings
-    record = _read_record(repo, agent)
-    created = record.get("created") if record else None
-    old = _read(settings)
-    new: str | None = old
-    removed = 0
-    if old is not None:
-        try:
-            new, removed = agent_settings.uninstall(target, old, target.settings, created)
-        except JSONEditError as error:
-            raise UserError(f"{error}; nothing was written") from None
-    instructions = top / target.instructions if target.instructions else None
-    old_md = _read(instructions) if instructions else None
-    if old is None or new == old:
-        print(f"{target.settings}: no git-continuity hooks to remove")
-    elif new is None:
-        settings.unlink()
-        print(f"{target.settings}: removed (install had created it)")
-    else:
-        _write(settings, new)
-        print(f"{target.settings}: removed {removed} git-continuity hook{'s' if removed != 1 else ''}")
-    launcher = top / agents.launcher(target)
-    if (_read(launcher) or "").startswith(agents.launcher_text().split("\n", 1)[0]):
-        launcher.unlink()
-        print(f"{agents.launcher(target)}: removed")
-    for folder in record.get("dirs", []) if record else []:
-        with contextlib.suppress(OSError):  # removed only when empty: nothing of the user's goes
-            (top / folder).rmdir()
-    if instructions is not None and old_md is not None:
-        was = (record or {}).get("instructions") or {}
-        md = agents.instructions_uninstall(old_md, final_newline=was.get("final_newline", True))
-        if md is None and was.get("existed"):
-            md = ""  # it was there, empty
-        if md is None:
-            instructions.unlink()
-            print(f"{target.instructions}: removed (it held only the continuity routine)")
-        elif md != old_md:
-            _write(instructions, md)
-            print(f"{target.instructions}: removed the continuity routine")
-    if record is not None:
-        _record_path(repo, agent).unlink(missing_ok=True)
-    from git_continuity import agent_shell
-
-    agent_shell.forget(repo.common_dir, agent)
-    if not any(_read_record(repo, name) for name in agents.TARGETS):
-        (repo.local_dir / agents.HOOK_PROGRAM).unlink(missing_ok=True)  # no hooks of this clone read it now
+    for line in agent_files.remove(repo, agent):
+        print(line)
     return 0
 
 
