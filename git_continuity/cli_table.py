@@ -218,6 +218,24 @@ AROUND: tuple[Command, ...] = (
         ),
     ),
     Command(
+        "uninstall",
+        "take out of this clone what git-continuity put there; the state itself only with --state",
+        "  git continuity uninstall\n  git continuity uninstall --state --json",
+        "git_continuity.commands.uninstall:uninstall",
+        (
+            opt(
+                "--state",
+                action="store_true",
+                help="remove the state too (refs/continuity/*, the commit notes); a remote's copy is never touched",
+            ),
+            JSON,
+        ),
+        stream=False,
+        epilog="Removed: git's hooks (husky's lines too), what agent install wrote, the fetch refspecs and\n"
+        "continuity.* settings of this clone's config, the fetched copies of remotes' state, .git/continuity/.\n"
+        "Kept, and said: the state (unless --state), your keys, the program itself (pip uninstall).",
+    ),
+    Command(
         "mcp",
         "serve the commands as MCP tools on stdin and stdout, for agents that speak MCP",
         "  git continuity mcp                 # the repository the client's roots lie in\n"
@@ -392,6 +410,7 @@ AROUND: tuple[Command, ...] = (
 # The order the help lists them in (one string reads better here than 29).
 ORDER = (  # noqa: SIM905
     "init status objective next blocker claim thread ready check verify progress ci journal show hooks trust orient"
-    " handoff place repo agent mcp log edit pull push sync doctor conflict quarantine plugins demo help hook-impl"
+    " handoff place repo agent mcp log edit pull push sync doctor conflict quarantine plugins demo uninstall help"
+    " hook-impl"
 ).split()
 COMMANDS: tuple[Command, ...] = tuple(sorted((*STATE, *PLACES, *AROUND), key=lambda c: ORDER.index(c.name)))

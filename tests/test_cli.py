@@ -154,6 +154,7 @@ def test_the_leaves_are_the_tables_commands() -> None:
         "quarantine drop",
         "plugins",
         "demo",
+        "uninstall",
         "help",
         "hook-impl",
     ]
@@ -201,7 +202,7 @@ def test_the_help_lists_every_command_with_its_summary_and_hides_hook_impl(
     out = capsys.readouterr().out
     listing = out.split("  <command>\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert listing == [f"    {c.name:<14} {c.summary}" for c in COMMANDS if c.name != "hook-impl"]
-    assert len(listing) == 33 and "hook-impl" not in out
+    assert len(listing) == 34 and "hook-impl" not in out
 
 
 def test_an_unknown_command_names_every_command_but_the_hidden_one(capsys: pytest.CaptureFixture[str]) -> None:
@@ -212,7 +213,7 @@ def test_an_unknown_command_names_every_command_but_the_hidden_one(capsys: pytes
         "git continuity: error: argument <command>: invalid choice: 'bogus' (choose from 'init', 'status', "
         "'objective', 'next', 'blocker', 'claim', 'thread', 'ready', 'check', 'verify', 'progress', 'ci', 'journal', "
         "'show', 'hooks', 'trust', 'orient', 'handoff', 'place', 'repo', 'agent', 'mcp', 'log', 'edit', 'pull', "
-        "'push', 'sync', 'doctor', 'conflict', 'quarantine', 'plugins', 'demo', 'help')"
+        "'push', 'sync', 'doctor', 'conflict', 'quarantine', 'plugins', 'demo', 'uninstall', 'help')"
     )
 
 

@@ -81,6 +81,13 @@ def open_repo(start: str | Path | None = None) -> Repo:
     except pygit2.GitError as error:
         if "sha256" in str(error):
             raise UserError(f"{path} uses SHA-256 object ids, which git-continuity does not support yet.") from None
+        if "refstorage" in str(error).lower():
+            raise UserError(
+                f"{path} keeps its refs in the reftable format (extensions.refStorage=reftable, git 2.45 and later),"
+                " which git-continuity does not support yet: libgit2, which it reads refs with, knows only git's"
+                " files format. Convert it with git refs migrate --ref-format=files (git 2.46 and later), or clone"
+                " it again with --ref-format=files."
+            ) from None
         raise UserError(f"cannot open the repository at {path}: {error}") from None
     here = Path(git.path)
     common = here / "commondir"
@@ -218,6 +225,25 @@ def add_local_config(repo: Repo, key: str, value: str) -> None:
     (``git config --add``), never in the user's global one."""
     config = pygit2.Config(str(repo.common_dir / "config"))
     config.set_multivar(key, "^$", value)
+
+
+def remove_local_config(repo: Repo, key: str, value: str | None) -> None:
+    """Remove a value of a key from the repository's own config file (every value: None),
+    never from the user's global one."""
+    import re
+
+    config = pygit2.Config(str(repo.common_dir / "config"))
+    try:
+        config.delete_multivar(key, "^" + re.escape(value) + "$" if value is not None else ".*")
+    except (KeyError, pygit2.GitError):
+        return
+
+
+def local_config_names(repo: Repo, prefix: str) -> list[str]:
+    """The keys of the repository's own config file that start with prefix (lower case, as
+    libgit2 lists them), each once."""
+    config = pygit2.Config(str(repo.common_dir / "config"))
+    return sorted({entry.name for entry in config if entry.name.startswith(prefix)})
 
 
 def remote_names(repo: Repo) -> list[str]:
