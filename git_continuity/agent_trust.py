@@ -49,19 +49,14 @@ def state(trusted: str | None, current: str) -> str:
 
 
 def _codex_config() -> dict[str, Any] | None:
-    """Codex's config.toml, read; {} when it is not there or not TOML; None where this Python
-    cannot read TOML (tomllib came with 3.11)."""
-    import sys
+    """Codex's config.toml, read; {} when it is not there or not TOML."""
+    import tomllib
 
-    if sys.version_info >= (3, 11):
-        import tomllib
-
-        try:
-            config: dict[str, Any] = tomllib.loads((codex_home() / "config.toml").read_text())
-        except (OSError, ValueError, UnicodeDecodeError):
-            return {}
-        return config
-    return None
+    try:
+        config: dict[str, Any] = tomllib.loads((codex_home() / "config.toml").read_text())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+    return config
 
 
 def codex_trust(top: Path) -> dict[str, str] | None:

@@ -127,7 +127,7 @@ def _toml_block(agent: str) -> str:
 
 def _check_toml(text: str | None, where: str) -> None:
     """Refuse to append to a config.toml that is not TOML (Codex would not read either part)."""
-    if text is not None and sys.version_info >= (3, 11):  # tomllib came with 3.11
+    if text is not None:
         import tomllib
 
         try:

@@ -19,8 +19,6 @@ import conftest
 import pytest
 from conftest import CHECKOUT, Ran, commit, cont, git, state_refs
 
-import git_continuity
-
 HOOKS = ("pre-commit", "commit-msg", "post-commit", "pre-push", "post-rewrite")
 INSTALLED = "Commits that claim to close a thread are now checked; uninstall with: git continuity hooks uninstall\n"
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
@@ -48,6 +46,7 @@ def folder_files(folder: Path) -> dict[str, tuple[bytes, int]]:
 
 
 PYTHON_LINE = re.compile(r"^python='(.*)'$", re.MULTILINE)
+PACKAGE_LINE = re.compile(r"^package='(.*)' #", re.MULTILINE)
 
 
 def template(name: str, installed: bytes) -> bytes:
@@ -55,7 +54,10 @@ def template(name: str, installed: bytes) -> bytes:
     that ran `git continuity hooks install` (this venv's, under whichever of its names)."""
     (python,) = PYTHON_LINE.findall(installed.decode())
     assert Path(python).parent == Path(sys.executable).parent and os.access(python, os.X_OK), python
-    package = str(Path(git_continuity.__file__).resolve().parent)  # the git_continuity that python imports
+    # The git_continuity that python imports (CI installs a copy; a test run from the checkout
+    # imports the checkout's): a package folder, and the one that command's Python runs.
+    (package,) = PACKAGE_LINE.findall(installed.decode())
+    assert (Path(package) / "__main__.py").is_file() and Path(package).name == "git_continuity", package
     return (CHECKOUT / "hooks" / name).read_text().replace("@PYTHON@", python).replace("@PACKAGE@", package).encode()
 
 

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -64,7 +65,6 @@ def test_an_mcp_json_of_the_users_comes_back_byte_for_byte(repo: Path, text: str
     assert (repo / ".mcp.json").read_bytes() == text.encode()
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="reading the TOML back needs tomllib (3.11)")
 @pytest.mark.parametrize("text", [None, "", 'model = "o3"\n', 'model = "o3"', '[mcp_servers.other]\ncommand = "x"\n'])
 def test_codex_gets_an_mcp_servers_table_and_the_file_comes_back(repo: Path, text: str | None) -> None:
     config = repo / ".codex" / "config.toml"
@@ -77,17 +77,14 @@ def test_codex_gets_an_mcp_servers_table_and_the_file_comes_back(repo: Path, tex
         ".codex/config.toml: the git-continuity MCP server (.codex/hooks/git-continuity-hook mcp: the git-continuity "
         "beside the hooks' git-continuity-hook)\n"
     ) in done.out
-    if sys.version_info >= (3, 11):  # the skipif above; mypy reads the package as 3.10
-        import tomllib
-
-        parsed = tomllib.loads(config.read_text())
-        assert parsed["mcp_servers"]["git-continuity"] == {
-            "command": "sh",
-            "args": [
-                "-c",
-                'cd "$(git rev-parse --show-toplevel)" && exec sh .codex/hooks/git-continuity-hook mcp --repo .',
-            ],
-        }
+    parsed = tomllib.loads(config.read_text())
+    assert parsed["mcp_servers"]["git-continuity"] == {
+        "command": "sh",
+        "args": [
+            "-c",
+            'cd "$(git rev-parse --show-toplevel)" && exec sh .codex/hooks/git-continuity-hook mcp --repo .',
+        ],
+    }
     assert cont(repo, "agent", "uninstall", "codex").code == 0
     if text is None:
         assert not config.parent.exists()
