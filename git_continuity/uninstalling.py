@@ -109,13 +109,18 @@ def _copies(repo: Repo, report: Report) -> None:
             report.took("refs", name, "a copy of a remote's state, fetched (the remote keeps its own)")
 
 
+def _state_refs(repo: Repo) -> list[str]:
+    """The streams' refs and the commit notes' (not a remote's copies, nor another tool's notes)."""
+    notes = [n for n in git.list_refs(repo, constants.NOTES_REF) if n == constants.NOTES_REF]
+    return [*git.list_refs(repo, constants.STATE_PREFIX), *notes]
+
+
 def _state(repo: Repo, report: Report) -> None:
     from git_continuity import witness
 
-    for name in [*git.list_refs(repo, constants.STATE_PREFIX), *git.list_refs(repo, constants.NOTES_REF)]:
-        if name.startswith(constants.STATE_PREFIX) or name == constants.NOTES_REF:
-            git.delete_ref(repo, name)
-            report.took("state", name, "removed (--state); a remote's copy is untouched")
+    for name in _state_refs(repo):
+        git.delete_ref(repo, name)
+        report.took("state", name, "removed (--state); a remote's copy is untouched")
     seen = witness.folder(repo)
     if seen.exists():
         shutil.rmtree(seen)
@@ -123,9 +128,7 @@ def _state(repo: Repo, report: Report) -> None:
 
 
 def _state_stays(repo: Repo, report: Report) -> None:
-    refs = [*git.list_refs(repo, constants.STATE_PREFIX)]
-    refs += [n for n in git.list_refs(repo, constants.NOTES_REF) if n == constants.NOTES_REF]
-    for name in refs:
+    for name in _state_refs(repo):
         report.stays("state", name, "the work's record, kept unless asked: git continuity uninstall --state removes it")
 
 
