@@ -1,7 +1,11 @@
+"""trust: the commands cmd: checks may run here, the keys whose signatures are trusted, and
+the team's list of keys. Approving a command and trusting a key run only at a terminal."""
+
 from __future__ import annotations
 
 from git_continuity import render, trust
 from git_continuity import repo as git
+from git_continuity.display import clean
 from git_continuity.errors import UserError
 from git_continuity.model import now, stamp
 from git_continuity.repo import Repo
@@ -12,6 +16,7 @@ def allow(repo: Repo, *, command: str) -> int:
     command = command.strip()
     if not command:
         raise UserError("trust allow needs the exact command, e.g. git continuity trust allow 'python -m pytest -q'")
+    trust.require_a_person("trust allow")
     entries = trust.approved(repo)
     if command in entries:
         print(f"Already approved here: {command}")
@@ -19,7 +24,7 @@ def allow(repo: Repo, *, command: str) -> int:
     entries[command] = {"command": command, "approved_at": stamp(now()), "by": git.identity(repo)}
     trust.save(repo, entries)
     print(
-        f"Approved on this machine: {command}\n  (kept in {trust.path(repo)}, never synced)\n"
+        f"Approved on this machine: {command}\n  (kept in {trust.path(repo)}, outside the repository, never synced)\n"
         "Claims that check it show their last result until git continuity verify runs it."
     )
     return 0
@@ -45,7 +50,9 @@ def list_trusted(repo: Repo, *, as_json: bool) -> int:
     elif not entries:
         print(
             "No command is approved on this machine. "
-            "cmd: checks stay unknown until: git continuity trust allow 'COMMAND'"
+            + trust.persons_act(
+                "cmd: checks stay unknown until each is approved", "git continuity trust allow 'COMMAND'"
+            )
         )
     else:
         for e in entries:
@@ -58,6 +65,7 @@ def signer_add(repo: Repo, *, principal: str, key: str) -> int:
     from git_continuity import signers
 
     parsed = _key_argument(key, "trust signer add")
+    trust.require_a_person("trust signer add")
     if not principal or any(c.isspace() or c in "\"'#" or ord(c) < 32 for c in principal):
         raise UserError(
             f"trust signer add: {principal!r} is not a principal: an e-mail address (no spaces or quotes), as git"
@@ -100,13 +108,21 @@ def _key_argument(key: str, command: str) -> str:
 
 
 def signer_remove(repo: Repo, *, key: str) -> int:
+    """Stop trusting a key, or every key trusted for an e-mail address."""
     from git_continuity import signers
 
-    parsed = _key_argument(key, "trust signer remove")
-    gone = signers.remove(parsed)
-    if not gone:
-        raise UserError(f"not trusted here: {parsed[:60]}… (git continuity trust signer list shows what is)")
-    print(f"No longer trusted: {parsed[:60]}… (for {', '.join(s.principals for s in gone)})")
+    text = key.strip()
+    if "@" in text and not text.startswith(("ssh-", "ecdsa-", "sk-", "key::")) and " " not in text:
+        keys = signers.keys_of(text)
+        if not keys:
+            raise UserError(f"no key is trusted here for {text!r} (git continuity trust signer list shows what is)")
+    else:
+        keys = [_key_argument(key, "trust signer remove")]
+    for each in keys:
+        gone = signers.remove(each)
+        if not gone:
+            raise UserError(f"not trusted here: {each[:60]}… (git continuity trust signer list shows what is)")
+        print(f"No longer trusted: {each[:60]}… (for {', '.join(s.principals for s in gone)})")
     return 0
 
 
@@ -132,3 +148,109 @@ def signer_list(repo: Repo, *, as_json: bool) -> int:
     for s in listed:
         print(f"  {s.principals}  {s.key}" + ("  (your own key)" if s.key == mine else ""))
     return 0
+
+
+def team_list(repo: Repo, *, as_json: bool) -> int:
+    """The team's list of signers at HEAD: each key's fingerprint, and whether it is trusted here."""
+    from git_continuity import signers, signing, team
+
+    found = team.at_head(repo)
+    trusted = signers.trusted()
+    mine = signing.own_public(repo)
+    done = team.accepted(repo)
+    members = found.members if found else []
+    if as_json:
+        render.emit_json(
+            "trust-team",
+            {
+                "commit": found.commit if found else None,
+                "signers": [
+                    {
+                        "principals": m.principals,
+                        "key": m.key,
+                        "fingerprint": team.fingerprint(m.key),
+                        "comment": m.comment,
+                        "trusted": m.key in trusted,
+                        "own": m.key == mine,
+                    }
+                    for m in members
+                ],
+                "accepted": {"commit": done["commit"], "at": done["at"]} if done else None,
+            },
+        )
+        return 0
+    if found is None:
+        print(
+            "No team list at HEAD (.continuity.yaml has no signers: entry). Put your key on it with: git continuity"
+            " trust team join, then commit and push .continuity.yaml"
+        )
+        return 0
+    print(f"The team's signers (.continuity.yaml at HEAD, {found.commit[:7]}):")
+    width = max(len(m.principals) for m in members)
+    for m in members:
+        where = "trusted here" if m.key in trusted else "not trusted here"
+        own = ", your own key" if m.key == mine else ""
+        said = f" ({m.comment})" if m.comment else ""
+        print(f"  {clean(m.principals):<{width}}  {team.fingerprint(m.key)}{clean(said)}  {where}{own}")
+    if done:
+        print(f"Accepted here: the list at {done['commit'][:7]}, {done['at'].replace('T', ' ')}.")
+    else:
+        print("Not accepted here yet.")
+    missing = sum(1 for m in members if m.key not in trusted)
+    if missing:
+        keys = f"{missing} key{'s are' if missing != 1 else ' is'}"
+        print(
+            trust.persons_act(
+                f"{keys} not trusted here; after a check of the fingerprints with their owners, the list is accepted",
+                team.ACCEPT,
+            )
+        )
+    return 0
+
+
+def team_join(repo: Repo) -> int:
+    """Put this person's signing key on the team's list in the work tree's .continuity.yaml."""
+    from git_continuity import constants, signers, signing, team
+
+    key = signing.writer_key(repo)
+    if key.public is None:
+        raise UserError(
+            f"your state commits are signed with {key.format} (gpg.format), and the team's list holds SSH keys;"
+            " nothing was written.\nSign state with an SSH key (git config gpg.format ssh and user.signingKey), or"
+            " with git-continuity's own: git config continuity.signingKey own"
+        )
+    email = signing.email(repo)
+    if not team.join(repo, email, key.public, constants.hostname()):
+        print(f"Your key is on the team's list already ({team.fingerprint(key.public)}, in .continuity.yaml).")
+        return 0
+    signers.add(email, key.public, "your own key (trust team join)")
+    print(
+        f"Put your key on the team's list in .continuity.yaml:\n  {clean(email)}  {team.fingerprint(key.public)}"
+        f"  {constants.hostname()}\n"
+        "Commit and push it, for your teammates to review and accept (git continuity trust team accept):\n"
+        "  git add .continuity.yaml && git commit -m 'Join the signers' && git push"
+    )
+    return 0
+
+
+def team_accept(repo: Repo) -> int:
+    """Trust every key on the team's list at HEAD (at a terminal), and record the version accepted."""
+    from git_continuity import team
+
+    found, done = team.accept(repo)
+    print(f"Accepted the team's list of signers at {found.commit[:7]} (.continuity.yaml at HEAD):")
+    for m in done.trusted:
+        print(f"  trusted now      {clean(m.principals)}  {team.fingerprint(m.key)}")
+    for m, whom in done.already:
+        also = "" if whom == m.principals else f" (for {clean(whom)})"
+        print(f"  trusted already  {clean(m.principals)}  {team.fingerprint(m.key)}{also}")
+    for key in done.dropped:
+        print(f"  no longer trusted (it left the list)  {team.fingerprint(key)}")
+    print(f"Kept in {signers_file()}; the next pull takes in what these keys signed.")
+    return 0
+
+
+def signers_file() -> str:
+    from git_continuity import signers
+
+    return str(signers.path())
