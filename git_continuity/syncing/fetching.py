@@ -35,6 +35,18 @@ class Line(NamedTuple):
     meanwhile: bool = False  # taken in while pushing: the remote had moved meanwhile
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """What a pull left out of one stream (or the notes): commits no trusted key signed, and
+    those built on them, kept in the tracking ref for a person to look at (never merged, never
+    lost). ``signers``: one per refused commit, {kind, key, fingerprint, listed, author}."""
+
+    name: str  # a stream, or NOTES
+    kept_in: str
+    commits: int
+    signers: list[dict[str, str | None]]
+
+
 @dataclass
 class Side:
     """One layout's refs on the remote: stream -> (remote ref, commit), and the notes."""
@@ -60,6 +72,7 @@ class Fetched:
     # prefix: claude/continuity-main read with the prefix claude/): ref -> the stream it holds.
     misplaced: dict[str, str] = field(default_factory=dict)
     lanes: dict[str, tuple[Lane, Oid]] = field(default_factory=dict)  # every clone's lane, both layouts
+    left_out: list[LeftOut] = field(default_factory=list)  # what the pull did not take in (pulling.py)
 
     def lane(self, lane: Lane) -> Oid | None:
         """Where a lane is on the remote, in the chosen layout, as far as we know."""
