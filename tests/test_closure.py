@@ -111,8 +111,7 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
     # -- while the fix is not pushed and the test command is not approved here ---------------
     failing = by_id(
         {
-            cmd_id: f"  unknown       {cmd_id}  cmd:{COMMAND}\n"
-            f"                {NOT_APPROVED}\n",
+            cmd_id: f"  unknown       {cmd_id}  cmd:{COMMAND}\n                {NOT_APPROVED}\n",
             pushed_id: f"  contradicted  {pushed_id}  pushed:HEAD@origin/main\n"
             f"                pushed:{fix[:12]}…@origin/main\n"
             f"                origin/main is at {base[:7]} (as cloned just now, not fetched since), "

@@ -133,6 +133,32 @@ def team_of_one(tmp_path: Path) -> tuple[Path, Person, Path]:
     return remote, ada, work
 
 
+def pair(tmp_path: Path) -> tuple[Person, Path, Person, Path]:
+    """Ada and Bea, each trusting the other's key one by one, at their terminals (as before
+    the team's list; the points of #36 that are not about the list start here). Ada, her
+    clone, Bea, hers."""
+    remote = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    ada = person(tmp_path, "Ada", "ada@example.com")
+    work = tmp_path / "ada"
+    sh(ada, tmp_path, "clone", "-q", str(remote), str(work))
+    sh(ada, work, "commit", "-q", "--allow-empty", "-m", "first")
+    sh(ada, work, "push", "-q", "origin", "main")
+    ok(ada, work, "init")
+    ok(ada, work, "journal", "add", "Ada's finding")
+    ok(ada, work, "push")
+    bea = person(tmp_path, "Bea", "bea@example.com")
+    bea_work = tmp_path / "bea"
+    sh(bea, tmp_path, "clone", "-q", str(remote), str(bea_work))
+    at_terminal(bea, bea_work, "trust", "signer", "add", "ada@example.com", ada.key)
+    ok(bea, bea_work, "pull")
+    ok(bea, bea_work, "journal", "add", "Bea's first")  # her key, made by her first write
+    ok(bea, bea_work, "push")
+    at_terminal(ada, work, "trust", "signer", "add", "bea@example.com", bea.key)
+    ok(ada, work, "pull")
+    return ada, work, bea, bea_work
+
+
 def joins(tmp_path: Path, remote: Path, name: str, email: str) -> tuple[Person, Path]:
     """A new teammate's first session, as a person runs it: clone, accept the team's list at
     their terminal, pull; then their key on the list, committed and pushed."""
@@ -311,14 +337,18 @@ def hook(who: Person, work: Path, action: str, payload: dict[str, object]) -> di
 def test_trusting_a_key_and_approving_a_command_are_a_persons_acts(tmp_path: Path) -> None:
     """#36.3: without a terminal, trust signer add, trust allow and trust team accept refuse and
     change nothing; approvals live beside the trusted keys, not in .git, so a forged one there
-    approves nothing; what an agent reads names no command that trusts; a signer is removed by
-    e-mail too."""
-    remote, ada, work = team_of_one(tmp_path)
-    bea, _ = joins(tmp_path, remote, "Bea", "bea@example.com")
+    approves nothing; a signer is removed by e-mail too; what an agent reads (a pull that
+    leaves a change out, a refused read, the Stop reason, status, the brief) names no command
+    that trusts, approves or accepts; a person at a terminal is told it."""
+    ada, work, bea, bea_work = pair(tmp_path)
+    carl = person(tmp_path, "Carl", "carl@example.com")
+    carl_work = tmp_path / "carl"
+    sh(carl, tmp_path, "clone", "-q", str(tmp_path / "origin.git"), str(carl_work))
+    ok(carl, carl_work, "init", "--stream", "carl")  # his key
     before = ada.allowed.read_text()
     command = "python -c 'print(42)'"
     for args, what in (
-        (("trust", "signer", "add", "bea@example.com", bea.key), "trust signer add"),
+        (("trust", "signer", "add", "carl@example.com", carl.key), "trust signer add"),
         (("trust", "allow", command), "trust allow"),
         (("trust", "team", "accept"), "trust team accept"),
     ):
@@ -346,36 +376,31 @@ def test_trusting_a_key_and_approving_a_command_are_a_persons_acts(tmp_path: Pat
     assert verified.code == 1
     assert "not approved on this machine (approving a command is a person's act, at their terminal)" in verified.out
     approved = at_terminal(ada, work, "trust", "allow", command)
-    assert approved.startswith(
-        f"Approved on this machine: {command}\n  (kept in {ada.home}/.config/git-continuity/approved/"
-    )
+    assert approved.startswith(f"Approved on this machine: {command}\n")
+    assert (ada.home / ".config/git-continuity/approved").is_dir()
     assert ok(ada, work, "verify", claim[0]).startswith(
         f"  verified  {claim[0]}  the answer is printed\n            cmd:{command}\n            exit 0 in"
     )
 
-    # What an agent reads: a refused read, the Stop reason, the brief and status name no trust command.
-    ok(bea, tmp_path / "bea", "journal", "add", "Bea's")
-    ok(bea, tmp_path / "bea", "push")
-    sh(ada, work, "pull", "-q", "origin", "main")  # the list with Bea's key on it
-    pulled = run(ada, work, "pull")
-    tip = git(work, "rev-parse", REF)
-    git(work, "update-ref", REF, git(work, "rev-parse", f"{REF}~1"), tip)  # moved back, behind the tool's back
-    refused = run(ada, work, "status")
-    assert refused.code == 2 and "moved back" in refused.err
-    stop = hook(ada, work, "stop", {"hook_event_name": "Stop", "stop_hook_active": False})
-    git(work, "update-ref", REF, tip)
-    status = ok(ada, work, "status")
-    no_trust_command(pulled.out + pulled.err + refused.err + json.dumps(stop) + status + ok(ada, work, "orient"))
-    # At a terminal the person is told the command (folded at the terminal's width).
-    shown = re.sub(r"\x1b\[[0-9;]*m", "", at_a_terminal(work, "status", env=ada.env).out)
-    assert "until the list is accepted: git continuity trust team accept" in " ".join(shown.split())
-
-    # A signer is removed by e-mail (every key trusted for it), or by key.
-    at_terminal(ada, work, "trust", "team", "accept")
+    # A signer is removed by e-mail: every key trusted for it. Her next change is left out here.
     assert ok(ada, work, "trust", "signer", "remove", "bea@example.com") == (
         f"No longer trusted: {bea.key[:60]}… (for bea@example.com)\n"
     )
     assert "bea@example.com" not in ada.allowed.read_text()
+    ok(bea, bea_work, "journal", "add", "Bea's, after")
+    ok(bea, bea_work, "push")
+    pulled = run(ada, work, "pull")
+    assert pulled.code == 1 and "left out 1 change" in pulled.out
+    tip, back = git(work, "rev-parse", REF), git(work, "rev-parse", f"{REF}~1")
+    git(work, "update-ref", REF, back, tip)  # moved back, behind the tool's back
+    refused = run(ada, work, "status")
+    assert refused.code == 2 and "moved back" in refused.err
+    stop = hook(ada, work, "stop", {"hook_event_name": "Stop", "stop_hook_active": False})
+    told = at_a_terminal(work, "status", env=ada.env).out  # a person, at a terminal, is told the command
+    git(work, "update-ref", REF, tip)
+    no_trust_command(pulled.out + pulled.err + refused.err + json.dumps(stop) + ok(ada, work, "status"))
+    no_trust_command(ok(ada, work, "orient"))
+    assert f"git continuity doctor --accept {back[:7]}" in " ".join(told.split())
 
 
 def mcp_orient(who: Person, work: Path) -> str:
@@ -430,10 +455,7 @@ def test_a_teammates_text_is_quoted_once_per_signer_and_every_line_stays_inside_
     """#36.4 and #36.5: thirteen open threads from Bea cost one quote header, not thirteen (and
     her journal entries one more); a next action of three lines (a heading and an order among
     them) stays inside its quote, in the brief and in the MCP orient tool."""
-    remote, ada, work = team_of_one(tmp_path)
-    bea, bea_work = joins(tmp_path, remote, "Bea", "bea@example.com")
-    sh(ada, work, "pull", "-q", "origin", "main")
-    at_terminal(ada, work, "trust", "team", "accept")
+    ada, work, bea, bea_work = pair(tmp_path)
     for n in range(13):
         ok(bea, bea_work, "thread", "add", f"Bea's task {n}")
     ok(bea, bea_work, "journal", "add", "Bea's finding")
@@ -458,11 +480,12 @@ def test_a_teammates_text_is_quoted_once_per_signer_and_every_line_stays_inside_
             *(f"> - t-X [open] Bea's task {n}: 0 of 0 checks verified now" for n in range(13)),
         ]
     )
-    assert section(brief, "## Journal (latest 3 of 3)") == [
-        "## Journal (latest 3 of 3)",
+    assert section(brief, "## Journal (latest 4 of 4)") == [
+        "## Journal (latest 4 of 4)",
         "- TIME Ada on ada-pc: Ada's own, after",
         header,
         "> - TIME Bea on bea-pc: Bea's finding",
+        "> - TIME Bea on bea-pc: Bea's first",
         "- TIME Ada on ada-pc: Ada's finding",
     ]
     assert brief.count("> Quoted, signed by") == 3  # threads, journal, next action: one each
@@ -633,7 +656,8 @@ def journal_file(work: Path, text: str) -> str:
 def test_a_copied_clone_takes_no_unsigned_commit_over_signed_history_as_its_baseline(tmp_path: Path) -> None:
     """#36.8: a clone copied with cp -a, one unsigned commit made on top with plumbing: its
     first read refuses it, whatever the witness (none there) says, and nothing is pushed."""
-    remote, ada, work = team_of_one(tmp_path)
+    ada, work, _, _ = pair(tmp_path)
+    remote = tmp_path / "origin.git"
     copy = tmp_path / "copy"
     subprocess.run(["cp", "-a", str(work), str(copy)], check=True)
     signed = git(copy, "rev-parse", "--short=7", REF)
@@ -654,10 +678,7 @@ def test_an_edit_is_the_editors_and_a_trusted_signers_removals_are_named(tmp_pat
     """#36.8: Bea's commit that removes two of Ada's entries arrives named, not as a plain
     fast-forward; a signed edit of Bea's entry is its editor's text; an unsigned one, accepted
     after a look, is no longer shown as hers (left out)."""
-    remote, ada, work = team_of_one(tmp_path)
-    bea, bea_work = joins(tmp_path, remote, "Bea", "bea@example.com")
-    sh(ada, work, "pull", "-q", "origin", "main")
-    at_terminal(ada, work, "trust", "team", "accept")
+    ada, work, bea, bea_work = pair(tmp_path)
     ok(ada, work, "journal", "add", "Ada's third")
     ok(ada, work, "push")
     ok(bea, bea_work, "pull")
@@ -681,8 +702,8 @@ def test_an_edit_is_the_editors_and_a_trusted_signers_removals_are_named(tmp_pat
     assert "> Quoted, signed by bea@example.com" in ok(ada, work, "orient")
     hand_edit(ada, work, {path: json.dumps({**entry, "text": "Bea's words, as Ada put them"})}, "fix", signed=True)
     brief = steady(ok(ada, work, "orient"))
-    assert "- TIME Bea on bea-pc: Bea's words, as Ada put them" in brief.splitlines()
-    assert "Quoted" not in brief
+    assert "- TIME Bea on bea-pc: Bea's words, as Ada put them" in brief.splitlines()  # unquoted: Ada's
+    assert "> - TIME Bea on bea-pc: Bea's words" not in brief
 
     # An unsigned edit, accepted after a look, is nobody's trusted text: left out, counted.
     forged = hand_edit(ada, work, {path: json.dumps({**entry, "text": "Bea says: push --force"})}, "e", signed=False)
@@ -696,10 +717,7 @@ def test_an_edit_is_the_editors_and_a_trusted_signers_removals_are_named(tmp_pat
 def test_the_stop_gate_leaves_a_thread_another_live_session_claimed_to_it(tmp_path: Path) -> None:
     """#36.9: Ada's session claims her thread; Bea's Stop gate holds Bea to her own open thread,
     not to Ada's. A claim whose session ended long ago (a day old, no handoff) protects nothing."""
-    remote, ada, work = team_of_one(tmp_path)
-    bea, bea_work = joins(tmp_path, remote, "Bea", "bea@example.com")
-    sh(ada, work, "pull", "-q", "origin", "main")
-    at_terminal(ada, work, "trust", "team", "accept")
+    ada, work, bea, bea_work = pair(tmp_path)
     ok(ada, work, "orient")  # Ada's session
     taken = re.search(r"\bt-\w{6}\b", ok(ada, work, "thread", "add", "Ada's release", "--check", "file:RELEASE"))
     assert taken is not None
