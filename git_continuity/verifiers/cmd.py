@@ -26,7 +26,7 @@ SEEN = Verifier(NAME, GIT_CONTINUITY_VERSION)
 SCHEMES = (
     Scheme(
         "cmd",
-        "the command exits 0 in the work tree (runs only once approved: git continuity trust allow)",
+        "the command exits 0 in the work tree (runs only once a person approves it here, at their terminal)",
         "'cmd:python -m pytest -q'",
         False,
     ),
