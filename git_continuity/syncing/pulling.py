@@ -136,7 +136,8 @@ def take_in_all(
     taken: list[Oid] = []
     left = []
     for head in heads:
-        admission = integrity.admission(repo, ours, head)
+        known = fetched.admitted.get((stream, head)) if fetched is not None else None
+        admission = known or integrity.admission(repo, ours, head)
         taken += admission.heads
         if admission.left_out:
             where = (kept or {}).get(head) or tracking.tracking_ref(remote, stream)
@@ -308,7 +309,8 @@ def _take_in_notes(repo: Repo, theirs: Oid, remote: str) -> str:
 def pull_from(repo: Repo, remote: str, layout: Layout, timeout: float = TIMEOUT) -> tuple[Fetched, list[Line]]:
     """Fetch, validate and take in every stream and the notes, in both layouts; what each did."""
     fetched = fetch(repo, remote, layout, timeout)
-    validate(repo, fetched, admitted(repo, fetched))
+    fetched.admitted = admitted(repo, fetched)
+    validate(repo, fetched, fetched.admitted)
     # Every clone's lane (what it sent while others moved the shared ref) is folded in with
     # the shared ref, in one merge, so the push that follows carries it into the shared ref.
     lanes: dict[str, list[tuple[str, Oid]]] = {}
