@@ -237,12 +237,14 @@ def _require_trusted(repo: Repo, key: Key) -> None:
     it: trusted now under their e-mail), or the write is refused."""
     if key.public is None or key.public in signers.trusted():
         return
-    if key.public == own_public(repo):
+    # Not where this process's environment names another global config (GIT_CONFIG_GLOBAL): a
+    # command run with one of its own making must not trust a key by that alone.
+    if key.public == own_public(repo) and not os.environ.get("GIT_CONFIG_GLOBAL"):
         signers.add(email(repo), key.public, "your git signing key (user.signingKey)")
         return
     raise UserError(
-        f"state commits would be signed with {key.public[:40]}… (user.signingKey in this repository's config, not"
-        f" yours), which {signers.path()} does not trust, so no reader here would accept them; nothing was written.\n"
+        f"state commits would be signed with {key.public[:40]}… (user.signingKey), which {signers.path()} does"
+        " not trust, so no reader here would accept them; nothing was written.\n"
         + signers.persons_act("It is trusted", f"git continuity trust signer add {email(repo)} '{key.public}'")
     )
 

@@ -567,6 +567,18 @@ def test_a_users_own_ssh_signing_works_for_their_agents_at_once(tmp_path: Path) 
     shown = sh(cy, work, "-c", f"gpg.ssh.allowedSignersFile={cy.allowed}", "log", "-1", "--show-signature", REF)
     assert 'Good "git" signature for cy@example.com with ED25519 key' in shown
 
+    # A command whose environment names a global config of its own making trusts nothing by it.
+    other = tmp_path / "made-up"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    config = tmp_path / "made-up.gitconfig"
+    config.write_text(f"[user]\n\temail = cy@example.com\n\tsigningKey = {other}\n[gpg]\n\tformat = ssh\n")
+    before = cy.allowed.read_text()
+    made_up = Person(cy.name, cy.email, cy.home, {**cy.env, "GIT_CONFIG_GLOBAL": str(config)})
+    refused = run(made_up, work, "journal", "add", "signed with a made-up key")
+    assert refused.code == 2
+    assert refused.err.splitlines()[-1] == "It is trusted, by a person at their terminal"
+    assert cy.allowed.read_text() == before
+
 
 def test_a_key_with_a_passphrase_is_named_at_init_and_works_through_ssh_agent_or_the_tools_own_key(
     tmp_path: Path,
