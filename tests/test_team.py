@@ -289,6 +289,7 @@ def test_a_writer_nobody_trusted_here_freezes_no_one(tmp_path: Path) -> None:
                     "listed": "bea@example.com",
                     "author": "Bea <bea@example.com>",
                     "detail": None,
+                    "commits": 1,
                 }
             ],
         }

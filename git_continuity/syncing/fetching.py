@@ -42,12 +42,13 @@ class Line(NamedTuple):
 class LeftOut:
     """What a pull left out of one stream (or the notes): commits no trusted key signed, and
     those built on them, kept in the tracking ref for a person to look at (never merged, never
-    lost). ``signers``: one per refused commit, {kind, key, fingerprint, listed, author}."""
+    lost). ``signers``: the refused commits grouped by what is wrong and whose key: {kind,
+    key, fingerprint, listed, author, detail, commits}."""
 
     name: str  # a stream, or NOTES
     kept_in: str
     commits: int
-    signers: list[dict[str, str | None]]
+    signers: list[dict[str, object]]
 
 
 @dataclass

@@ -159,28 +159,33 @@ def take_in_all(
 
 
 def left_out(repo: Repo, name: str, admission: integrity.Admission, kept_in: str) -> LeftOut:
-    """What was left out of one head, each refused commit named by its key and the author its
-    writer gave (not verified); the team's list names the key's owner where it holds it."""
+    """What was left out of one head: the refused commits by what is wrong and whose key (a
+    thousand unsigned commits are one such group), each group with the author its newest
+    commit's writer gave (not verified) and the owner the team's list names for the key."""
     from git_continuity import signers, team
+    from git_continuity.signatures import Verdict
 
     try:
         found_team = team.at_head(repo)
     except UserError:
         found_team = None
     listed = {m.key: m.principals for m in found_team.members} if found_team else {}
-    found: list[dict[str, str | None]] = []
+    groups: dict[tuple[str, str | None], list[Verdict]] = {}
     for verdict in admission.refused:
-        key = verdict.key
-        found.append(
-            {
-                "kind": verdict.kind if verdict.detail != integrity.NOT_NOTES else "not notes",
-                "key": key,
-                "fingerprint": signers.fingerprint(key) if key else None,
-                "listed": listed.get(key or ""),
-                "author": git.commit_info(repo, verdict.commit).author,
-                "detail": verdict.detail or None,
-            }
-        )
+        kind = verdict.kind if verdict.detail != integrity.NOT_NOTES else "not notes"
+        groups.setdefault((kind, verdict.key), []).append(verdict)
+    found: list[dict[str, object]] = [
+        {
+            "kind": kind,
+            "key": key,
+            "fingerprint": signers.fingerprint(key) if key else None,
+            "listed": listed.get(key or ""),
+            "author": git.commit_info(repo, verdicts[-1].commit).author,
+            "detail": verdicts[-1].detail or None,
+            "commits": len(verdicts),
+        }
+        for (kind, key), verdicts in groups.items()
+    ]
     return LeftOut(name, kept_in, admission.left_out, found)
 
 
@@ -195,21 +200,17 @@ def left_out_text(x: LeftOut) -> str:
         "bad": "with a signature that does not verify",
         "not notes": "not a notes commit",
     }
-    groups: dict[tuple[str, str | None], list[dict[str, str | None]]] = {}
-    for each in x.signers:
-        groups.setdefault((str(each["kind"]), each["fingerprint"]), []).append(each)
     parts = []
-    for (kind, fingerprint), found in groups.items():
-        first = found[0]
-        who = [str(first["detail"])] if first["detail"] and kind == "bad" else []
-        who += [fingerprint] if fingerprint else []
-        if first["listed"]:
-            who.append(f"on the team's list as {first['listed']}")
-        who.append(f"author field, not verified: {quoted(str(first['author']))}")
-        parts.append(f"{len(found)} {kinds.get(kind, kind)} ({'; '.join(who)})")
-    built = x.commits - len(x.signers)
-    if built:
-        parts.append(f"{built} built on {'it' if len(x.signers) == 1 else 'them'}")
+    for group in x.signers:
+        who = [str(group["detail"])] if group["detail"] and group["kind"] == "bad" else []
+        who += [str(group["fingerprint"])] if group["fingerprint"] else []
+        if group["listed"]:
+            who.append(f"on the team's list as {group['listed']}")
+        who.append(f"author field, not verified: {quoted(str(group['author']))}")
+        parts.append(f"{group['commits']} {kinds.get(str(group['kind']), group['kind'])} ({'; '.join(who)})")
+    refused = sum(int(str(group["commits"])) for group in x.signers)
+    if built := x.commits - refused:
+        parts.append(f"{built} built on {'it' if refused == 1 else 'them'}")
     return f"left out {_changes(x.commits)} (kept in {x.kept_in}): " + ", ".join(parts)
 
 
