@@ -58,9 +58,14 @@ def _removed(commit: pygit2.Commit, folders: Sequence[str]) -> list[str]:
     """Paths under ``folders`` that a commit of one parent deleted."""
     if len(commit.parents) != 1:
         return []
+    return _deleted(commit.parents[0], commit, folders)
+
+
+def _deleted(before: pygit2.Commit, after: pygit2.Commit, folders: Sequence[str]) -> list[str]:
+    """Paths under ``folders`` that ``before`` has and ``after`` does not."""
     found: list[str] = []
     for folder in folders:
-        old, tree = _subtree(commit.parents[0], folder), _subtree(commit, folder)
+        old, tree = _subtree(before, folder), _subtree(after, folder)
         if old is None or (tree is not None and old.id == tree.id):
             continue
         diff = old.diff_to_tree() if tree is None else old.diff_to_tree(tree)  # to the empty tree: all deleted
@@ -104,11 +109,19 @@ def paths_added(
 
 def paths_removed(repo: Repo, tip: Oid, hidden: Oid, folders: Sequence[str]) -> list[tuple[Oid, list[str]]]:
     """Each commit of one parent reachable from tip and not from hidden, oldest first, with the
-    paths under ``folders`` it deleted (a merge's deletions were made on a side)."""
+    paths under ``folders`` it deleted (a merge's deletions were made on a side) that tip no
+    longer has. Hidden's and tip's trees are compared first, once: the commits are walked
+    only when some path is gone (a diff of a folder of thousands of entries per commit would
+    cost a sync of a thousand commits seconds)."""
     try:
+        before, after = repo.git[pygit2.Oid(hex=hidden)].peel(pygit2.Commit), repo.git[pygit2.Oid(hex=tip)]
+        gone = set(_deleted(before, after.peel(pygit2.Commit), folders))
+        if not gone:
+            return []
         walker = repo.git.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
         walker.hide(pygit2.Oid(hex=hidden))
-        return [(Oid(str(c.id)), gone) for c in walker if (gone := _removed(c, folders))]
+        found = [(Oid(str(c.id)), [p for p in _removed(c, folders) if p in gone]) for c in walker]
+        return [(commit, paths) for commit, paths in found if paths]
     except (KeyError, pygit2.GitError) as error:
         raise _cut(tip, error) from None
 
