@@ -103,7 +103,7 @@ def added_by(repo: Repo, stream: str, tip: Oid) -> dict[str, str]:
         walked = git.paths_added(repo, tip, since, [f"{ROOT}/{f}" for f in AUTHORED], f"{ROOT}/{PACKET}")
     except git.HistoryCut:
         return known  # the brief names the cut history as a problem; nothing is cached
-    before = dict(known) if since is not None else {}
+    before, edited = len(known), False
     for commit, paths, edits, packet in walked:
         for path in paths:
             found = entry_id(path)
@@ -111,13 +111,13 @@ def added_by(repo: Repo, stream: str, tip: Oid) -> dict[str, str]:
                 known.setdefault(found, commit)
         for path, old, new in edits:
             found = entry_id(path)
-            if found is not None and _reworded(repo, old, new):
-                known[found] = commit  # the editor's now
+            if found is not None and known.get(found) != commit and _reworded(repo, old, new):
+                known[found], edited = commit, True  # the editor's now
         for key in packet_keys(git.blob(repo, packet) if packet else b""):
             known.setdefault(key, commit)
     # Commits that added nothing (evidence, a thread's status) leave the cache as it is: the
     # next read walks them again (a few tree lookups each) rather than rewriting every id.
-    if since is None or known != before or len(walked) > REWALK:
+    if since is None or edited or len(known) != before or len(walked) > REWALK:
         with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
             atomic.write(where, json.dumps({"tip": tip, "added": known}, separators=(",", ":")))
     return known
