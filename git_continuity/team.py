@@ -108,7 +108,9 @@ def accepted(repo: Repo) -> dict[str, Any] | None:
     """What ``trust team accept`` recorded for this repository: the commit and blob of the list
     accepted, when, and the keys it trusted (None: never accepted here)."""
     found = _records().get(str(repo.common_dir))
-    return found if isinstance(found, dict) else None
+    if not isinstance(found, dict) or not all(isinstance(found.get(k), str) for k in ("commit", "blob", "at")):
+        return None  # none, or not one this tool wrote: as if never accepted
+    return found
 
 
 def _remember(repo: Repo, team: Team) -> None:

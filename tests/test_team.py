@@ -257,6 +257,22 @@ def test_a_teammates_first_session_is_clone_accept_the_teams_list_pull_and_work(
     assert "team's list" not in ok(ada, ada_work, "status")
 
 
+def test_a_record_of_acceptance_this_tool_did_not_write_reads_as_never_accepted(tmp_path: Path) -> None:
+    """#36.1: team.json (in the user's config folder) holding a record cut short by hand is
+    read as no acceptance: trust team says so, and the next accept writes the record again."""
+    _, ada, work = team_of_one(tmp_path)
+    at_terminal(ada, work, "trust", "team", "accept")
+    record = ada.home / ".config/git-continuity/team.json"
+    records = json.loads(record.read_text())
+    ((where, accepted),) = records.items()
+    record.write_text(json.dumps({where: {"commit": accepted["commit"]}}))
+    assert ok(ada, work, "trust", "team").splitlines()[-1] == "Not accepted here yet."
+    assert json.loads(ok(ada, work, "trust", "team", "--json"))["accepted"] is None
+    at_terminal(ada, work, "trust", "team", "accept")
+    last = ok(ada, work, "trust", "team").splitlines()[-1]
+    assert last.startswith(f"Accepted here: the list at {accepted['commit'][:7]}, ")
+
+
 def test_a_writer_nobody_trusted_here_freezes_no_one(tmp_path: Path) -> None:
     """#36.2: Bea's state, signed by a key Ada has not trusted yet, is left out of Ada's pull and
     counted, kept for a look; Ada's own writes still reach the remote and Bea; once Ada accepts
@@ -565,6 +581,10 @@ def test_a_users_own_ssh_signing_works_for_their_agents_at_once(tmp_path: Path) 
         f'cy@example.com namespaces="git" {public} your git signing key (user.signingKey)\n'
     )
     assert not (cy.home / ".config/git-continuity/signing_ed25519").exists()  # his key, no other
+    assert ok(cy, work, "trust", "signer", "list").splitlines() == [
+        f"Trusted signers ({cy.allowed}):",
+        f"  cy@example.com  {public}  (your own key)",
+    ]
     shown = sh(cy, work, "-c", f"gpg.ssh.allowedSignersFile={cy.allowed}", "log", "-1", "--show-signature", REF)
     assert 'Good "git" signature for cy@example.com with ED25519 key' in shown
 

@@ -3,7 +3,10 @@ the team's list of keys. Approving a command and trusting a key run only at a te
 
 from __future__ import annotations
 
-from git_continuity import render, trust
+from pathlib import Path
+from typing import Any
+
+from git_continuity import constants, render, signers, signing, team, trust
 from git_continuity import repo as git
 from git_continuity.display import clean
 from git_continuity.errors import UserError
@@ -62,8 +65,6 @@ def list_trusted(repo: Repo, *, as_json: bool) -> int:
 
 def signer_add(repo: Repo, *, principal: str, key: str) -> int:
     """Trust a teammate's signing key (or one of your own) for state commits read here."""
-    from git_continuity import signers
-
     parsed = _key_argument(key, "trust signer add")
     trust.require_a_person("trust signer add")
     if not principal or any(c.isspace() or c in "\"'#" or ord(c) < 32 for c in principal):
@@ -84,10 +85,6 @@ def signer_add(repo: Repo, *, principal: str, key: str) -> int:
 def _key_argument(key: str, command: str) -> str:
     """The key as TYPE BASE64, from the text itself or a .pub file that holds it; ``command``
     (``trust signer add``, ``trust signer remove``) names the command in a refusal."""
-    from pathlib import Path
-
-    from git_continuity import signers
-
     text = key.strip()
     named = text.endswith(".pub") or ("/" in text and not text.startswith(("ssh-", "ecdsa-", "sk-", "key::")))
     if signers.parse_key(text.removeprefix("key::")) is None and named:
@@ -109,8 +106,6 @@ def _key_argument(key: str, command: str) -> str:
 
 def signer_remove(repo: Repo, *, key: str) -> int:
     """Stop trusting a key, or every key trusted for an e-mail address."""
-    from git_continuity import signers
-
     text = key.strip()
     if "@" in text and not text.startswith(("ssh-", "ecdsa-", "sk-", "key::")) and " " not in text:
         keys = signers.keys_of(text)
@@ -127,10 +122,7 @@ def signer_remove(repo: Repo, *, key: str) -> int:
 
 
 def signer_list(repo: Repo, *, as_json: bool) -> int:
-    from git_continuity import signers, signing
-
-    own = signing.own_key_path()
-    mine = signers.parse_key(own.with_name(own.name + ".pub").read_text()) if own.is_file() else None
+    mine = signing.own_public(repo)
     listed = signers.read()
     if as_json:
         render.emit_json(
@@ -152,66 +144,61 @@ def signer_list(repo: Repo, *, as_json: bool) -> int:
 
 def team_list(repo: Repo, *, as_json: bool) -> int:
     """The team's list of signers at HEAD: each key's fingerprint, and whether it is trusted here."""
-    from git_continuity import signers, signing, team
-
     found = team.at_head(repo)
-    trusted = signers.trusted()
-    mine = signing.own_public(repo)
-    done = team.accepted(repo)
-    members = found.members if found else []
+    trusted, mine, done = signers.trusted(), signing.own_public(repo), team.accepted(repo)
     if as_json:
-        render.emit_json(
-            "trust-team",
-            {
-                "commit": found.commit if found else None,
-                "signers": [
-                    {
-                        "principals": m.principals,
-                        "key": m.key,
-                        "fingerprint": team.fingerprint(m.key),
-                        "comment": m.comment,
-                        "trusted": m.key in trusted,
-                        "own": m.key == mine,
-                    }
-                    for m in members
-                ],
-                "accepted": {"commit": done["commit"], "at": done["at"]} if done else None,
-            },
-        )
-        return 0
-    if found is None:
+        render.emit_json("trust-team", _team_json(found, trusted, mine, done))
+    elif found is None:
         print(
             "No team list at HEAD (.continuity.yaml has no signers: entry). Put your key on it with: git continuity"
             " trust team join, then commit and push .continuity.yaml"
         )
-        return 0
-    print(f"The team's signers (.continuity.yaml at HEAD, {found.commit[:7]}):")
-    width = max(len(m.principals) for m in members)
-    for m in members:
+    else:
+        print("\n".join(_team_lines(found, trusted, mine, done)))
+    return 0
+
+
+def _team_json(
+    found: team.Team | None, trusted: dict[str, str], mine: str | None, done: dict[str, Any] | None
+) -> dict[str, Any]:
+    return {
+        "commit": found.commit if found else None,
+        "signers": [
+            {
+                "principals": m.principals,
+                "key": m.key,
+                "fingerprint": team.fingerprint(m.key),
+                "comment": m.comment,
+                "trusted": m.key in trusted,
+                "own": m.key == mine,
+            }
+            for m in (found.members if found else [])
+        ],
+        "accepted": {"commit": done["commit"], "at": done["at"]} if done else None,
+    }
+
+
+def _team_lines(found: team.Team, trusted: dict[str, str], mine: str | None, done: dict[str, Any] | None) -> list[str]:
+    lines = [f"The team's signers (.continuity.yaml at HEAD, {found.commit[:7]}):"]
+    width = max(len(m.principals) for m in found.members)
+    for m in found.members:
         where = "trusted here" if m.key in trusted else "not trusted here"
         own = ", your own key" if m.key == mine else ""
         said = f" ({m.comment})" if m.comment else ""
-        print(f"  {clean(m.principals):<{width}}  {team.fingerprint(m.key)}{clean(said)}  {where}{own}")
+        lines.append(f"  {clean(m.principals):<{width}}  {team.fingerprint(m.key)}{clean(said)}  {where}{own}")
     if done:
-        print(f"Accepted here: the list at {done['commit'][:7]}, {done['at'].replace('T', ' ')}.")
+        lines.append(f"Accepted here: the list at {done['commit'][:7]}, {done['at'].replace('T', ' ')}.")
     else:
-        print("Not accepted here yet.")
-    missing = sum(1 for m in members if m.key not in trusted)
-    if missing:
+        lines.append("Not accepted here yet.")
+    if missing := sum(1 for m in found.members if m.key not in trusted):
         keys = f"{missing} key{'s are' if missing != 1 else ' is'}"
-        print(
-            trust.persons_act(
-                f"{keys} not trusted here; after a check of the fingerprints with their owners, the list is accepted",
-                team.ACCEPT,
-            )
-        )
-    return 0
+        said = f"{keys} not trusted here; after a check of the fingerprints with their owners, the list is accepted"
+        lines.append(trust.persons_act(said, team.ACCEPT))
+    return lines
 
 
 def team_join(repo: Repo) -> int:
     """Put this person's signing key on the team's list in the work tree's .continuity.yaml."""
-    from git_continuity import constants, signers, signing, team
-
     key = signing.writer_key(repo)
     if key.public is None:
         raise UserError(
@@ -235,8 +222,6 @@ def team_join(repo: Repo) -> int:
 
 def team_accept(repo: Repo) -> int:
     """Trust every key on the team's list at HEAD (at a terminal), and record the version accepted."""
-    from git_continuity import team
-
     found, done = team.accept(repo)
     print(f"Accepted the team's list of signers at {found.commit[:7]} (.continuity.yaml at HEAD):")
     for m in done.trusted:
@@ -246,11 +231,5 @@ def team_accept(repo: Repo) -> int:
         print(f"  trusted already  {clean(m.principals)}  {team.fingerprint(m.key)}{also}")
     for key in done.dropped:
         print(f"  no longer trusted (it left the list)  {team.fingerprint(key)}")
-    print(f"Kept in {signers_file()}; the next pull takes in what these keys signed.")
+    print(f"Kept in {signers.path()}; the next pull takes in what these keys signed.")
     return 0
-
-
-def signers_file() -> str:
-    from git_continuity import signers
-
-    return str(signers.path())
