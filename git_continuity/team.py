@@ -151,14 +151,23 @@ def accept(repo: Repo) -> tuple[Team, Accepted]:
             done.already.append((member, before[member.key]))
         elif signers.add(member.principals, member.key, f"team list {team.commit[:7]}"):
             done.trusted.append(member)
-    earlier = accepted(repo) or {}
     others = {k for where, r in _records().items() if where != str(repo.common_dir) for k in r.get("keys", [])}
-    listed = {m.key for m in team.members}
-    for key in earlier.get("keys", []):
-        if isinstance(key, str) and key not in listed and key not in others and signers.remove(key):
+    for key in _left_the_list(repo, team):
+        if key not in others and signers.remove(key):
             done.dropped.append(key)
     _remember(repo, team)
     return team, done
+
+
+def _left_the_list(repo: Repo, team: Team) -> list[str]:
+    """The keys the version of the list accepted here named and ``team`` no longer does, but
+    this user's own signing key: a list without it does not make their own state unreadable
+    to them (their teammates, accepting it, leave out what it signs)."""
+    from git_continuity import signing
+
+    earlier = (accepted(repo) or {}).get("keys", [])
+    keep = {m.key for m in team.members} | {signing.own_public(repo)}
+    return [k for k in earlier if isinstance(k, str) and k not in keep]
 
 
 def warning(repo: Repo) -> str | None:
@@ -172,9 +181,7 @@ def warning(repo: Repo) -> str | None:
         return None
     trusted = signers.trusted()
     missing = [m for m in team.members if m.key not in trusted]
-    earlier = accepted(repo) or {}
-    listed = {m.key for m in team.members}
-    gone = [k for k in earlier.get("keys", []) if isinstance(k, str) and k not in listed and k in trusted]
+    gone = [k for k in _left_the_list(repo, team) if k in trusted]
     if not missing and not gone:
         return None
     parts = []

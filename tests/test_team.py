@@ -273,6 +273,83 @@ def test_a_record_of_acceptance_this_tool_did_not_write_reads_as_never_accepted(
     assert last.startswith(f"Accepted here: the list at {accepted['commit'][:7]}, ")
 
 
+def test_a_key_that_leaves_the_list_is_named_until_accepted_and_ones_own_key_stays_trusted(tmp_path: Path) -> None:
+    """#36.1: Ada takes Bea's key off the team's list (a commit, reviewed like any). Until Ada
+    accepts that version, status and the brief name the change; accepting it stops trusting
+    Bea's key here, and Bea's next state is left out. A list that no longer names Ada's own
+    key, accepted, leaves it trusted on her machine: her own state still reads."""
+    remote, ada, ada_work = team_of_one(tmp_path)
+    bea, work = joins(tmp_path, remote, "Bea", "bea@example.com")
+    sh(ada, ada_work, "pull", "-q", "origin", "main")
+    at_terminal(ada, ada_work, "trust", "team", "accept")
+    (ada_work / ".continuity.yaml").write_text(f"signers:\n  - ada@example.com {ada.key} ada-pc\n")
+    sh(ada, ada_work, "commit", "-q", "-m", "Bea leaves the signers", ".continuity.yaml")
+    named = (
+        "the team's list of signers (.continuity.yaml at HEAD) no longer names 1 key its accepted version trusted"
+        " here until the list is accepted, by a person at their terminal"
+    )
+    assert f"  {named}" in ok(ada, ada_work, "status").splitlines()
+    assert f"Warning: {named}" in ok(ada, ada_work, "orient").splitlines()
+    head = sh(ada, ada_work, "rev-parse", "--short=7", "HEAD")
+    assert at_terminal(ada, ada_work, "trust", "team", "accept").splitlines() == [
+        f"Accepted the team's list of signers at {head} (.continuity.yaml at HEAD):",
+        f"  trusted already  ada@example.com  {fingerprint(ada)}",
+        f"  no longer trusted (it left the list)  {fingerprint(bea)}",
+        f"Kept in {ada.allowed}; the next pull takes in what these keys signed.",
+    ]
+    assert "team's list" not in ok(ada, ada_work, "status")
+    ok(bea, work, "journal", "add", "Bea's, after she left")
+    ok(bea, work, "push")
+    pulled = run(ada, ada_work, "pull")
+    assert pulled.code == 1 and "left out 1 change" in pulled.out, pulled.out
+    sh(ada, ada_work, "push", "-q", "origin", "main")
+
+    # Bea's commit puts her key back and takes Ada's off: Ada's own key stays trusted here.
+    sh(bea, work, "pull", "-q", "origin", "main")
+    (work / ".continuity.yaml").write_text(f"signers:\n  - bea@example.com {bea.key} bea-pc\n")
+    sh(bea, work, "commit", "-q", "-m", "Only Bea signs", ".continuity.yaml")
+    sh(bea, work, "push", "-q", "origin", "main")
+    sh(ada, ada_work, "pull", "-q", "origin", "main")
+    head = sh(ada, ada_work, "rev-parse", "--short=7", "HEAD")
+    assert at_terminal(ada, ada_work, "trust", "team", "accept").splitlines() == [
+        f"Accepted the team's list of signers at {head} (.continuity.yaml at HEAD):",
+        f"  trusted now      bea@example.com  {fingerprint(bea)}",
+        f"Kept in {ada.allowed}; the next pull takes in what these keys signed.",
+    ]
+    assert ada.key in ada.allowed.read_text()
+    ok(ada, ada_work, "journal", "add", "Ada's, still hers")
+    assert "team's list" not in ok(ada, ada_work, "status")
+    assert "- TIME Ada on ada-pc (session s-X): Ada's, still hers" in steady(ok(ada, ada_work, "orient")).splitlines()
+
+
+def test_a_list_that_would_trust_a_key_for_anyone_is_refused_naming_its_entry(tmp_path: Path) -> None:
+    """#36.1: a line of the committed list that names a pattern, not an e-mail address (accepting
+    it would trust a key for anyone), is refused, naming the entry: trust team and trust team
+    accept exit 2 and trust nothing; status says the list cannot be read."""
+    remote, ada, ada_work = team_of_one(tmp_path)
+    other = tmp_path / "other"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    key = " ".join(other.with_suffix(".pub").read_text().split()[:2])
+    listed = (ada_work / ".continuity.yaml").read_text()
+    (ada_work / ".continuity.yaml").write_text(listed + f'  - "*@example.com {key}"\n')
+    sh(ada, ada_work, "commit", "-q", "-m", "Anyone at example.com signs", ".continuity.yaml")
+    sh(ada, ada_work, "push", "-q", "origin", "main")
+    bea = person(tmp_path, "Bea", "bea@example.com")
+    work = tmp_path / "bea"
+    sh(bea, tmp_path, "clone", "-q", str(remote), str(work))
+    head = sh(bea, work, "rev-parse", "--short=7", "HEAD")
+    said = (
+        f".continuity.yaml at HEAD ({head}): signers entry 2 ({f'*@example.com {key}'[:60]!r}): a principal is an"
+        " e-mail address, not a pattern: accepting the list must not trust a key for anyone; nothing was read."
+    )
+    refused = run(bea, work, "trust", "team")
+    assert (refused.code, refused.out, refused.err.splitlines()[0]) == (2, "", f"git-continuity: error: {said}")
+    accepting = at_a_terminal(work, "trust", "team", "accept", env=bea.env)
+    assert accepting.code == 2 and said in " ".join(accepting.out.split()), accepting.out
+    assert not bea.allowed.exists()
+    assert f"  the team's list of signers cannot be read: {said}" in ok(ada, ada_work, "status").splitlines()
+
+
 def test_a_writer_nobody_trusted_here_freezes_no_one(tmp_path: Path) -> None:
     """#36.2: Bea's state, signed by a key Ada has not trusted yet, is left out of Ada's pull and
     counted, kept for a look; Ada's own writes still reach the remote and Bea; once Ada accepts
