@@ -82,6 +82,9 @@ def side(r: Repo, base: Oid, name: str, n: int, at: int) -> Oid:
 
 def build(root: Path, n: int) -> tuple[Repo, Oid, Oid]:
     subprocess.run(["git", "init", "-q", "--bare", str(root)], check=True)
+    # The commits are written here unsigned: signing and its checks off, so that what is timed
+    # is the take-in (a pull left it out as unsigned, and before that refused it).
+    subprocess.run(["git", "-C", str(root), "config", "continuity.sign", "false"], check=True)
     r = git.open_repo(root)
     base = commit_files(r, None, {".continuity/format": b"1\n", packetfile.PATH: packetfile.TEMPLATE.encode()}, T0)
     return r, side(r, base, "left", n, T0 + 10), side(r, base, "right", n, T0 + 20)

@@ -1,6 +1,12 @@
 """Who wrote each entry of a stream's state: the signer of the state commit that added the
 entry's file (entries are one file each, so the commit that first added the file wrote the
-entry; a merge's side entries belong to the side's commit that added them).
+entry; a merge's side entries belong to the side's commit that added them), or of the last
+commit that changed its words (``WORDED``: the text, and who and where it says wrote it): an
+edit is the editor's, never shown as the first writer's text. A change the tools make (a
+thread's status, a claim withdrawn) leaves the words, and the writer, as they were.
+
+Keys trusted for this user's own e-mail (``user.email`` in their own git config) are theirs:
+what they signed on another machine is their own text here too.
 
 The author name inside an entry, and the commit's author, are whatever the writer's
 environment said (``GIT_AUTHOR_NAME``); the signature is not. So a reader that hands text to
@@ -17,7 +23,6 @@ at once.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import hashlib
 import json
@@ -38,6 +43,8 @@ _COMMIT = re.compile(r"[0-9a-f]{40}")
 _BLOCKER = re.compile(rb"^\s*-\s*id:\s*['\"]?(b-[2-9a-hjkmnp-z]{6})", re.MULTILINE)
 AUTHORED = ("claims", "threads", "journal", "handoffs", "objective")  # folders of entries people write
 OWN, TRUSTED, LEFT_OUT = "own", "trusted", "left out"
+# The fields of an entry a reader is shown as someone's words: an edit of one is the editor's.
+WORDED = ("text", "title", "new", "old", "why", "note", "by", "added_by", "at", "added_at", "host")
 
 
 @dataclass(frozen=True)
@@ -59,7 +66,8 @@ class Author:
 
 def cache_path(repo: Repo, stream: str) -> Path:
     digest = hashlib.sha256(str(repo.common_dir).encode()).hexdigest()[:20]
-    return signatures.cache_path().parent / "authorship" / digest / f"{stream}.json"
+    # "authors": the map since edits count (an "authorship" cache of first writers is not reused).
+    return signatures.cache_path().parent / "authors" / digest / f"{stream}.json"
 
 
 def entry_id(path: str) -> str | None:
@@ -95,20 +103,36 @@ def added_by(repo: Repo, stream: str, tip: Oid) -> dict[str, str]:
         walked = git.paths_added(repo, tip, since, [f"{ROOT}/{f}" for f in AUTHORED], f"{ROOT}/{PACKET}")
     except git.HistoryCut:
         return known  # the brief names the cut history as a problem; nothing is cached
-    before = len(known)
-    for commit, paths, packet in walked:
+    before, edited = len(known), False
+    for commit, paths, edits, packet in walked:
         for path in paths:
             found = entry_id(path)
             if found is not None:
                 known.setdefault(found, commit)
+        for path, old, new in edits:
+            found = entry_id(path)
+            if found is not None and known.get(found) != commit and _reworded(repo, old, new):
+                known[found], edited = commit, True  # the editor's now
         for key in packet_keys(git.blob(repo, packet) if packet else b""):
             known.setdefault(key, commit)
     # Commits that added nothing (evidence, a thread's status) leave the cache as it is: the
     # next read walks them again (a few tree lookups each) rather than rewriting every id.
-    if since is None or len(known) != before or len(walked) > REWALK:
+    if since is None or edited or len(known) != before or len(walked) > REWALK:
         with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
             atomic.write(where, json.dumps({"tip": tip, "added": known}, separators=(",", ":")))
     return known
+
+
+def _reworded(repo: Repo, old: Oid, new: Oid) -> bool:
+    """Whether a change of an entry's file changed its words (WORDED), or is one that does not
+    read as an entry (then nothing says the words stayed)."""
+    try:
+        before, after = json.loads(git.blob(repo, old)), json.loads(git.blob(repo, new))
+    except (ValueError, KeyError):
+        return True
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return True
+    return any(before.get(name) != after.get(name) for name in WORDED)
 
 
 def packet_keys(text: bytes) -> list[str]:
@@ -137,13 +161,8 @@ def packet_now(repo: Repo, tip: Oid) -> dict[str, str]:
 
 
 def fingerprint(key: str) -> str:
-    """A key's short fingerprint: ``SHA256:`` and the first 12 characters of what
-    ``ssh-keygen -l`` prints for an SSH key; the last 16 digits of an OpenPGP/X.509 id."""
-    words = key.split()
-    if len(words) == 2 and words[0] in signers.KEY_TYPES:
-        digest = hashlib.sha256(base64.b64decode(words[1])).digest()
-        return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")[:12]
-    return key[-16:]
+    """A key's short fingerprint (signers.fingerprint)."""
+    return signers.fingerprint(key)
 
 
 def _is_own(own: str | None, key: str | None) -> bool:
@@ -165,10 +184,11 @@ def authors(repo: Repo, stream: str, tip: Oid, ids: Iterable[str]) -> dict[str, 
     trusted = signers.trusted()
     checking = signing.enabled(repo)
     me = git.identity(repo).rsplit("<", 1)[-1].rstrip(">")
+    mine = set(signers.keys_of(email)) if (email := git.user_config_value(repo, "user.email")) else set()
     found: dict[Oid, Author] = {}
     for commit in commits:
         v = verdicts[commit]
-        if v.kind == signatures.GOOD and _is_own(own, v.key):
+        if v.kind == signatures.GOOD and (_is_own(own, v.key) or v.key in mine):
             found[commit] = Author(OWN, commit)
         elif v.kind == signatures.GOOD and v.key is not None:
             found[commit] = Author(TRUSTED, commit, trusted.get(v.key, ""), fingerprint(v.key))
@@ -184,3 +204,40 @@ def authors(repo: Repo, stream: str, tip: Oid, ids: Iterable[str]) -> dict[str, 
 def _author_email(repo: Repo, commit: Oid) -> str:
     author = git.commit_info(repo, commit).author
     return author.rsplit("<", 1)[-1].rstrip(">")
+
+
+NAMED = {
+    "journal": ("journal entry", "journal entries"),
+    "claims": ("claim", "claims"),
+    "threads": ("thread", "threads"),
+    "handoffs": ("handoff", "handoffs"),
+    "objective": ("objective change", "objective changes"),
+}
+
+
+def removed_between(repo: Repo, before: Oid, after: Oid) -> list[str]:
+    """``2 journal entries removed by ada@example.com (abc1234)``: the entries each commit
+    between before and after deleted, with the key that signed that commit (its e-mail where
+    it is trusted here, "you" for this user's own)."""
+    walked = git.paths_removed(repo, after, before, [f"{ROOT}/{f}" for f in AUTHORED])
+    if not walked:
+        return []
+    verdicts = {v.commit: v for v in signatures.judge(repo, [c for c, _ in walked])}
+    own, trusted = signing.own_public(repo), signers.trusted()
+    said = []
+    for commit, paths in walked:
+        v = verdicts[commit]
+        if v.kind == signatures.GOOD and _is_own(own, v.key):
+            who = "you"
+        elif v.kind == signatures.GOOD and v.key:
+            who = trusted.get(v.key) or fingerprint(v.key)
+        else:
+            who = f"a commit {'not signed' if v.kind == signatures.UNSIGNED else 'no trusted key signed'}"
+        counts: dict[str, int] = {}
+        for path in paths:
+            folder = path.removeprefix(f"{ROOT}/").split("/")[0]
+            counts[folder] = counts.get(folder, 0) + 1
+        for folder, n in counts.items():
+            one, many = NAMED.get(folder, ("entry", "entries"))
+            said.append(f"{n} {one if n == 1 else many} removed by {who} ({commit[:7]})")
+    return said

@@ -77,7 +77,7 @@ AROUND: tuple[Command, ...] = (
     ),
     Command(
         "trust",
-        "approve exact commands that cmd: checks may run on this machine",
+        "approve exact commands that cmd: checks may run, and the keys and team whose state is trusted (at a terminal)",
         "  git continuity trust allow 'python -m pytest -q'\n  git continuity trust list",
         subcommands=(
             Command(
@@ -132,10 +132,41 @@ AROUND: tuple[Command, ...] = (
                     ),
                     Command(
                         "remove",
-                        "stop trusting a key",
-                        "  git continuity trust signer remove 'ssh-ed25519 AAAA…'",
+                        "stop trusting a key, or every key trusted for an e-mail address",
+                        "  git continuity trust signer remove 'ssh-ed25519 AAAA…'\n"
+                        "  git continuity trust signer remove bea@example.com",
                         "git_continuity.commands.trust:signer_remove",
-                        (opt("key", metavar="KEY", help="the public key as trust signer list shows it"),),
+                        (
+                            opt(
+                                "key",
+                                metavar="KEY|EMAIL",
+                                help="the public key as trust signer list shows it, or an e-mail",
+                            ),
+                        ),
+                        stream=False,
+                    ),
+                ),
+            ),
+            Command(
+                "team",
+                "the team's signing keys, committed in .continuity.yaml (signers:): each key, trusted here or not",
+                "  git continuity trust team\n  git continuity trust team join\n  git continuity trust team accept",
+                "git_continuity.commands.trust:team_list",
+                (JSON,),
+                stream=False,
+                subcommands=(
+                    Command(
+                        "join",
+                        "put your signing key on the team's list in .continuity.yaml, for you to commit and push",
+                        "  git continuity trust team join && git commit -m 'Join the signers' .continuity.yaml",
+                        "git_continuity.commands.trust:team_join",
+                        stream=False,
+                    ),
+                    Command(
+                        "accept",
+                        "trust every key on the team's list at HEAD (at a terminal), recording the version accepted",
+                        "  git continuity trust team accept",
+                        "git_continuity.commands.trust:team_accept",
                         stream=False,
                     ),
                 ),

@@ -329,7 +329,9 @@ class Gate:
         return lines + stoploss.stopped_lines(self.stopped)
 
 
-def gate(snap: store.Snapshot, *, closing: bool, online: bool, via: str | None = None) -> Gate:
+def gate(
+    snap: store.Snapshot, *, closing: bool, online: bool, via: str | None = None, skip: frozenset[str] = frozenset()
+) -> Gate:
     """The gate on a stream that has state: it is well-formed; with ``closing``, every open
     thread verifies now, and with or without it every done thread still holds (view: its
     closing commit is on a branch, its cheap checks are not contradicted). It closes nothing:
@@ -338,7 +340,8 @@ def gate(snap: store.Snapshot, *, closing: bool, online: bool, via: str | None =
     on someone else (``waiting``). With ``via`` (stop, for an agent's Stop hook) a thread
     that does not verify makes an attempt, and one whose attempt spends its budget is blocked
     by the stop-loss and no longer holds the gate (``stopped``); ``check`` passes none and
-    writes nothing."""
+    writes nothing. Threads in ``skip`` (another live session claimed them: the Stop gate)
+    are neither judged nor held to."""
     from git_continuity import view
 
     problems = store.all_problems(snap)
@@ -350,7 +353,7 @@ def gate(snap: store.Snapshot, *, closing: bool, online: bool, via: str | None =
     ids = list(store.read_threads(snap)) if not problems else []
     seen = view.assess(snap, at=moment, policy=rules, thread_ids=ids, with_waiting=False) if not problems else None
     if seen is not None and closing:
-        chosen = [tv.thread for tv in seen.open]
+        chosen = [tv.thread for tv in seen.open if tv.thread.id not in skip]
         claims = store.read_claims(snap).values()
         verdicts = judge(snap, chosen, claims, at=moment, policy=rules, online=online)
         if via is not None:  # an agent's Stop: its attempts count for the stop-loss; `check` writes nothing
@@ -358,7 +361,7 @@ def gate(snap: store.Snapshot, *, closing: bool, online: bool, via: str | None =
         gone = {s.thread.id for s in stopped}
         verdicts = [v for v in verdicts if v.thread.id not in gone]  # blocked now: told apart
     if seen is not None:  # a done thread that no longer holds holds the gate like an open one
-        done = [tv for tv in seen.threads if tv.thread.status == "done"]
+        done = [tv for tv in seen.threads if tv.thread.status == "done" and tv.thread.id not in skip]
         verdicts += [Verdict(tv.thread, list(tv.checks), [], tv.undone) for tv in done if not closing or tv.undone]
     waiting = []
     if closing:  # waiting on someone else: nothing to retry, so it does not hold the gate

@@ -126,6 +126,12 @@ def trust_store(repo: Repo) -> list[Finding]:
         trust.approved(repo)
     except UserError as error:
         return [Finding("trust", str(trust.path(repo)), str(error), "fix it, or remove it and approve again")]
+    old = trust.old_path(repo)
+    if old.exists():
+        said = "approvals kept in .git are no longer read: anything that can write .git could approve a command"
+        again = trust.persons_act("each command is approved again", "git continuity trust allow 'COMMAND'")
+        fix = f"{again}, then: rm {old}"
+        return [Finding("trust", str(old), said, fix, serious=False)]
     return []
 
 

@@ -27,6 +27,7 @@ from git_continuity import (
     session,
     stoploss,
     store,
+    team,
     tracking,
     verify,
     view,
@@ -70,7 +71,8 @@ def build(
     rules, unreadable = policy.load_or_defaults(repo.work_dir)
     problems = store.all_problems(snap)
     started, warnings = start_session(repo, snap, at=moment, agent_session=agent_session)
-    warnings += [w for w in (unreadable, integrity.off_warning(repo)) if w]  # the brief says it as status does
+    # The brief says them as status does.
+    warnings += [w for w in (unreadable, integrity.off_warning(repo), team.warning(repo)) if w]
     # Load-bearing claims are re-dereferenced now (view "bearing"): every claim with a handle
     # that something rests on, but cmd: checks (a test suite may take longer than an agent's
     # session start waits: they show their last evidence until verify or the gate) and the

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from git_continuity.errors import UserError
@@ -231,6 +232,30 @@ def same_holder(found: ThreadClaim, session: str | None, host: str, by: str) -> 
 def held_elsewhere(claims: Mapping[str, ThreadClaim], session: str | None, host: str, by: str) -> list[ThreadClaim]:
     """The thread claims of other sessions, oldest first: what a brief says others hold."""
     return sorted((c for c in claims.values() if not same_holder(c, session, host, by)), key=lambda c: (c.at, c.id))
+
+
+# How long a thread claim keeps the Stop gate of other sessions off its thread without its
+# session handing off: a session that ended long ago without a handoff no longer protects it.
+CLAIM_PROTECTS = timedelta(hours=24)
+
+
+def protected_elsewhere(
+    claims: Mapping[str, ThreadClaim], session: str | None, host: str, by: str, at: datetime
+) -> set[str]:
+    """The threads another live session claimed (within CLAIM_PROTECTS of its claim): the
+    Stop gate does not hold this session to them. Its own claims, and unclaimed threads, it
+    still does."""
+    found = set()
+    for claim in held_elsewhere(claims, session, host, by):
+        try:
+            made = datetime.fromisoformat(claim.at.replace("Z", "+00:00"))
+        except ValueError:
+            continue  # a claim whose time does not read protects nothing
+        if made.tzinfo is None:
+            made = made.replace(tzinfo=timezone.utc)
+        if at - made <= CLAIM_PROTECTS:
+            found.add(claim.id)
+    return found
 
 
 def expired_by_handoff(claims: Mapping[str, ThreadClaim], session: str | None, host: str) -> list[str]:

@@ -17,6 +17,10 @@
     # How long a journal entry of each kind stays live (journal add --kind): a faded one is
     # kept, but left out of orient and of journal unless --all. A duration, or never.
     lifespans: {decision: never, finding: 30d, note: 7d}
+    # The team's signing keys, as git's allowed-signers lines (team.py reads them at HEAD;
+    # git continuity trust team join adds yours, trust team accept trusts them all here).
+    signers:
+      - ada@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI… ada-laptop
 
 No file means the defaults below.
 """
@@ -62,6 +66,7 @@ class Policy:
     budget: dict[str, Any] = field(default_factory=dict)  # attempts, sessions, time (as in a thread)
     # Per journal kind, how long an entry stays live; None: it never fades.
     lifespans: dict[str, timedelta | None] = field(default_factory=lambda: dict(LIFESPANS))
+    signers: tuple[str, ...] = ()  # the team's allowed-signers lines, as written (team.py reads them)
     source: str = "defaults"
 
     def max_age(self, scheme: str) -> timedelta:
@@ -138,6 +143,7 @@ def parse(text: str, where: str) -> Policy:
             **LIFESPANS,
             **{str(k): None if v == "never" else duration(str(v)) for k, v in (data.get("lifespans") or {}).items()},
         },
+        signers=tuple(str(line) for line in data.get("signers") or ()),
         source=where,
     )
 
@@ -167,7 +173,7 @@ def _validated(text: str, where: str) -> dict[str, Any]:
         doc = packetfile.load_mapping(
             text,
             where,
-            "closing_keywords, closing_checks, evidence_max_age, cmd_timeout, stalled, budget, lifespans",
+            "closing_keywords, closing_checks, evidence_max_age, cmd_timeout, stalled, budget, lifespans, signers",
             limit=schema.MAX_BYTES["policy"],
         )
     except packetfile.YamlError as error:

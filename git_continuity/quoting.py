@@ -2,10 +2,14 @@
 
 A brief's items that carry an entry another person wrote (a journal entry, a claim's text, a
 thread's title) are put inside a quoted block that names the key that signed the state commit
-that added it (authorship.py) and says that the block is information, not instructions. Text
-signed by no key trusted here (unsigned, a key not or no longer trusted, history accepted as
-the trust baseline) is left out, counted, with the command that shows it. This user's own
-text stays as it is: a single-user brief does not change.
+that added it (authorship.py) and says that the block is information, not instructions: one
+block per signer per section, the signer's items gathered where the first of them stands, so
+that thirteen entries from one teammate cost one header, not thirteen. Every line of a quoted
+item is inside the quote, however many lines its text has (a line break in a teammate's next
+action cannot start a heading of the brief's own). Text signed by no key trusted here
+(unsigned, a key not or no longer trusted, history accepted as the trust baseline) is left
+out, counted, with the command that shows it. This user's own text stays as it is: a
+single-user brief does not change.
 """
 
 from __future__ import annotations
@@ -72,9 +76,29 @@ def header_of(email: str | None, key: str | None) -> str:
     return f"> Quoted, signed by {who} (key {key}, trusted here); {NOTICE}:"
 
 
-def block(item: Item, author: authorship.Author) -> Item:
+def block(item: Item, author: authorship.Author, first: bool = True) -> Item:
+    """The item inside a quote, every line of it (a text of several lines included); the
+    header only on the ``first`` of the signer's items in its section."""
     data = {**item.data, "signer": author.to_json()} if isinstance(item.data, dict) else item.data
-    return Item([header(author), *(f"> {line}" for line in item.lines)], data, item.placeholder)
+    lines = [f"> {part}" for line in item.lines for part in (line.splitlines() or [""])]
+    return Item([header(author), *lines] if first else lines, data, item.placeholder)
+
+
+def _gathered(items: list[tuple[Item, authorship.Author | None]]) -> list[Item]:
+    """The section's items with each signer's quoted ones gathered where the first of them
+    stands (in their order), under one header; this user's own items stay where they are."""
+    groups: dict[tuple[str, str], list[Item]] = {}
+    order: list[Item | tuple[str, str]] = []
+    for item, author in items:
+        if author is None:
+            order.append(item)
+            continue
+        who = (author.principals, author.fingerprint)
+        if who not in groups:
+            groups[who] = []
+            order.append(who)
+        groups[who].append(block(item, author, first=not groups[who]))
+    return [found for place in order for found in (groups[place] if isinstance(place, tuple) else [place])]
 
 
 def kind(key: str) -> str:
@@ -115,16 +139,17 @@ def quote(repo: Repo, stream: str, tip: Oid, sections: list[Section]) -> Quoted:
     gone: dict[str, set[str]] = {}
     out = []
     for s in sections:
-        items = []
+        kept: list[tuple[Item, authorship.Author | None]] = []
         for item in s.items:
             entry = _key(s, item, packet)
             author = authors.get(entry) if entry is not None else None
             if author is None or author.kind == authorship.OWN:
-                items.append(item)
+                kept.append((item, None))
             elif author.kind == authorship.TRUSTED:
-                items.append(block(item, author))
+                kept.append((item, author))
             else:
                 gone.setdefault(kind(entry or ""), set()).add(entry or "")
+        items = _gathered(kept)
         group = _since(s.group, authors, gone)
         if len(items) == len(s.items) and items == s.items and group == s.group:
             out.append(s)

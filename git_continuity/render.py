@@ -369,10 +369,9 @@ def standing_text(s: Standing) -> str:
         said = {"untrusted": "signed by a key not trusted here", "unsigned": "not signed"}.get(
             s.refused, "signed with a signature that does not verify"
         )
-        fix = " or trust it: git continuity trust signer add EMAIL 'KEY'" if s.refused == "untrusted" else ""
         return (
             f"{s.remote}: {n(s.behind)} on {s.remote} not here yet (as of the last fetch), {said}, so a pull"
-            f" refuses it: git continuity pull shows whose{fix}"
+            " leaves it out: git continuity pull says whose"
         )
     if s.relation == "behind":
         return f"{s.remote}: {n(s.behind)} on {s.remote} not here yet (as of the last fetch): git continuity pull"

@@ -11,7 +11,6 @@ the reason and the command that fixes it: never verified.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
@@ -89,9 +88,9 @@ def dereference(
         ready = []
         for h in wanted:
             if h.scheme == "cmd" and not trust.is_approved(at.repo, h.body):
-                run_there = f"git -C {shlex.quote(str(at.repo.work_dir or at.repo.common_dir))} continuity"
-                said = f"not approved in {at.label}; to run it there: {trust.approve_hint(h.body)}"
-                results[h] = Observation("unknown", said.replace("git continuity", run_there, 1), "cmd", "-")
+                # Never the command that approves it: evidence is read by agents.
+                said = f"not approved in {at.label} (approving a command there is {trust.A_PERSONS_ACT})"
+                results[h] = Observation("unknown", said, "cmd", "-")
             else:
                 ready.append(h)
         if ready:

@@ -23,11 +23,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from git_continuity import atomic, store
+from git_continuity import atomic, store, witness
 from git_continuity import repo as git
 from git_continuity.constants import ID_ALPHABET, SIBLING_RE
 from git_continuity.errors import UserError
@@ -213,21 +212,7 @@ def default_url(there: Repo) -> str | None:
 
 
 def clone_id(repo: Repo) -> str | None:
-    """This clone's id (``k-`` and ten characters), made the first time it is asked for and
-    kept in ``.git/continuity/clone.json``; linked worktrees share it. None when it cannot be
-    kept (a read-only repository): evidence then says only its host."""
-    target = repo.local_dir / "clone.json"
-    try:
-        found = json.loads(target.read_text()).get("id")
-        if isinstance(found, str) and re.match(r"^k-[2-9a-hjkmnp-z]{10}$", found):
-            return found
-    except (OSError, ValueError, AttributeError):
-        pass
-    made = "k-" + "".join(secrets.choice(ID_ALPHABET) for _ in range(10))
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic.write(target, json.dumps({"id": made}) + "\n")
-        kept = json.loads(target.read_text()).get("id")  # another process may have won the race
-        return kept if isinstance(kept, str) else made
-    except (OSError, ValueError, AttributeError):
-        return None
+    """This clone's id (``k-`` and ten characters), kept in ``.git/continuity/clone.json``
+    (witness.py, which tells a new clone from a ``.git`` put back by it); None when it cannot
+    be kept (a read-only repository): evidence then says only its host."""
+    return witness.clone_id(repo)

@@ -5,13 +5,16 @@ the user's config folder (``$XDG_CONFIG_HOME/git-continuity/allowed_signers``), 
 
 It lives outside ``.git`` on purpose: nothing that can write the repository (a script, an
 agent, a fetched state) can add a key. This user's own key is in it from the start
-(signing.py puts it there when it makes the key); a teammate's comes in only by
-``git continuity trust signer add``.
+(signing.py puts it there when it makes the key, or at the first use of their own git
+signing key); a teammate's comes in only by a person's act at a terminal, ``git continuity
+trust team accept`` or ``trust signer add``: whether a person is at this process's terminal
+is asked here too (``at_a_terminal``), below everything that trusts or signs.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 import stat
 from dataclasses import dataclass
@@ -29,6 +32,38 @@ KEY_TYPES = (
     "sk-ssh-ed25519@openssh.com",
     "sk-ecdsa-sha2-nistp256@openssh.com",
 )
+
+
+# Where a refusal or a note would name the command that trusts or approves: what a reader
+# without a terminal (an agent) is told instead.
+A_PERSONS_ACT = "a person's act, at their terminal"
+
+
+def at_a_terminal() -> bool:
+    """Whether a person's terminal is this process's controlling one (an agent's tool call, a
+    script, CI and the helper process have none)."""
+    try:
+        os.close(os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY))
+    except OSError:
+        return False
+    return True
+
+
+def persons_act(what: str, command: str) -> str:
+    """``what`` and, at a terminal, the command that does it; without one (an agent reads it)
+    only that a person does it: no text an agent reads hands it a trust command."""
+    if at_a_terminal():
+        return f"{what}: {command}"
+    return f"{what}, by a person at their terminal"
+
+
+def require_a_person(command: str) -> None:
+    """Refuse, changing nothing, unless a person runs ``command`` at a terminal."""
+    if not at_a_terminal():
+        raise UserError(
+            f"{command} is a person's decision: run it at a terminal. Without one (an agent's tool call, a script)"
+            " it refuses, so that nothing trusts or approves on its own; nothing was changed"
+        )
 
 
 def config_folder() -> Path:
@@ -64,6 +99,16 @@ def parse_key(text: str) -> str | None:
     return f"{words[0]} {words[1]}"
 
 
+def fingerprint(key: str, *, short: bool = True) -> str:
+    """A key's fingerprint as ``ssh-keygen -l`` prints it for an SSH key (``SHA256:`` and 43
+    characters; ``short``: the first 12 of them); the last 16 digits of an OpenPGP/X.509 id."""
+    words = key.split()
+    if len(words) == 2 and words[0] in KEY_TYPES:
+        digest = base64.b64encode(hashlib.sha256(base64.b64decode(words[1])).digest()).decode().rstrip("=")
+        return "SHA256:" + (digest[:12] if short else digest)
+    return key[-16:]
+
+
 def read() -> list[Signer]:
     """Every line of the file (none when it does not exist); a line that is not
     ``PRINCIPALS [OPTIONS] KEYTYPE BASE64 [COMMENT]`` is refused, naming it."""
@@ -85,15 +130,24 @@ def read() -> list[Signer]:
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        words = _words(line)
-        if words is None:
-            raise _bad(where, number, "a quotation mark is not closed")
-        start = 1 if len(words) > 1 and words[1] in KEY_TYPES else 2
-        key = parse_key(" ".join(words[start : start + 2])) if len(words) > start + 1 else None
-        if key is None:
-            raise _bad(where, number, "expected PRINCIPALS [OPTIONS] KEYTYPE BASE64 (git's allowed-signers format)")
-        found.append(Signer(words[0], key, number, words[1] if start == 2 else ""))
+        signer = parse_line(line, number)
+        if isinstance(signer, str):
+            raise _bad(where, number, signer)
+        found.append(signer)
     return found
+
+
+def parse_line(line: str, number: int = 0) -> Signer | str:
+    """One allowed-signers line (``PRINCIPALS [OPTIONS] KEYTYPE BASE64 [COMMENT]``), or what
+    is wrong with it."""
+    words = _words(line.strip())
+    if words is None:
+        return "a quotation mark is not closed"
+    start = 1 if len(words) > 1 and words[1] in KEY_TYPES else 2
+    key = parse_key(" ".join(words[start : start + 2])) if len(words) > start + 1 else None
+    if key is None:
+        return "expected PRINCIPALS [OPTIONS] KEYTYPE BASE64 (git's allowed-signers format)"
+    return Signer(words[0], key, number, words[1] if start == 2 else "")
 
 
 def _words(line: str) -> list[str] | None:
@@ -163,6 +217,17 @@ def add(principals: str, key: str, comment: str = "") -> bool:
     atomic.write(where, before + line + "\n")
     where.chmod(0o600)
     return True
+
+
+def principal_list(principals: str) -> list[str]:
+    """The e-mail addresses a line names (git's comma-separated principals)."""
+    return [p.strip().lower() for p in principals.split(",") if p.strip()]
+
+
+def keys_of(email: str) -> list[str]:
+    """The keys trusted for this e-mail address (named on their line, not by a pattern)."""
+    wanted = email.strip().lower()
+    return list(dict.fromkeys(s.key for s in read() if wanted in principal_list(s.principals)))
 
 
 def remove(key: str) -> list[Signer]:

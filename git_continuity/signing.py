@@ -6,9 +6,14 @@ A commit is signed the way git signs one (``git commit -S``), so ``git verify-co
 - with the user's own git signing key where one is configured (``user.signingKey``, in the
   format ``gpg.format`` names: ``ssh`` through ``gpg.ssh.program``, ``openpgp`` through
   ``gpg.program``, ``x509`` through ``gpg.x509.program``);
-- else with a per-user SSH Ed25519 key made on first write, outside ``.git``, in
-  ``$XDG_CONFIG_HOME/git-continuity/signing_ed25519`` (mode 0600), and trusted in the
-  allowed-signers file (signers.py) from the start.
+- else (or where ``continuity.signingKey`` is ``own``) with a per-user SSH Ed25519 key made on
+  first write, outside ``.git``, in ``$XDG_CONFIG_HOME/git-continuity/signing_ed25519`` (mode
+  0600), and trusted in the allowed-signers file (signers.py) from the start.
+
+The user's own SSH signing key (``user.signingKey`` in their own git config, never the
+repository's) is theirs: it is trusted under their e-mail at its first use. A key that cannot
+sign without a terminal (a passphrase no ssh-agent holds) would fail every write an agent
+makes: ``unattended`` says so, naming the settings, for ``init`` to say at once.
 
 ``git config continuity.sign false`` turns signing and its checks off for one repository.
 Signing never falls back silently: a configured program that is missing or fails refuses
@@ -31,6 +36,7 @@ from git_continuity.errors import UserError
 from git_continuity.repo import Repo
 
 CONFIG = "continuity.sign"
+KEY_CONFIG = "continuity.signingKey"  # "own": git-continuity's own key, whatever user.signingKey says
 NAMESPACE = "git"  # what git signs and verifies commits under (ssh-keygen -n)
 TIMEOUT = 30.0
 OFF = ("false", "no", "off", "0")
@@ -74,7 +80,7 @@ def own_key_path() -> Path:
 def writer_key(repo: Repo) -> Key:
     """The key state commits are signed with here: the user's git signing key, else this
     tool's own per-user key (made now if it does not exist yet)."""
-    configured = git.config_value(repo, "user.signingKey")
+    configured = None if _own_chosen(repo) else git.config_value(repo, "user.signingKey")
     if not configured:
         path = own_key(repo)
         return Key("ssh", "ssh-keygen", str(path), _public_of(path), here=True)
@@ -106,6 +112,20 @@ def writer_key(repo: Repo) -> Key:
     raise UserError(f"git config gpg.format is {form!r}: git signs with ssh, openpgp or x509; nothing was written")
 
 
+def _own_chosen(repo: Repo) -> bool:
+    """Whether continuity.signingKey asks for git-continuity's own key (a value it does not
+    know is refused, naming it)."""
+    value = git.config_value(repo, KEY_CONFIG)
+    if value is None:
+        return False
+    if value.lower() == "own":
+        return True
+    raise UserError(
+        f"git config {KEY_CONFIG} is {value!r}: own (sign state with git-continuity's own key) or unset (sign"
+        " with user.signingKey, as git does); nothing was written"
+    )
+
+
 def shell_signer(repo: Repo) -> str:
     """How the post-commit hook's shell signs the notes commit it makes (the fifth line of
     provenance.line): ``off`` (continuity.sign false), ``git`` (the user's git config names a
@@ -114,7 +134,7 @@ def shell_signer(repo: Repo) -> str:
     yet (Python writes that note, and makes the key)."""
     if not enabled(repo):
         return "off"
-    if git.config_value(repo, "user.signingKey"):
+    if git.config_value(repo, "user.signingKey") and not _own_chosen(repo):
         return "git"
     path = own_key_path()
     return f"key {path}" if path.is_file() and "\n" not in str(path) else ""
@@ -125,7 +145,7 @@ def own_public(repo: Repo) -> str | None:
     id), from the user's own config only (the repository's is anyone's who holds ``.git``);
     never made here: None when there is none yet."""
     configured = git.user_config_value(repo, "user.signingKey")
-    if not configured:
+    if not configured or (git.user_config_value(repo, KEY_CONFIG) or "").lower() == "own":
         return _public_of(own_key_path())
     if (git.user_config_value(repo, "gpg.format") or "openpgp").lower() != "ssh":
         return configured
@@ -193,11 +213,12 @@ def _make_key(repo: Repo, path: Path) -> Path:
         assert public is not None
         os.replace(made.with_name(made.name + ".pub"), path.with_name(path.name + ".pub"))
         os.replace(made, path)  # the private key last: its presence says the pair is whole
-    signers.add(_email(repo), public, "git-continuity")
+    signers.add(email(repo), public, "git-continuity")
     return path
 
 
-def _email(repo: Repo) -> str:
+def email(repo: Repo) -> str:
+    """This user's e-mail address, as their commits name it."""
     ident = git.identity(repo)
     return ident[ident.rfind("<") + 1 : -1] if ident.endswith(">") else ident
 
@@ -206,14 +227,46 @@ def sign(repo: Repo, content: bytes) -> str:
     """The armored signature of a commit's bytes, with the writer's key."""
     key = writer_key(repo)
     if key.format == "ssh":
-        if key.public is not None and key.public not in signers.trusted():
-            raise UserError(
-                f"state commits would be signed with {key.public[:40]}…, which {signers.path()} does not trust, so"
-                " no reader here would accept them; nothing was written.\n"
-                f"Trust it: git continuity trust signer add {_email(repo)} '{key.public}'"
-            )
+        _require_trusted(repo, key)
         return _sign_ssh(key, content)
     return _sign_gpg(key, content)
+
+
+def _require_trusted(repo: Repo, key: Key) -> None:
+    """The writer's SSH key is trusted here, or is the user's own (their own git config names
+    it: trusted now under their e-mail), or the write is refused."""
+    if key.public is None or key.public in signers.trusted():
+        return
+    # Not where this process's environment names another global config (GIT_CONFIG_GLOBAL): a
+    # command run with one of its own making must not trust a key by that alone.
+    if key.public == own_public(repo) and not os.environ.get("GIT_CONFIG_GLOBAL"):
+        signers.add(email(repo), key.public, "your git signing key (user.signingKey)")
+        return
+    raise UserError(
+        f"state commits would be signed with {key.public[:40]}… (user.signingKey), which {signers.path()} does"
+        " not trust, so no reader here would accept them; nothing was written.\n"
+        + signers.persons_act("It is trusted", f"git continuity trust signer add {email(repo)} '{key.public}'")
+    )
+
+
+def _ssh_args(key: Key) -> tuple[list[str], str | None]:
+    """ssh-keygen's arguments to sign with the key, and a literal public key to write to the
+    file the last argument names (a key:: key, whose private half is in the SSH agent)."""
+    args = [key.program, "-Y", "sign", "-n", NAMESPACE]
+    if key.key.startswith("key::"):
+        return [*args, "-U", "-f"], key.key.removeprefix("key::") + "\n"
+    return [*args, "-f", str(Path(key.key).expanduser())], None
+
+
+def _run_ssh(key: Key, content: bytes, alone: bool = False) -> Done:
+    args, literal = _ssh_args(key)
+    if literal is None:
+        return run(args, content, alone)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "key.pub").write_text(literal)
+        return run([*args, str(Path(folder) / "key.pub")], content, alone)
 
 
 def _sign_ssh(key: Key, content: bytes) -> str:
@@ -221,32 +274,65 @@ def _sign_ssh(key: Key, content: bytes) -> str:
         made = sshsig.sign(Path(key.key).expanduser(), key.public, content, NAMESPACE)
         if made is not None:
             return made
-    args = [key.program, "-Y", "sign", "-n", NAMESPACE]
-    if key.key.startswith("key::"):
-        import tempfile
-
-        with tempfile.TemporaryDirectory() as folder:
-            literal = Path(folder) / "key.pub"
-            literal.write_text(key.key.removeprefix("key::") + "\n")
-            done = run([*args, "-U", "-f", str(literal)], content)  # the private half is in the SSH agent
-    else:
-        done = run([*args, "-f", str(Path(key.key).expanduser())], content)
+    done = _run_ssh(key, content)
     if done.returncode != 0 or b"-----BEGIN SSH SIGNATURE-----" not in done.stdout:
         raise UserError(
             f"{key.program} could not sign the state commit with {key.key}: "
-            f"{done.stderr.decode(errors='replace').strip()}; nothing was written"
+            f"{done.stderr.decode(errors='replace').strip()}; nothing was written" + _unattended_fix(key)
         )
     return done.stdout.decode()
+
+
+def _run_gpg(key: Key, content: bytes, alone: bool = False) -> Done:
+    return run([key.program, "--status-fd=2", "-bsau", key.key], content, alone)
 
 
 def _sign_gpg(key: Key, content: bytes) -> str:
-    done = run([key.program, "--status-fd=2", "-bsau", key.key], content)
+    done = _run_gpg(key, content)
     if done.returncode != 0 or b"[GNUPG:] SIG_CREATED " not in done.stderr:
         raise UserError(
             f"{key.program} could not sign the state commit with user.signingKey {key.key}: "
-            f"{done.stderr.decode(errors='replace').strip()[-300:]}; nothing was written"
+            f"{done.stderr.decode(errors='replace').strip()[-300:]}; nothing was written" + _unattended_fix(key)
         )
     return done.stdout.decode()
+
+
+def _unattended_fix(key: Key) -> str:
+    """The settings that let a write sign without a terminal (the user's key asks for a
+    passphrase, and an agent has no terminal to type it)."""
+    load = f"load it into ssh-agent (ssh-add {key.key})" if key.format == "ssh" else "let gpg-agent keep its passphrase"
+    return (
+        f".\nWithout a terminal a key that asks for its passphrase cannot sign: {load}, or sign state with"
+        f" git-continuity's own key: git config --global {KEY_CONFIG} own"
+    )
+
+
+def unattended(repo: Repo) -> str | None:
+    """Why a write with no terminal (an agent's) could not sign here, naming the settings, or
+    None when it can: the user's own key is tried on a few bytes in a session of its own, as
+    an agent's write would run it. git-continuity's own key needs no try."""
+    if not enabled(repo):
+        return None
+    try:
+        key = writer_key(repo)
+    except UserError:
+        return None  # the write itself refuses, naming what to fix
+    if key.here and Path(key.key) == own_key_path():
+        return None
+    probe = b"git-continuity: can this key sign without a terminal?\n"
+    if key.format == "ssh":
+        done, good = _run_ssh(key, probe, alone=True), b"-----BEGIN SSH SIGNATURE-----"
+        made = good in done.stdout
+    else:
+        done = _run_gpg(key, probe, alone=True)
+        made = b"[GNUPG:] SIG_CREATED " in done.stderr
+    if done.returncode == 0 and made:
+        return None
+    said = done.stderr.decode(errors="replace").strip().splitlines()
+    return (
+        f"user.signingKey ({key.key}) cannot sign without a terminal here ({said[-1] if said else 'it failed'}),"
+        " so every state write an agent makes would be refused" + _unattended_fix(key)
+    )
 
 
 @dataclass(frozen=True)
@@ -256,17 +342,18 @@ class Done:
     stderr: bytes
 
 
-def run(args: list[str], data: bytes) -> Done:
+def run(args: list[str], data: bytes, alone: bool = False) -> Done:
     """Run a signing program with data on its standard input, as subprocess.run would, but
     with os.posix_spawnp: every write signs, and the subprocess module would add its import
     to each one. The program's output (a signature, a line of status) is small, so it is
-    read after all of the input is written."""
+    read after all of the input is written. ``alone``: in a session of its own, without
+    this process's terminal (as an agent's write runs it)."""
     ends = [os.pipe() for _ in range(3)]  # stdin, stdout, stderr: (read end, write end)
     child = [ends[0][0], ends[1][1], ends[2][1]]
     actions: list[tuple[int, ...]] = [(os.POSIX_SPAWN_DUP2, fd, number) for number, fd in enumerate(child)]
     actions += [(os.POSIX_SPAWN_CLOSE, fd) for pair in ends for fd in pair]
     try:
-        pid = os.posix_spawnp(args[0], args, os.environ, file_actions=actions)
+        pid = os.posix_spawnp(args[0], args, os.environ, file_actions=actions, setsid=alone)
     except OSError as error:
         for pair in ends:
             for fd in pair:

@@ -1,5 +1,6 @@
 """An agent's Stop gate (agent_hooks ``stop``): it holds a session that changed something to
-every open thread and every done thread that no longer holds; lets a session that changed
+every open thread and every done thread that no longer holds, but for those another live
+session claimed (``thread claim``: planning.protected_elsewhere); lets a session that changed
 nothing stop; names once a close that accepted withdrawn checks; and after STOP_BLOCK_LIMIT
 blocks in a row lets the agent go, saying so where the user sees it and in the journal."""
 
@@ -118,7 +119,8 @@ def answer(repo: Any, stream: str, agent_session: str | None, active: bool) -> d
         # next brief still lists the open threads.
         _keep(path, agent_session, 0, told)
         return {}
-    result = closure.gate(store.snapshot(repo, stream), closing=True, online=False, via="stop")
+    snap = store.snapshot(repo, stream)
+    result = closure.gate(snap, closing=True, online=False, via="stop", skip=_claimed_elsewhere(repo, snap))
     if result.stopped and result.exit_code == 0:
         # The stop-loss blocked a thread now: no more retrying it; one last turn to say why.
         _keep(path, agent_session, 0, told)
@@ -155,9 +157,26 @@ def answer(repo: Any, stream: str, agent_session: str | None, active: bool) -> d
     return {"decision": "block", "reason": reason}
 
 
+def _claimed_elsewhere(repo: Any, snap: Any) -> frozenset[str]:
+    """The threads another live session claimed: not this session's to finish."""
+    from git_continuity import planning, session, store
+    from git_continuity.model import now
+
+    who = session.who(repo)
+    claims = planning.claims_from(store.read_thread_claims(snap))
+    return frozenset(planning.protected_elsewhere(claims, who.session, who.host, who.by, now()))
+
+
 # The fixes a refusal offers (accept, put back, trust a key) are the user's to choose, not the agent's.
 # So is the setting that turns the checks off (continuity.sign), which anything holding .git can set.
-_USERS_TO_CHOOSE = ("doctor --accept", "trust signer add", "Put it back:", "gives it back:", "continuity.sign")
+_USERS_TO_CHOOSE = (
+    "doctor --accept",
+    "trust signer add",
+    "trust team accept",
+    "Put it back:",
+    "gives it back:",
+    "continuity.sign",
+)
 
 
 def for_agent(error: str) -> str:

@@ -6,6 +6,13 @@ Git's hashes chain a state's history, but nothing in ``.git`` says where its ref
 a ref moved back (the newest changes cut off), a rewritten history, or a whole ``.git`` put
 back to an older copy all look like a state. Every read checks that the ref still descends
 from the witness (store/integrity.py), and the witness only ever moves forward.
+
+The witness is kept by folder, and names the clone it saw there by the id the clone keeps in
+its ``.git`` (``clone_id``): a ``.git`` put back brings its id back and is judged against the
+witness, while a new clone made at a known folder (CI workspaces and agent sandboxes clone
+into the same folder every run) has an id of its own and is read as the new clone it is,
+judged by its signatures alone. (A ``.git`` put back with its id changed by hand reads as a
+new clone too: the id tells honest copies apart, not forged ones.)
 """
 
 from __future__ import annotations
@@ -15,14 +22,40 @@ import fcntl
 import hashlib
 import json
 import os
+import re
+import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from git_continuity import atomic
 from git_continuity import repo as git
+from git_continuity.constants import ID_ALPHABET
 from git_continuity.errors import UserError
 from git_continuity.repo import Oid, Repo
+
+CLONE_ID = re.compile(r"^k-[2-9a-hjkmnp-z]{10}$")
+
+
+def clone_id(repo: Repo) -> str | None:
+    """This clone's id (``k-`` and ten characters), made the first time it is asked for and
+    kept in ``.git/continuity/clone.json``; linked worktrees share it. None when it cannot be
+    kept (a read-only repository)."""
+    target = repo.local_dir / "clone.json"
+    try:
+        found = json.loads(target.read_text()).get("id")
+        if isinstance(found, str) and CLONE_ID.match(found):
+            return found
+    except (OSError, ValueError, AttributeError):
+        pass
+    made = "k-" + "".join(secrets.choice(ID_ALPHABET) for _ in range(10))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic.write(target, json.dumps({"id": made}) + "\n")
+        kept = json.loads(target.read_text()).get("id")  # another process may have won the race
+        return kept if isinstance(kept, str) else made
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def state_folder() -> Path:
@@ -45,10 +78,19 @@ class Seen:
     depth: int
     seen: str  # when, as an ISO time (UTC)
     baseline: str | None = None  # why this commit was taken without its signatures checked
+    clone: str | None = None  # the id of the clone that was seen (None: a witness from before ids)
 
 
 def read(repo: Repo, stream: str) -> Seen | None:
-    """What this user last saw of the stream here (None: never read here)."""
+    """What this user last saw of the stream here (None: never read here, or what was seen
+    here was another clone: this one was made since, at the same folder)."""
+    found = _read(repo, stream)
+    if found is None or found.clone is None or found.clone == clone_id(repo):
+        return found
+    return None
+
+
+def _read(repo: Repo, stream: str) -> Seen | None:
     where = path(repo, stream)
     try:
         text = where.read_text()
@@ -69,7 +111,8 @@ def read(repo: Repo, stream: str) -> Seen | None:
         commit = Oid(str(data["commit"]))
         if len(commit) != 40 or any(c not in "0123456789abcdef" for c in commit):
             raise ValueError(f"{commit!r} is not a commit id")
-        return Seen(commit, int(data["depth"]), str(data["seen"]), data.get("baseline"))
+        clone = data.get("clone")
+        return Seen(commit, int(data["depth"]), str(data["seen"]), data.get("baseline"), str(clone) if clone else None)
     except (ValueError, KeyError, TypeError) as error:
         raise _corrupt(where, f"is not a witness file ({error})") from None
 
@@ -121,4 +164,6 @@ def record(repo: Repo, stream: str, seen: Seen, *, force: bool = False) -> None:
         }
         if seen.baseline:
             data["baseline"] = seen.baseline
+        if (clone := clone_id(repo)) is not None:
+            data["clone"] = clone
         atomic.write(path(repo, stream), json.dumps(data, indent=1) + "\n")

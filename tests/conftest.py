@@ -151,21 +151,51 @@ def cont(cwd: Path, *args: str, monkeypatch: pytest.MonkeyPatch | None = None) -
     return Ran(done.returncode, done.stdout, done.stderr)
 
 
-def at_a_terminal(where: Path, *args: str, timeout: float = 60) -> Ran:
+def at_a_terminal(where: Path, *args: str, timeout: float = 60, env: dict[str, str] | None = None) -> Ran:
     """``git continuity ARGS`` as a person runs it at a terminal: a pseudo-terminal that is its
     controlling terminal (/dev/tty) and its stdin, stdout and stderr; what it showed (the
-    terminal's \\r\\n as \\n) as ``out``."""
+    terminal's \\r\\n as \\n) as ``out``. ``env``: another person's environment."""
     import pty
 
     pid, fd = pty.fork()
     if pid == 0:  # the child: a session of its own, the terminal its controlling one
         try:
             os.chdir(where)
-            os.execvp("git", ["git", "continuity", *args])
+            os.execvpe("git", ["git", "continuity", *args], env if env is not None else os.environ)
         finally:
             os._exit(127)
     shown = _terminal_output(fd, timeout)
     return Ran(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), shown, "")
+
+
+def by_a_person(where: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    """``git continuity ARGS`` that a person runs at a terminal (trusting a key, approving a
+    command, accepting the team's list) and that must succeed; what it showed."""
+    done = at_a_terminal(where, *args, env=env)
+    assert done.code == 0, (args, done.out)
+    return done.out
+
+
+def approve(where: Path, command: str, env: dict[str, str] | None = None) -> str:
+    """A person approves a command for cmd: checks, at a terminal."""
+    return by_a_person(where, "trust", "allow", command, env=env)
+
+
+NOT_APPROVED = "not approved on this machine (approving a command is a person's act, at their terminal)"
+
+
+def approvals(work: Path) -> Path:
+    """Where the commands approved for this repository are kept: beside the trusted keys, in
+    the user's config folder, one file per repository folder (never in .git)."""
+    import hashlib
+
+    digest = hashlib.sha256(str((work / ".git").resolve()).encode()).hexdigest()[:20]
+    return Path(os.environ["XDG_CONFIG_HOME"]) / "git-continuity" / "approved" / f"{digest}.json"
+
+
+def flat(text: str) -> str:
+    """Text a terminal showed, folded at its width and coloured, as one line of words."""
+    return " ".join(re.sub(r"\x1b\[[0-9;]*m", "", text).split())
 
 
 def _terminal_output(fd: int, timeout: float) -> str:

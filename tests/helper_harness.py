@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Ran, commit, helpers
+from conftest import Ran, approve, commit, helpers
 
 ON = {"GIT_CONTINUITY_HELPER": "1", "GIT_CONTINUITY_HELPER_IDLE": "60"}
 
@@ -100,7 +100,7 @@ def work(repo: Path) -> Path:
     run(repo, "objective", "set", "Ship 1.2", "--why", "users wait", helper=False)
     (repo / "probe.sh").write_text(PROBE)
     commit(repo, "probe", {"probe.sh": (repo / "probe.sh").read_text()})
-    assert run(repo, "trust", "allow", "sh probe.sh ran.txt", helper=False).code == 0
+    approve(repo, "sh probe.sh ran.txt")
     assert run(repo, "claim", "add", "the probe runs", "--check", "cmd:sh probe.sh ran.txt", helper=False).code == 0
     return repo
 

@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import THREAD_LINE, HookRepo, Ran, Run, at_a_terminal, commit, cont, git
+from conftest import NOT_APPROVED, THREAD_LINE, HookRepo, Ran, Run, approvals, at_a_terminal, commit, cont, flat, git
 
 TITLE = "Ship the login fix"
 COMMAND = 'python -c "print(6 * 7)"'
-APPROVE = "git continuity trust allow 'python -c \"print(6 * 7)\"'"
+APPROVE = "a person's act, at their terminal"  # what an agent is told of approving a command
 
 
 def fetched(text: str) -> str:
@@ -111,8 +111,7 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
     # -- while the fix is not pushed and the test command is not approved here ---------------
     failing = by_id(
         {
-            cmd_id: f"  unknown       {cmd_id}  cmd:{COMMAND}\n"
-            f"                not approved on this machine; to run it: {APPROVE}\n",
+            cmd_id: f"  unknown       {cmd_id}  cmd:{COMMAND}\n                {NOT_APPROVED}\n",
             pushed_id: f"  contradicted  {pushed_id}  pushed:HEAD@origin/main\n"
             f"                pushed:{fix[:12]}…@origin/main\n"
             f"                origin/main is at {base[:7]} (as cloned just now, not fetched since), "
@@ -173,7 +172,7 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
             "written": None,
             "thread": tid,
             "state": "unknown",
-            "observed": f"not approved on this machine; to run it: {APPROVE}",
+            "observed": NOT_APPROVED,
             "checked_at": "TIME",
             "origin": "now",
             "added_at": "TIME",
@@ -223,10 +222,13 @@ def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit:
     # -- make every check verify: push the fix, approve the command here ---------------------
     git(work, "push", "-q", "origin", "main")
     assert git(bare, "rev-parse", "main") == fix
-    approved = cont(work, "trust", "allow", COMMAND)
-    assert approved.out == (
-        f"Approved on this machine: {COMMAND}\n  (kept in {work}/.git/continuity/trust.json, never synced)\n"
-        "Claims that check it show their last result until git continuity verify runs it.\n"
+    approved = at_a_terminal(work, "trust", "allow", COMMAND)
+    assert (approved.code, flat(approved.out)) == (
+        0,
+        flat(
+            f"Approved on this machine: {COMMAND}\n  (kept in {approvals(work)}, outside the repository,"
+            " never synced)\nClaims that check it show their last result until git continuity verify runs it.\n"
+        ),
     )
     tree = git(work, "rev-parse", "HEAD^{tree}")  # the work tree holds exactly HEAD's files
     passing = by_id(

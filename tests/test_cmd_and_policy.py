@@ -46,7 +46,7 @@ def took(text: str) -> str:
 
 
 def approve_line(command: str) -> str:
-    return f"not approved on this machine; to run it: git continuity trust allow '{command}'"
+    return conftest.NOT_APPROVED
 
 
 def tree(cwd: Path) -> str:
@@ -70,13 +70,13 @@ def test_a_command_never_runs_until_approved_here(gc: Cli, started: Path, tmp_pa
     added = cont(started, "claim", "add", "the suite ran", "--check", f"cmd:{command}")
     assert added.out.splitlines()[1:] == [
         f"  handle  cmd:{command}",
-        "  now     unchecked: it runs only once approved on this machine:"
-        f" git continuity trust allow '{command}', then verify",
+        "  now     unchecked: it runs only once approved on this machine: a person's act, at their terminal, then"
+        " verify",
     ]
     tid = gc.thread(started, "Run it", f"cmd:{command}")
     gc.ok(started, "hooks", "install")
     # Approval is of one exact command: approving another approves nothing else.
-    gc.ok(started, "trust", "allow", f"touch {marker}-other")
+    conftest.approve(started, f"touch {marker}-other")
 
     assert gc.verified(started) == {
         "the suite ran": ("unknown", approve_line(command)),
@@ -90,10 +90,16 @@ def test_a_command_never_runs_until_approved_here(gc: Cli, started: Path, tmp_pa
     assert cont(started, "status").code == 0
     assert not marker.exists()
 
-    approved = cont(started, "trust", "allow", command)
-    assert approved.out == (
-        f"Approved on this machine: {command}\n  (kept in {started}/.git/continuity/trust.json, never synced)\n"
-        "Claims that check it show their last result until git continuity verify runs it.\n"
+    refused = cont(started, "trust", "allow", command)  # an agent's call: no terminal
+    assert (refused.code, refused.out) == (2, "")
+    assert refused.err.startswith("git-continuity: error: trust allow is a person's decision: run it at a terminal.")
+    approved = conftest.at_a_terminal(started, "trust", "allow", command)
+    assert (approved.code, conftest.flat(approved.out)) == (
+        0,
+        conftest.flat(
+            f"Approved on this machine: {command}\n  (kept in {conftest.approvals(started)}, outside the repository,"
+            " never synced)\nClaims that check it show their last result until git continuity verify runs it.\n"
+        ),
     )
     listed = json.loads(gc.ok(started, "trust", "list", "--json"))["commands"]
     assert [(e["command"], e["by"]) for e in listed] == [
@@ -111,7 +117,7 @@ def test_a_command_that_hangs_times_out_as_unknown(gc: Cli, started: Path) -> No
     commit(started, "Policy", {".continuity.yaml": "# the suite is quick here\ncmd_timeout: 1s\n"})
     command = "echo started; sleep 30"
     gc.ok(started, "claim", "add", "the suite passes", "--check", f"cmd:{command}")
-    gc.ok(started, "trust", "allow", command)
+    conftest.approve(started, command)
     done = cont(started, "verify", "--json")
     assert done.code == 1
     (claim,) = json.loads(done.out)["claims"]
@@ -129,8 +135,8 @@ def test_output_is_captured_capped_and_redacted(
     wide = "python -c \"print('x' * 2000)\""
     tid = gc.thread(started, "Release", f"cmd:{leaky}")
     gc.ok(started, "claim", "add", "a wide line", "--check", f"cmd:{wide}")
-    gc.ok(started, "trust", "allow", leaky)
-    gc.ok(started, "trust", "allow", wide)
+    conftest.approve(started, leaky)
+    conftest.approve(started, wide)
     gc.ok(started, "hooks", "install")
     here = tree(started)
     shown = "\n".join(str(n) for n in range(21, 31)) + "\ntoken=[redacted]\n[redacted]"  # the last 12 lines
@@ -184,7 +190,7 @@ def anywhere_under(folder: Path) -> str:
 def test_evidence_of_a_command_turns_stale_when_the_files_change(gc: Cli, started: Path) -> None:
     command = "test -f README"
     gc.ok(started, "claim", "add", "the readme is there", "--check", f"cmd:{command}")
-    gc.ok(started, "trust", "allow", command)
+    conftest.approve(started, command)
     here = tree(started)
     assert gc.verified(started) == {"the readme is there": ("verified", f"exit 0 in Ts on work tree {here}")}
 
@@ -211,7 +217,7 @@ def test_a_gate_does_not_run_a_command_again_on_the_same_files(gc: Cli, started:
     runs = tmp_path / "runs"
     command = f"echo run >> {runs}"
     tid = gc.thread(started, "Suite", f"cmd:{command}")
-    gc.ok(started, "trust", "allow", command)
+    conftest.approve(started, command)
     assert cont(started, "verify").code == 0
     assert runs.read_text() == "run\n"
     assert cont(started, "check", "--closing").code == 0
@@ -227,7 +233,7 @@ def test_state_from_another_clone_never_runs_its_commands_here(gc: Cli, remote_a
     command = "touch it-ran"
     gc.ok(theirs, "init")
     tid = gc.thread(theirs, "Run their suite", f"cmd:{command}")
-    gc.ok(theirs, "trust", "allow", command)  # approved there: that approval never travels
+    conftest.approve(theirs, command)  # approved there: that approval never travels
     git(theirs, "push", "-q", "origin", "refs/continuity/main")
 
     ours = bare.parent / "ours"
@@ -256,7 +262,7 @@ def test_state_from_another_clone_never_runs_its_commands_here(gc: Cli, remote_a
     assert not (theirs / "it-ran").exists()
 
     # Approved here, it runs here.
-    gc.ok(ours, "trust", "allow", command)
+    conftest.approve(ours, command)
     assert gc.verified(ours)[f"cmd:{command}"][0] == "verified"
     assert (ours / "it-ran").exists()
 
@@ -427,7 +433,7 @@ def test_a_message_naming_a_thread_that_does_not_exist(gc: Cli, started: Path) -
 def test_orient_never_runs_a_command_even_an_approved_one(gc: Cli, started: Path) -> None:
     # A session start must not wait on a test suite: cmd: checks show their last evidence.
     command = "touch ran-at-orient"
-    gc.ok(started, "trust", "allow", command)
+    conftest.approve(started, command)
     gc.ok(started, "objective", "set", "ship", "--why", "it is due")
     gc.ok(started, "claim", "add", "the suite passes", "--check", f"cmd:{command}")
     gc.ok(started, "orient")

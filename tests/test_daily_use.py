@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conftest import git
+from conftest import approve, git
 
 Run = Any  # the inproc fixture's runner
 
@@ -18,10 +18,10 @@ def test_claim_add_with_an_unapproved_cmd_names_trust_allow(inproc: Run, repo: P
         0,
         f"Recorded claim {claim}: tests pass\n"
         "  handle  cmd:python -m pytest -q\n"
-        "  now     unchecked: it runs only once approved on this machine:"
-        " git continuity trust allow 'python -m pytest -q', then verify\n",
+        "  now     unchecked: it runs only once approved on this machine: a person's act, at their terminal, then"
+        " verify\n",
     )
-    assert inproc(repo, "trust", "allow", "python -m pytest -q").code == 0
+    approve(repo, "python -m pytest -q")
     again = inproc(repo, "claim", "add", "tests pass", "--check", "cmd:python -m pytest -q")
     assert again.out.splitlines()[-1] == "  now     unchecked: never dereferenced: run git continuity verify"
     assert git(repo, "status", "--porcelain") == ""

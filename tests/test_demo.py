@@ -56,6 +56,9 @@ def test_the_short_story_is_told_in_at_most_150_lines(story: Ran) -> None:
     assert steps(steady(story.out)) == [
         "work$ git continuity init --no-fetch-refspecs",
         'work$ git continuity objective set "Fix the login loop" --why "users bounce back to /login"',
+        "work$ git continuity trust team join",
+        "work$ git add .continuity.yaml",
+        'work$ git commit -q -m "Join the signers"',
         'work$ git commit -q -am "Fix the login loop"',
         'mate$ git commit -q -am "Add release notes"',
         "mate$ git push -q",
@@ -77,6 +80,8 @@ def test_the_short_story_is_told_in_at_most_150_lines(story: Ran) -> None:
         "work$ git push -q",
         "work$ git continuity push",
         "mate$ git pull -q",
+        "mate$ git continuity trust team",
+        "mate$ git continuity trust team accept",
         "mate$ git continuity pull",
         "mate$ git continuity status",
     ]
@@ -133,13 +138,26 @@ def test_a_false_close_is_refused_at_the_commit_being_made(story: Ran) -> None:
     assert re.search(r"\n      closed  TIME \(just now\) by commit <short>\n", closed), closed
 
 
-def test_a_second_clone_takes_the_state_in(story: Ran) -> None:
+def test_a_teammate_with_a_key_of_her_own_accepts_the_teams_list_and_takes_the_state_in(story: Ran) -> None:
     out = steady(story.out)
     teammate = out[out.index("\nSession 3, on the teammate's machine.") :]
+    listed = teammate[teammate.index("  mate$ git continuity trust team\n") :]
+    key = re.search(r"agent@demo.invalid  (SHA256:\S{43}) \(desk\)  not trusted here\n", listed)
+    assert key, listed
+    assert (
+        "  mate$ git continuity trust team accept\n"
+        "    Accepted the team's list of signers at <short> (.continuity.yaml at HEAD):\n"
+        f"      trusted now      agent@demo.invalid  {key[1]}\n"
+        "    Kept in ROOT/mate-home/config/git-continuity/allowed_signers; the next pull takes in what these keys"
+        " signed.\n"
+    ) in teammate
     assert "  mate$ git continuity pull\n    From origin:\n      main: new here (<short>)\n" in teammate
-    assert "      done       t-ID  The login loop is fixed  (1 of 1 checks verified; closed by <short>)\n" in teammate
-    assert "      verified  c-ID  the rebased fix is pushed\n" in teammate
-    assert "      prose     c-ID  the reviewers are happy\n" in teammate
+    assert (
+        "      done       t-ID  [signed by agent@demo.invalid] The login loop is fixed  (1 of 1 checks verified;"
+        " closed by <short>)\n"
+    ) in teammate
+    assert "      verified  c-ID  [signed by agent@demo.invalid] the rebased fix is pushed\n" in teammate
+    assert "      prose     c-ID  [signed by agent@demo.invalid] the reviewers are happy\n" in teammate
 
 
 def test_each_term_is_explained_where_it_is_first_said(story: Ran) -> None:
@@ -299,7 +317,10 @@ def test_the_siblings_chapter_closes_only_when_each_repository_holds() -> None:
         ["api", "contradicted"],
         ["consumer", "unknown"],
     ]
-    assert "not approved in consumer (ROOT/consumer); to run it there: git -C ROOT/consumer continuity trust" in refused
+    assert (
+        "not approved in consumer (ROOT/consumer) (approving a command there is a person's act, at their terminal)"
+        in refused
+    )
     closed = chapter[chapter.index("is done: every check verified now") :]
     assert rows(closed) == [
         ["here", "verified"],

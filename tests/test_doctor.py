@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import cont, git, write_state
+from conftest import approvals, cont, git, write_state
 
 BAD_CLAIM = ".continuity/claims/c-222222.json"
 BAD_TEXT = '{"id": "c-222222", "text": 5}\n'
@@ -294,8 +294,8 @@ def test_agent_hooks_whose_command_cannot_start(started: Path, tmp_path: Path) -
 
 
 def test_a_trust_store_and_a_policy_that_cannot_be_read(started: Path) -> None:
-    (started / ".git" / "continuity").mkdir(exist_ok=True)
-    (started / ".git" / "continuity" / "trust.json").write_text("{nope")
+    approvals(started).parent.mkdir(parents=True, exist_ok=True)
+    approvals(started).write_text("{nope")
     (started / ".continuity.yaml").write_text("closing_keywords: &k [closes]\n")
     ran = cont(started, "doctor", "--json")
     assert ran.code == 1
@@ -304,7 +304,7 @@ def test_a_trust_store_and_a_policy_that_cannot_be_read(started: Path) -> None:
     assert found["policy"]["problem"] == (
         "line 1: anchors and aliases (&name, *name) are not allowed here: write each value out"
     )
-    assert found["trust"]["where"] == str(started / ".git" / "continuity" / "trust.json")
+    assert found["trust"]["where"] == str(approvals(started))
 
 
 def test_what_would_refuse_every_write_is_named_before_one_is_tried(started: Path) -> None:

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import BIN, git, untouched
+from conftest import BIN, approve, git, untouched
 
 
 def gc(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -119,7 +119,7 @@ def test_state_the_output_encoding_cannot_hold_is_shown_escaped(started: Path, e
 
 def test_a_ctrl_c_that_reaches_the_command_too_records_nothing(started: Path) -> None:
     command = "echo $$ > pid; exec sleep 30"
-    assert gc(started, "trust", "allow", command).returncode == 0
+    approve(started, command)
     assert gc(started, "claim", "add", "slow", "--check", f"cmd:{command}").returncode == 0
     before = everything(started)
     verify = subprocess.Popen(

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Ran, git
+from conftest import Ran, approve, git
 from helper_harness import (
     ON,
     gone,
@@ -171,7 +171,7 @@ def slow_verify(work: Path, ignore: int | None = None) -> tuple[subprocess.Popen
     """`verify` of a check that runs for 30 s, started in the helper and running now: the
     client, and the process the helper runs the command in."""
     (work / "slow.sh").write_text("echo started >> slow.txt\nsleep 30\n")
-    run(work, "trust", "allow", "sh slow.sh", helper=False)
+    approve(work, "sh slow.sh")
     run(work, "claim", "add", "slow", "--check", "cmd:sh slow.sh")
     helper = listening(work)
     client = subprocess.Popen(  # the client itself, not git: a signal sent to it reaches it
@@ -223,7 +223,7 @@ def test_a_helper_that_does_not_answer_is_passed_by_and_never_runs_the_command(w
 
 def test_a_client_less_confined_or_otherwise_set_is_not_served_by_the_helper(work: Path) -> None:
     (work / "limits.sh").write_text("ulimit -n > limit.txt\n")
-    run(work, "trust", "allow", "sh limits.sh", helper=False)
+    approve(work, "sh limits.sh")
     run(work, "claim", "add", "limits", "--check", "cmd:sh limits.sh", helper=False)
     run(work, "status")
     first = listening(work)

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import BIN, Ran, git, helpers
+from conftest import BIN, Ran, approve, git, helpers
 from helper_harness import (
     ON,
     PROBE,
@@ -189,7 +189,7 @@ def test_a_checkout_deeper_than_a_sockets_path_is_served(tmp_path: Path) -> None
     assert len(str(deep / ".git" / "continuity" / "helper-0123456789abcdef.sock")) > 107
     run(deep, "init", "--no-fetch-refspecs", helper=False)
     (deep / "probe.sh").write_text(PROBE)
-    run(deep, "trust", "allow", "sh probe.sh ran.txt", helper=False)
+    approve(deep, "sh probe.sh ran.txt")
     run(deep, "claim", "add", "probe", "--check", "cmd:sh probe.sh ran.txt", helper=False)
     run(deep, "status")
     pid = listening(deep)

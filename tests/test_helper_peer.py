@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Ran, git, normalize
+from conftest import Ran, approve, git, normalize
 from helper_harness import (
     ON,
     gone,
@@ -37,7 +37,7 @@ def test_the_helper_reads_its_clients_confinement_itself(work: Path) -> None:
     helper reads the client's limits from /proc, refuses, and the check runs with the client's
     limit (the helper took the client's word for it)."""
     (work / "limits.sh").write_text("ulimit -n > limit.txt\n")
-    run(work, "trust", "allow", "sh limits.sh", helper=False)
+    approve(work, "sh limits.sh")
     run(work, "claim", "add", "limits", "--check", "cmd:sh limits.sh", helper=False)
     run(work, "status")
     first = listening(work)
@@ -129,7 +129,7 @@ def slow_verify(work: Path, seconds: int) -> tuple[subprocess.Popen[str], int, i
     """`verify` of a check that takes ``seconds``, started in the helper and running now: the
     client, the helper, and the process the helper runs the command in."""
     (work / "slow.sh").write_text(f"echo started >> slow.txt\nsleep {seconds}\n")
-    run(work, "trust", "allow", "sh slow.sh", helper=False)
+    approve(work, "sh slow.sh")
     run(work, "claim", "add", "slow", "--check", "cmd:sh slow.sh", helper=False)
     run(work, "status")
     pid = listening(work)

@@ -620,7 +620,7 @@ def test_a_command_check_runs_in_the_worktree_it_is_judged_from(gc: Cli, started
     gc.ok(started, "hooks", "install")
     command = "test -f side.txt"
     tid = gc.thread(started, "The side file is there", f"cmd:{command}")
-    gc.ok(started, "trust", "allow", command)
+    conftest.approve(started, command)
     linked = tmp_path / "linked"
     git(started, "worktree", "add", "-q", "-b", "side", str(linked))
     commit(linked, "Add the side file", {"side.txt": "side\n"})
@@ -923,7 +923,7 @@ def test_a_command_check_runs_only_on_what_is_being_committed(gc: Cli, started: 
     command = "test -f README"
     tid = gc.thread(started, "The readme is there", f"cmd:{command}")
     cid = gc.claim_id(started, f"cmd:{command}")
-    gc.ok(started, "trust", "allow", command)
+    conftest.approve(started, command)
     (started / "scratch.txt").write_text("not committed\n")
     index = git(started, "write-tree")
     refused = run(started, "git", "commit", "--allow-empty", "-m", f"closes {tid}")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cont
+from conftest import approve, cont
 
 from git_continuity import attempts, machine
 
@@ -46,7 +46,7 @@ def test_the_second_attempt_that_runs_the_machine_out_stops_the_thread(repo: Pat
     assert cont(repo, "init").code == 0
     assert cont(repo, "objective", "set", "Build it", "--why", "release").code == 0
     tid = cont(repo, "thread", "add", "Build the engine", "--check", f"cmd:{command}").out.split()[1]
-    assert cont(repo, "trust", "allow", command).code == 0
+    approve(repo, command)
     first = cont(repo, "verify")
     assert first.code == 1 and "Stop-loss" not in first.out  # once is not yet the machine's fault
     again = cont(repo, "verify")
@@ -76,7 +76,7 @@ def test_the_handoff_records_the_machine_and_a_brief_elsewhere_compares(
     assert "Machine: " not in cont(repo, "orient").out  # nothing to compare with yet
     command = "echo 'fatal: Cannot allocate memory'; exit 1"
     assert cont(repo, "thread", "add", "Build the engine", "--check", f"cmd:{command}").code == 0
-    assert cont(repo, "trust", "allow", command).code == 0
+    approve(repo, command)
     assert [cont(repo, "verify").code for _ in range(2)] == [1, 1]  # the machine is the limit: blocked
     handed = json.loads(cont(repo, "handoff", "--json").out)["handoff"]
     here = machine.here(repo)

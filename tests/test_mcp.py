@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from conftest import BIN, cont, git, state_refs
+from conftest import BIN, NOT_APPROVED, approve, at_a_terminal, cont, flat, git, state_refs
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
@@ -245,7 +245,9 @@ def test_a_state_rewritten_with_plumbing_is_a_tool_error_that_leaves_the_fixes_t
     assert oriented.is_error and oriented.structured_content is None
     said = text(oriented)
     assert said.startswith("the state on refs/continuity/main is not what was written here; nothing was read:\n")
-    assert "doctor --accept" not in said and "doctor --accept" in cont(started, "status").err
+    # Nor is an agent told it anywhere else; a person, at a terminal, is.
+    assert "doctor --accept" not in said and "doctor --accept" not in cont(started, "status").err
+    assert "git continuity doctor --accept" in flat(at_a_terminal(started, "status").out)
     assert "continuity.sign" not in said  # nor the setting that turns the checks off
     assert said.endswith(
         "What to accept or put back is the user's decision (git continuity doctor shows them the state and the"
@@ -360,12 +362,9 @@ def test_a_cmd_check_runs_only_once_approved_here(started: Path) -> None:
     assert cont(started, "claim", "add", "tests pass", "--check", f"cmd:{command}").code == 0
     (claim,) = state(started)["claims"]
     (untrusted,) = calls(started, [("verify", {})], "--repo", str(started))
-    assert ok(untrusted, "verify") == (
-        f"{claim['id']} unknown: not approved on this machine; to run it: git continuity trust allow '{command}'"
-        "\n(exit 1)"
-    )
+    assert ok(untrusted, "verify") == (f"{claim['id']} unknown: {NOT_APPROVED}\n(exit 1)")
     assert not (started / "ran").exists()
-    assert cont(started, "trust", "allow", command).code == 0
+    approve(started, command)
     (trusted,) = calls(started, [("verify", {})], "--repo", str(started))
     assert ok(trusted, "verify").startswith(f"{claim['id']} verified: exit 0 in ")  # then its time and tree
     assert (started / "ran").exists()
@@ -391,7 +390,7 @@ def test_concurrent_calls_all_land(started: Path) -> None:
 def test_a_client_that_closes_stdin_mid_call_leaves_a_whole_state(started: Path) -> None:
     command = "sleep 1"
     assert cont(started, "claim", "add", "slow", "--check", f"cmd:{command}").code == 0
-    assert cont(started, "trust", "allow", command).code == 0
+    approve(started, command)
     before = git(started, "rev-parse", "refs/continuity/main")
     server = subprocess.Popen(
         [str(BIN / "git-continuity"), "mcp", "--repo", str(started)],

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import BIN, git
+from conftest import BIN, approve, git
 
 
 def gc(cwd: Path, *args: str | bytes, stdout: int | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -58,7 +58,7 @@ def test_ctrl_c_during_verify_ends_the_command_check_and_says_so(started: Path) 
     import time
 
     command = "echo $$ > pid; exec sleep 30"
-    assert gc(started, "trust", "allow", command).returncode == 0
+    approve(started, command)
     assert gc(started, "claim", "add", "slow", "--check", f"cmd:{command}").returncode == 0
     (started / "pid").unlink(missing_ok=True)
     child = subprocess.Popen([str(BIN / "git-continuity"), "verify"], cwd=started, stderr=subprocess.PIPE)

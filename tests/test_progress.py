@@ -42,7 +42,7 @@ def gc(inproc: Run) -> Cli:
 def started(gc: Cli, repo: Path) -> Path:
     gc.ok(repo, "init")
     gc.ok(repo, "objective", "set", "Ship the image", "--why", "the release needs it")
-    gc.ok(repo, "trust", "allow", FAILING)
+    conftest.approve(repo, FAILING)
     return repo
 
 
@@ -153,13 +153,13 @@ def test_attempts_from_two_clones_merge_as_a_union(
 ) -> None:
     bare, ours = remote_and_clone
     gc.ok(ours, "init")
-    gc.ok(ours, "trust", "allow", FAILING)
+    conftest.approve(ours, FAILING)
     tid = gc.thread(ours, "Docker build passes", f"cmd:{FAILING}")
     gc.ok(ours, "push")
     theirs = tmp_path / "theirs"
     git(tmp_path, "clone", "-q", str(bare), str(theirs))
     gc.ok(theirs, "pull")
-    gc.ok(theirs, "trust", "allow", FAILING)
+    conftest.approve(theirs, FAILING)
     as_session(monkeypatch, "s-theirs")
     assert gc.run(theirs, "verify").code == 1
     as_session(monkeypatch, "s-oursxx")

@@ -13,7 +13,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import cont
+from conftest import approve, cont
 
 FAILING = "echo 'fatal: Cannot allocate memory'; exit 1"
 RED = (0xD7, 0x3A, 0x49)  # a contradicted attempt's mark, and its legend
@@ -61,7 +61,7 @@ def test_the_page_reads_without_a_mouse_in_chromium(
     assert browser is not None, "chromium is not installed (Debian package chromium)"
     assert cont(repo, "init").code == 0
     tid = cont(repo, "thread", "add", "Build the engine", "--check", f"cmd:{FAILING}").out.split()[1]
-    assert cont(repo, "trust", "allow", FAILING).code == 0
+    approve(repo, FAILING)
     for session in ("s-one", "s-two"):
         monkeypatch.setenv("GIT_CONTINUITY_SESSION", session)
         assert cont(repo, "verify").code == 1

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import Ran, commit, git
+from conftest import NOT_APPROVED, Ran, approve, commit, git
 
 COMMAND = "test -f ok.txt"
 
@@ -44,7 +44,7 @@ def two(tmp_path: Path) -> tuple[Path, Path, str, str]:
     made = on("host-a", a, "thread", "add", "the tests pass", "--check", f"cmd:{COMMAND}")
     thread = re.findall(r"\bt-[2-9a-hjkmnp-z]{6}\b", made.out)[0]
     check = json.loads(on("host-a", a, "claim", "list", "--json").out)["claims"][0]["id"]
-    assert on("host-a", a, "trust", "allow", COMMAND).code == 0
+    approve(a, COMMAND)
     assert on("host-a", a, "verify").code == 0
     assert on("host-a", a, "push").code == 0
     b = tmp_path / "b"
@@ -95,11 +95,11 @@ def test_another_clones_evidence_is_its_report_and_closes_nothing_here(two: tupl
     # The gate does not take it for proof: the check runs here, and here it is not approved.
     closing = on("host-b", b, "thread", "close", thread)
     assert closing.code == 1
-    assert f"not approved on this machine; to run it: git continuity trust allow '{COMMAND}'" in closing.out
+    assert NOT_APPROVED in closing.out
     assert json.loads(on("host-b", b, "thread", "list", "--json").out)["threads"][0]["status"] == "open"
 
     # Derived here, it closes, and its evidence is this clone's own.
-    assert on("host-b", b, "trust", "allow", COMMAND).code == 0
+    approve(b, COMMAND)
     closed = on("host-b", b, "thread", "close", thread)
     assert closed.code == 0, closed.out
     last = evidence(b)[-1]

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from conftest import BIN, at_a_terminal, cont, git, write_state
+from conftest import BIN, at_a_terminal, by_a_person, cont, git, write_state
 from test_signing import bea_joins, ok
 
 REF = "refs/continuity/main"
@@ -43,7 +43,7 @@ def teammate(remote: Path, ada: Path, tmp_path: Path) -> tuple[dict[str, str], s
     ok(bea, "blocker", "add", BLOCKER, env=bea_env)
     ok(bea, "push", env=bea_env)
     pub = tmp_path / "bea-home/.config/git-continuity/signing_ed25519.pub"
-    ok(ada, "trust", "signer", "add", "bea@example.com", bea_key)
+    by_a_person(ada, "trust", "signer", "add", "bea@example.com", bea_key)
     ok(ada, "pull")
     listed = subprocess.run(["ssh-keygen", "-l", "-f", str(pub)], capture_output=True, text=True, check=True)
     fingerprint = listed.stdout.split()[1][: len("SHA256:") + 12]  # what ssh-keygen says, shortened

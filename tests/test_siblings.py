@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import Ran, commit, cont, git, state_refs
+from conftest import Ran, approve, commit, cont, git, state_refs
 
 Run = Callable[..., Ran]
 ID = "[2-9a-hjkmnp-z]"
@@ -237,9 +237,9 @@ def test_scoped_checks_are_dereferenced_in_their_sibling(three: Path, inproc: Ru
     refused = f"not approved in consumer ({consumer}); to run it there: {hint}"
     verified = inproc(cli, "verify", cmd)
     assert verified.code == 1 and refused in verified.out
-    assert inproc(cli, "trust", "allow", command).code == 0  # approving it in cli is not approving it there
+    approve(cli, command)  # approving it in cli is not approving it there
     assert refused in inproc(cli, "verify", cmd).out
-    assert run(consumer, "git", "continuity", "trust", "allow", command).code == 0
+    approve(consumer, command)
     ran = inproc(cli, "verify", cmd)
     assert ran.code == 0 and "exit 0 in " in ran.out and "; output:\n" in ran.out
     # Its evidence depends on the consumer's work tree: a change there makes it stale here.
@@ -400,7 +400,7 @@ def test_the_scenario_across_three_repositories(tmp_path: Path, inproc: Run) -> 
         ["consumer", "unchecked", f"{c} @consumer:cmd:sh check.sh"],
     ]
     assert inproc(cli, "thread", "close", thread).code == 1  # not approved in consumer yet
-    assert run(consumer, "git", "continuity", "trust", "allow", "sh check.sh").code == 0
+    approve(consumer, "sh check.sh")
     closed = inproc(cli, "thread", "close", thread)
     assert closed.code == 0, closed.out
     assert [t["status"] for t in json.loads(inproc(cli, "status", "--json").out)["threads"]] == ["done"]

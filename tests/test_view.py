@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from conftest import cont, git, made_id, ok, stop_hook
+from conftest import approve, cont, git, made_id, ok, stop_hook
 
 from git_continuity import mcp_tools
 from git_continuity import repo as gitrepo
@@ -105,7 +105,7 @@ def test_a_claim_another_clone_verified_is_its_report_in_every_reader(remote_and
     ok(work, "init")
     ok(work, "objective", "set", "Keep the build green", "--why", "releases depend on it")
     command = "test -f README"
-    ok(work, "trust", "allow", command)
+    approve(work, command)
     cid = made_id(ok(work, "claim", "add", "the readme is there", "--check", f"cmd:{command}"), "c")
     ok(work, "verify", cid)
     ok(work, "push")
@@ -145,7 +145,7 @@ def test_a_done_threads_cmd_check_reads_verified_at_its_commit_after_later_commi
     ok(repo, "init")
     ok(repo, "objective", "set", "Ship the parser", "--why", "the importer needs it")
     command = "test -f parser.py"
-    ok(repo, "trust", "allow", command)
+    approve(repo, command)
     tid = made_id(ok(repo, "thread", "add", "Write the parser", "--check", f"cmd:{command}"), "t")
     (repo / "parser.py").write_text("def parse(): ...\n")
     git(repo, "add", "parser.py")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from git_continuity import constants, health, health_setup, quarantine, render, tracking
+from git_continuity import constants, health, health_setup, quarantine, render, tracking, trust
 from git_continuity import repo as git
 from git_continuity.display import clean
 from git_continuity.errors import UserError
@@ -44,7 +44,11 @@ def signing_checks(repo: Repo) -> list[Finding]:
             continue  # health.state names the cut
         if problem:
             first, _, rest = problem.partition("\n")
-            fix = rest.rsplit("\n", 1)[-1] if rest else "git continuity doctor --accept COMMIT"
+            fix = (
+                rest.rsplit("\n", 1)[-1]
+                if rest
+                else trust.persons_act("the state is accepted after a look", "git continuity doctor --accept COMMIT")
+            )
             details = "".join(f"; {line.strip().rstrip(':')}" for line in rest.splitlines() if line.startswith("  "))
             found.append(Finding("signing", refname, first.removesuffix(":") + details, fix))
     return found

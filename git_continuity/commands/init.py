@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from git_continuity import constants, packetfile, remote_layout, store, tracking, transport
+import sys
+
+from git_continuity import constants, packetfile, remote_layout, signers, signing, store, tracking, transport
 from git_continuity import repo as git
 from git_continuity.repo import Repo
 from git_continuity.syncing import pulling
@@ -18,6 +20,9 @@ def init(
     (two clones that both start one would make unrelated histories); safe to run again."""
     ref = store.ref_name(stream)
     name = tracking.pick_remote(repo, remote) if remote is not None else tracking.default_remote(repo)
+    cannot = signing.unattended(repo)
+    if cannot:  # said at once, not at an agent's first write
+        print(f"git-continuity: warning: {cannot}", file=sys.stderr)
     existing = store.snapshot(repo, stream)
     if existing.commit is not None:
         print(f"Stream '{stream}' already has state: {ref} at {existing.commit[:7]}.")
@@ -25,7 +30,7 @@ def init(
         return 0
     if name is not None and not local and _take_remote_state(repo, name, stream):
         _offer_refspecs(repo, name, fetch_refspecs)
-        return 0
+        return 0 if store.snapshot(repo, stream).commit is not None else 1
     git.create_reflog(repo, ref)
 
     def make(snap: store.Snapshot) -> store.Change:
@@ -65,11 +70,18 @@ def _take_remote_state(repo: Repo, remote: str, stream: str) -> bool:
     if not (set(wanted) & set(found) or on_lanes):  # a clone's lane holds state too
         return False
     _, lines = pulling.pull_from(repo, remote, layout)
+    said = "\n".join(f"  {name}: {what}" for name, what, _ in lines)
+    if store.snapshot(repo, stream).commit is None:
+        accept = signers.persons_act("Once checked, the list is accepted", "git continuity trust team accept")
+        print(
+            f"{remote} already has state for stream '{stream}', signed by keys not trusted here: nothing was taken"
+            f" in, and no unrelated history was started.\nFrom {remote}:\n{said}\n\n"
+            f"git continuity trust team shows the team's keys. {accept}; then git continuity pull takes the state in."
+        )
+        return True
     print(
         f"{remote} already has state for stream '{stream}': took it in instead of starting an unrelated history.\n"
-        f"From {remote}:\n"
-        + "\n".join(f"  {name}: {what}" for name, what, _ in lines)
-        + "\n\nNext:\n  git continuity status"
+        f"From {remote}:\n{said}\n\nNext:\n  git continuity status"
     )
     return True
 

@@ -4,7 +4,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from git_continuity import labels, places, policy, quarantine, render, signed_items, store, tracking, view
+from git_continuity import labels, places, policy, quarantine, render, signed_items, store, team, tracking, view
 from git_continuity import repo as git
 from git_continuity.model import ago, now, stamp
 from git_continuity.repo import Oid, Repo
@@ -45,7 +45,7 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
     journal, journal_total = store.read_journal(snap, latest=JOURNAL_SHOWN)
     changes = store.count_objective_changes(snap)
     updated = git.commit_info(repo, snap.commit).time
-    warnings = [w for w in [unreadable, integrity.off_warning(repo)] if w]
+    warnings = [w for w in [unreadable, integrity.off_warning(repo), team.warning(repo)] if w]
     if packet is not None and packet.objective is None:
         warnings.append("no objective: a new session cannot tell what this work is for (git continuity objective set)")
     warnings += [labels.undone_warning(tv) for tv in seen.undone]

@@ -23,12 +23,14 @@ def _lines(found: list[Line]) -> str:
 
 
 def _end(report: exchange.Report, command: str, as_json: bool) -> int:
+    """Exit 0, or 1 where something was left out (no trusted key signed it) or held back (notes
+    no trusted key signed): the trusted state moved on both ways all the same."""
     if as_json:
         render.emit_json("sync", exchange.to_json(report, command))
     refused = exchange.refusal(report)
     if refused:
         raise UserError(refused)
-    return 0
+    return 1 if report.left_out or (report.pushed and report.pushed.held) else 0
 
 
 def pull(repo: Repo, *, remote: str | None, as_json: bool = False) -> int:

@@ -15,7 +15,7 @@ values. Callers use it as one module (``from git_continuity import repo as git``
 
 from __future__ import annotations
 
-from git_continuity.repo.added import paths_added
+from git_continuity.repo.added import paths_added, paths_removed
 from git_continuity.repo.base import (
     Oid,
     RefMoved,
@@ -177,6 +177,7 @@ __all__ = [
     "open_repo",
     "path_in_commit",
     "paths_added",
+    "paths_removed",
     "peel_to_commit",
     "promisor",
     "read_note",

@@ -194,7 +194,8 @@ def user_config_value(repo: Repo, key: str) -> str | None:
             return str(value) if value else None
         found = None
         for entry in repo.git.config:
-            if entry.name == key and entry.level < pygit2.enums.ConfigLevel.LOCAL and entry.value:
+            # git reads a key's section and name in any case (user.signingKey is user.signingkey).
+            if entry.name.lower() == key.lower() and entry.level < pygit2.enums.ConfigLevel.LOCAL and entry.value:
                 found = str(entry.value)
         return found
     except (KeyError, pygit2.GitError):

@@ -10,20 +10,27 @@ file read.
 
 A stream never read here before (an upgrade from unsigned state, a fresh clone) is judged
 by its newest commit: signed by a trusted key, it is taken as it is; unsigned, its history
-is accepted once as the trust baseline, recorded in the witness and said once.
+is accepted once as the trust baseline, recorded in the witness and said once, unless a
+signed commit stands under it: an unsigned commit on top of signed history is refused, never
+a baseline (a copied clone would otherwise take a forged commit as its start).
+
+A remote's state is taken in by ``admission``: only what trusted keys signed. Commits that
+are not signed by a key trusted here, and those built on them, are left out and counted,
+kept in the tracking ref for a person to look at; the rest moves on (syncing/pulling.py).
+What a refusal offers as a fix (trusting a key, accepting a state) is a person's act: an
+agent, without a terminal, is told only that (trust.persons_act).
 """
 
 from __future__ import annotations
 
-import re
-import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from git_continuity import repo as git
-from git_continuity import signing, witness
+from git_continuity import signing, trust, witness
 from git_continuity.errors import UserError
 from git_continuity.repo import Oid, Repo
 
@@ -85,6 +92,9 @@ def _first_sight(repo: Repo, stream: str, tip: Oid) -> str | None:
         return None
     if verdict.kind != signatures.UNSIGNED:
         return refusal(repo, ref, [verdict])
+    below = signed_below(repo, tip)
+    if below is not None:
+        return refusal(repo, ref, [verdict], f"on top of signed history ({below[:7]} is signed)")
     why = f"unsigned history up to {tip[:7]}, accepted as the trust baseline on first read"
     witness.record(repo, stream, witness.Seen(tip, depth, _now(), baseline=why))
     print(
@@ -92,17 +102,32 @@ def _first_sight(repo: Repo, stream: str, tip: Oid) -> str | None:
         f" commit{'s' if depth != 1 else ''} are accepted as the trust baseline"
         f" (recorded in {witness.path(repo, stream)})."
         "\n  From now on every state commit is signed, and a read refuses one that is not, or a ref that moved back."
-        f"\n  Teammates' keys are trusted with: git continuity trust signer add EMAIL 'KEY'"
-        f" (yours: git continuity trust signer list)",
+        "\n  " + trust.persons_act("Teammates' keys are trusted", "git continuity trust team accept"),
         file=sys.stderr,
     )
     return None
 
 
+def signed_below(repo: Repo, tip: Oid) -> Oid | None:
+    """The first signed commit found under tip's unsigned commits (walked down to it), or
+    None when tip's history is unsigned all the way (a state from before signing)."""
+    queue, seen = [tip], {tip}
+    while queue:
+        commit = queue.pop()
+        if commit != tip and git.commit_signature(repo, commit) is not None:
+            return commit
+        for parent in git.commit_parents(repo, commit):
+            if parent not in seen and git.has_commit(repo, parent):
+                seen.add(parent)
+                queue.append(parent)
+    return None
+
+
 def _moved(repo: Repo, ref: str, tip: Oid, seen: witness.Seen) -> str | None:
     when = _when(seen.seen)
-    accept = (
-        f"\nIf that is on purpose (after a look: git log {ref}), accept it: git continuity doctor --accept {tip[:7]}"
+    accept = "\n" + trust.persons_act(
+        f"If that is on purpose, it is accepted after a look (git log {ref})",
+        f"git continuity doctor --accept {tip[:7]}",
     )
     if not git.has_commit(repo, seen.commit):
         return (
@@ -127,22 +152,27 @@ def _moved(repo: Repo, ref: str, tip: Oid, seen: witness.Seen) -> str | None:
     return None
 
 
-def refusal(repo: Repo, ref: str, refused: Sequence[Verdict]) -> str:
-    """The message that refuses these commits of ref, each named with what is wrong."""
+def refusal(repo: Repo, ref: str, refused: Sequence[Verdict], why: str = "") -> str:
+    """The message that refuses these commits of ref, each named with what is wrong (and
+    ``why``, after the first)."""
     from git_continuity import signatures
 
     lines = [describe(repo, v) for v in refused[:SHOWN]]
+    if why:
+        lines[0] = lines[0].replace(" is not signed;", f" is not signed, {why};", 1)
     more = f"\n  and {len(refused) - SHOWN} more" if len(refused) > SHOWN else ""
     broken = _broken(repo, ref, refused[-1].commit)
     newest = refused[-1].commit[:7]
     fixes = []
     if any(v.kind == signatures.UNTRUSTED for v in refused):
-        fixes.append("A teammate's key is trusted with: git continuity trust signer add EMAIL 'KEY'")
+        fixes.append(trust.persons_act("A teammate's key is trusted", "git continuity trust team accept"))
     if any(v.kind == signatures.UNSIGNED for v in refused):
         fixes.append(f"(Writes made while git config {signing.CONFIG} was false are unsigned too.)")
     fixes.append(
-        f"After a look (git show {newest}), the state is accepted as it is with:"
-        f" git continuity doctor --accept {newest}"
+        trust.persons_act(
+            f"After a look (git show {newest}), the state is accepted as it is",
+            f"git continuity doctor --accept {newest}",
+        )
     )
     return (
         f"the state on {ref} is not what was written here; nothing was read:\n  "
@@ -254,38 +284,85 @@ def off_warning(repo: Repo) -> str | None:
     )
 
 
-def admit(repo: Repo, stream: str, theirs: Oid, remote: str) -> None:
-    """Refuse to take a remote's state in unless every commit it adds here is signed by a key
-    trusted here (a new stream: its newest commit, which covers its history); the refused
-    commits are named with their authors, and nothing is merged."""
+@dataclass(frozen=True)
+class Admission:
+    """What of a remote's head may be taken in here: the newest commits under which nothing
+    is refused, and what is left out (each refused commit's verdict, and how many good
+    commits stand on one of them)."""
+
+    heads: list[Oid]
+    refused: list[Verdict] = field(default_factory=list)
+    built_on: int = 0
+
+    @property
+    def left_out(self) -> int:
+        return len(self.refused) + self.built_on
+
+
+NEWEST_WALK = 200  # commits judged at most, down from the tip of a state new here, for a trusted one
+
+
+def admission(repo: Repo, ours: Oid | None, theirs: Oid, shape: Callable[[Oid], bool] | None = None) -> Admission:
+    """What of ``theirs`` may be taken in on top of ``ours`` (None: new here): every commit it
+    adds must be signed by a key trusted here (and be of the ``shape`` the ref holds, a notes
+    commit for the notes); a new state is judged by its newest good commits, each covering its
+    history, as a first read is. Left out: the rest, never merged, never lost (the tracking ref
+    keeps it)."""
+    from git_continuity import signatures
+
+    if not signing.enabled(repo) and shape is None:
+        return Admission([theirs])
+    if ours is not None and git.has_commit(repo, ours) and git.is_ancestor(repo, theirs, ours):
+        return Admission([theirs])
+    if ours is None:
+        return _newest_good(repo, theirs, shape)
+    new = git.commit_ids_since(repo, theirs, ours)
+    refused = [v for v in _judged(repo, new, shape) if v.kind != signatures.GOOD]
+    if not refused:
+        return Admission([theirs])
+    bad = {v.commit for v in refused}
+    tainted: set[Oid] = set()
+    for commit in new:  # parents first
+        if commit in bad or any(p in tainted for p in git.commit_parents(repo, commit)):
+            tainted.add(commit)
+    clean = [c for c in new if c not in tainted]
+    under = {p for c in clean for p in git.commit_parents(repo, c)}
+    return Admission([c for c in clean if c not in under], refused, len(tainted) - len(bad))
+
+
+def _judged(repo: Repo, commits: Sequence[Oid], shape: Callable[[Oid], bool] | None) -> list[Verdict]:
+    """The signatures' verdicts, and a commit of the wrong shape refused as bad."""
     from git_continuity import signatures
 
     if not signing.enabled(repo):
-        return
-    ours = git.ref_target(repo, f"refs/continuity/{stream}")
-    if ours is not None and git.is_ancestor(repo, theirs, ours):
-        return
-    new = [theirs] if ours is None else git.commit_ids_since(repo, theirs, ours)
-    refused = [v for v in signatures.judge(repo, new) if v.kind != signatures.GOOD]
-    if not refused:
-        return
-    lines = [describe(repo, v) for v in refused[:SHOWN]]
-    more = f"\n  and {len(refused) - SHOWN} more" if len(refused) > SHOWN else ""
-    untrusted = next((v for v in refused if v.kind == signatures.UNTRUSTED), None)
-    trust = ""
-    if untrusted is not None:
-        author = git.commit_info(repo, untrusted.commit).author
-        email = author[author.rfind("<") + 1 : -1] if author.endswith(">") else ""
-        email = shlex.quote(email) if re.fullmatch(r"[^\s<>'\"\\]+@[^\s<>'\"\\]+", email) else "EMAIL"
-        trust = (
-            "\nIf that key is your teammate's (check it with them: git continuity trust signer list; the e-mail"
-            " is the author field's, not verified), trust it and pull again:"
-            f"\n  git continuity trust signer add {email} '{untrusted.key}'"
-        )
-    raise Refused(
-        f"the state {remote} has for stream '{stream}' is not signed by keys trusted here; nothing was merged:\n  "
-        + "\n  ".join(lines)
-        + more
-        + f"\nIt is kept in refs/continuity-remotes/{remote}/{stream} for a look (git log --show-signature REF)."
-        + trust
-    )
+        verdicts = [signatures.Verdict(c, signatures.GOOD) for c in commits]
+    else:
+        verdicts = signatures.judge(repo, commits)
+    if shape is None:
+        return verdicts
+    return [v if shape(v.commit) else signatures.Verdict(v.commit, signatures.BAD, v.key, NOT_NOTES) for v in verdicts]
+
+
+NOT_NOTES = "not a notes commit"
+
+
+def _newest_good(repo: Repo, tip: Oid, shape: Callable[[Oid], bool] | None) -> Admission:
+    """For a state new here: walked down from tip, the first good commits on each path (each
+    covers its history), and the refused ones above them."""
+    from git_continuity import signatures
+
+    frontier, seen, heads, refused = [tip], {tip}, [], []
+    while frontier and len(seen) <= NEWEST_WALK:
+        below: list[Oid] = []
+        for verdict in _judged(repo, frontier, shape):
+            if verdict.kind == signatures.GOOD:
+                heads.append(verdict.commit)
+                continue
+            refused.append(verdict)
+            for parent in git.commit_parents(repo, verdict.commit):
+                if parent not in seen and git.has_commit(repo, parent):
+                    seen.add(parent)
+                    below.append(parent)
+        frontier = below
+    heads = [h for h in heads if not any(o != h and git.is_ancestor(repo, h, o) for o in heads)]
+    return Admission(heads, refused)

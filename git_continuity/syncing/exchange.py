@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from git_continuity import claiming, planning, tracking, transport
@@ -10,8 +10,8 @@ from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.remote_layout import Layout, advice, layout_of
 from git_continuity.repo import Repo
-from git_continuity.syncing.fetching import TIMEOUT, Line
-from git_continuity.syncing.pulling import pull_from
+from git_continuity.syncing.fetching import TIMEOUT, LeftOut, Line
+from git_continuity.syncing.pulling import left_out_text, pull_from
 from git_continuity.syncing.pushing import (
     BACKOFF_CAP,
     MAX_RETRIES,
@@ -33,6 +33,13 @@ class Report:
     remote_empty: bool  # the remote had no state at all
     pushed: Published | None  # None: nothing was pushed (pull, or nothing here to push)
     local_empty: bool  # this clone has no state
+    fetched_left_out: list[LeftOut] = field(default_factory=list)  # what the pull did not take in
+
+    @property
+    def left_out(self) -> list[LeftOut]:
+        """What was not taken in (no trusted key signed it), the pull's and a push's retries'."""
+        found = [*self.fetched_left_out, *(self.pushed.left_out if self.pushed else [])]
+        return list({(x.name, x.kept_in): x for x in found}.values())
 
 
 def _claims_lost(repo: Repo, held: dict[tuple[str, str], planning.ThreadClaim]) -> list[Line]:
@@ -48,7 +55,7 @@ def pull(repo: Repo, remote: str | None) -> Report:
     fetched, lines = pull_from(repo, name, layout)
     lines += _claims_lost(repo, held)
     empty = not fetched.streams and fetched.notes is None and not fetched.other.streams and not fetched.lanes
-    return Report(name, layout, lines, empty, None, not local_streams(repo))
+    return Report(name, layout, lines, empty, None, not local_streams(repo), fetched.left_out)
 
 
 def push(repo: Repo, remote: str | None) -> Report:
@@ -72,11 +79,11 @@ def sync(
     fetched, lines = pull_from(repo, name, layout, timeout)
     lines += _claims_lost(repo, held)
     empty = not fetched.streams and fetched.notes is None and not fetched.other.streams and not fetched.lanes
+    left = list(fetched.left_out)
     if not local_streams(repo):
-        return Report(name, layout, lines, empty, None, True)
-    return Report(
-        name, layout, lines, empty, publish(repo, name, fetched, timeout=timeout, retries=retries, cap=cap), False
-    )
+        return Report(name, layout, lines, empty, None, True, left)
+    done = publish(repo, name, fetched, timeout=timeout, retries=retries, cap=cap)
+    return Report(name, layout, lines, empty, done, False, left)
 
 
 def refusal(report: Report) -> str | None:
@@ -145,6 +152,10 @@ def to_json(report: Report, command: str) -> dict[str, Any]:
         "kept_local": done.kept_local if done else [],
         "said": [line.removeprefix("remote:").strip() for line in done.said] if done else [],
         "message": refusal(report),
+        "left_out": [
+            {"name": x.name, "kept_in": x.kept_in, "commits": x.commits, "signers": x.signers} for x in report.left_out
+        ],
+        "held": done.held if done else [],
     }
 
 
@@ -169,4 +180,6 @@ def at_session_end(repo: Repo) -> str | None:
     refused = refusal(report)
     if refused:
         return f"not all synced with {remote}: {refused.splitlines()[0]} (git continuity sync says more)"
+    if report.left_out:
+        return f"synced with {remote}; " + "; ".join(f"{x.name}: {left_out_text(x)}" for x in report.left_out)
     return f"synced with {remote}"

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from git_continuity import constants, tracking, transport
 from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.remote_layout import NOTES_BRANCH, Lane, Layout, is_notes_commit, is_state_commit
 from git_continuity.repo import Oid, Repo
+
+if TYPE_CHECKING:
+    from git_continuity.store.integrity import Admission
 
 TIMEOUT = 120.0  # seconds for one git fetch or push
 NOTES = "notes"  # how the notes are named in reports (NOTES_BRANCH on a branch remote)
@@ -33,6 +36,19 @@ class Line(NamedTuple):
     name: str  # a stream, NOTES, or "ignored <ref>"
     what: str
     meanwhile: bool = False  # taken in while pushing: the remote had moved meanwhile
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """What a pull left out of one stream (or the notes): commits no trusted key signed, and
+    those built on them, kept in the tracking ref for a person to look at (never merged, never
+    lost). ``signers``: the refused commits grouped by what is wrong and whose key: {kind,
+    key, fingerprint, listed, author, detail, commits}."""
+
+    name: str  # a stream, or NOTES
+    kept_in: str
+    commits: int
+    signers: list[dict[str, object]]
 
 
 @dataclass
@@ -60,6 +76,9 @@ class Fetched:
     # prefix: claude/continuity-main read with the prefix claude/): ref -> the stream it holds.
     misplaced: dict[str, str] = field(default_factory=dict)
     lanes: dict[str, tuple[Lane, Oid]] = field(default_factory=dict)  # every clone's lane, both layouts
+    left_out: list[LeftOut] = field(default_factory=list)  # what the pull did not take in (pulling.py)
+    # What of each remote head (stream, commit) may be taken in, judged once (pulling.admitted).
+    admitted: dict[tuple[str, Oid], Admission] = field(default_factory=dict)
 
     def lane(self, lane: Lane) -> Oid | None:
         """Where a lane is on the remote, in the chosen layout, as far as we know."""

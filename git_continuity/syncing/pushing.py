@@ -14,7 +14,7 @@ from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.remote_layout import Lane, Layout, advice
 from git_continuity.repo import Oid, Repo
-from git_continuity.syncing.fetching import NOTES, TIMEOUT, Fetched, Line, unreachable
+from git_continuity.syncing.fetching import NOTES, TIMEOUT, Fetched, LeftOut, Line, unreachable
 from git_continuity.syncing.pulling import pull_from
 
 MAX_RETRIES = 5  # pushes again after the remote moved meanwhile, before giving up
@@ -68,6 +68,8 @@ class Published:
     kept_local: list[str] = field(default_factory=list)  # the notes, refused while the state went through
     said: list[str] = field(default_factory=list)  # the server's own words (remote: lines)
     lanes: list[str] = field(default_factory=list)  # the lanes the state went to (other clones pushed first)
+    held: list[str] = field(default_factory=list)  # what was not sent, and why (notes no trusted key signed)
+    left_out: list[LeftOut] = field(default_factory=list)  # what a retry's pull did not take in
 
 
 def _refuse_foreign(known: Fetched, dst: str, name: str) -> None:
@@ -118,7 +120,12 @@ def publish(
             if known.streams.get(s) != oid
         }
         if notes is not None and notes != known.notes:
-            updates[layout.notes_ref] = (constants.NOTES_REF, notes, known.notes, NOTES)
+            held = _notes_held(repo, notes, known.notes)
+            if held is None:
+                updates[layout.notes_ref] = (constants.NOTES_REF, notes, known.notes, NOTES)
+            elif held not in done.held:
+                done.held.append(held)
+                done.lines.append(Line(NOTES, held))
         for dst in given_up:
             updates.pop(dst, None)
         for dst, (_, _, _, name) in updates.items():
@@ -186,7 +193,28 @@ def publish(
         time.sleep(random.uniform(0, min(cap, max(took, 0.1) * 2**done.retries)))
         cycle = time.monotonic()
         known, taken = pull_from(repo, remote, layout, timeout)
+        done.left_out += known.left_out
         done.lines += [Line(n, what, meanwhile=True) for n, what, _ in taken if not what.startswith("up to date")]
+
+
+def _notes_held(repo: Repo, notes: Oid, theirs: Oid | None) -> str | None:
+    """Why the local notes are not sent (a notes commit the remote lacks that no key trusted
+    here signed, or that is not a notes commit at all: a teammate's pull would leave it out,
+    as this one's does), or None."""
+    from git_continuity.remote_layout import is_notes_commit
+    from git_continuity.store import integrity
+
+    base = theirs if theirs is not None and git.has_commit(repo, theirs) else None
+    admission = integrity.admission(repo, base, notes, lambda c: is_notes_commit(repo, c))
+    if admission.heads == [notes]:
+        return None
+    first = admission.refused[0]
+    what = integrity.NOT_NOTES if first.detail == integrity.NOT_NOTES else integrity.describe(repo, first)
+    more = f" (and {admission.left_out - 1} more)" if admission.left_out > 1 else ""
+    return (
+        f"not sent, kept here: {what.removeprefix('commit ')}{more}; a teammate's pull would leave the notes"
+        f" out (git continuity doctor says more)"
+    )
 
 
 def _kept_moving(remote: str, retries: int, said: list[str]) -> UserError:
@@ -222,10 +250,13 @@ LANE_REMOVED = "lane removed: the shared ref holds it"
 FOLDED = "(any clone's next sync folds it in)"
 
 
-def lane_sent(ref: str, span: str) -> str:
+LEFT_OUT_THERE = "the shared ref holds changes left out here"
+
+
+def lane_sent(ref: str, span: str, why: str = "others pushed first") -> str:
     """What a push to this clone's lane says: short enough for 80 columns, the lane's ref on
     a line of its own under it (a lane's ref alone is 40 to 60 characters)."""
-    return f"sent to this clone's lane ({span}): others pushed first\n    {ref}\n    {FOLDED}"
+    return f"sent to this clone's lane ({span}): {why}\n    {ref}\n    {FOLDED}"
 
 
 def _to_lanes(
@@ -265,7 +296,8 @@ def _to_lanes(
             known.lanes[ref] = (lane, new)
             span = f"{old[:7]}..{new[:7]}" if old else new[:7]
             done.lanes.append(ref)
-            done.lines.append(Line(name, lane_sent(ref, span)))
+            why = LEFT_OUT_THERE if any(x.name == name for x in known.left_out) else "others pushed first"
+            done.lines.append(Line(name, lane_sent(ref, span, why)))
         for ref, verdict in result.refused:
             (done.kept_local if sends.get(ref, ("",) * 5)[4] == NOTES else done.refused).append(f"{ref}: {verdict}")
         done.said += [line for line in result.said if line not in done.said]
@@ -275,6 +307,7 @@ def _to_lanes(
             raise _kept_moving(remote, retries, result.said)
         done.retries += 1
         known, taken = pull_from(repo, remote, layout, timeout)
+        done.left_out += known.left_out
         done.lines += [Line(n, what, meanwhile=True) for n, what, _ in taken if not what.startswith("up to date")]
         behind = {dst: behind[dst] for ref, (*_, dst, _) in sends.items() if ref in result.behind}
 

@@ -16,7 +16,6 @@ from git_continuity.api import (
     UserError,
     Verifier,
     VerifyContext,
-    approve_hint,
     hookimpl,
     redact,
     tail,
@@ -27,7 +26,7 @@ SEEN = Verifier(NAME, GIT_CONTINUITY_VERSION)
 SCHEMES = (
     Scheme(
         "cmd",
-        "the command exits 0 in the work tree (runs only once approved: git continuity trust allow)",
+        "the command exits 0 in the work tree (runs only once a person approves it here, at their terminal)",
         "'cmd:python -m pytest -q'",
         False,
     ),
@@ -78,7 +77,8 @@ def _end(group: int, signal: int) -> None:
 
 def run(ctx: VerifyContext, command: str) -> Observation:
     if not ctx.repo.command_approved(command):
-        return SEEN.unknown(f"not approved on this machine; to run it: {approve_hint(command)}")
+        # Never the command that approves it: this text is kept as evidence and read by agents.
+        return SEEN.unknown("not approved on this machine (approving a command is a person's act, at their terminal)")
     if ctx.repo.work_dir is None:
         return SEEN.unknown("a bare repository has no work tree to run it in")
     tree = ctx.repo.worktree_tree()

@@ -35,6 +35,9 @@ CHAPTERS = (
 NAMES = tuple(name for name, _ in CHAPTERS)
 
 HOSTS = {"work": "desk", "mate": "mate-pc", "laptop": "laptop"}
+# The teammate is a person of her own: her clones (mate/, and mate-state/ beside it) run in a
+# home of hers, with her git identity and the signing key git-continuity makes for her.
+TEAMMATE = ("mate", "mate-state")
 # What a person types bare; anything else is quoted, in double quotes where the shell would
 # read them as written (no $, `, \, " or !), as a person would.
 BARE = re.compile(r"[\w@%+=:,./-]+")
@@ -85,6 +88,7 @@ class Tour:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.lines = 0
+        self.teamed = False  # whether the two people trust each other's keys yet (story.team)
         config = root / "gitconfig"
         config.write_text(
             "[user]\n\tname = Demo Agent\n\temail = agent@demo.invalid\n"
@@ -105,6 +109,15 @@ class Tour:
             "XDG_CONFIG_HOME": str(root / "config"),
             "XDG_STATE_HOME": str(root / "state"),
             "XDG_CACHE_HOME": str(root / "cache"),
+        }
+        mate = root / "mate-home"
+        mate.mkdir()
+        (mate / "gitconfig").write_text(config.read_text().replace("Demo Agent", "Mate").replace("agent@", "mate@"))
+        self.mate = {
+            "GIT_CONFIG_GLOBAL": str(mate / "gitconfig"),
+            "XDG_CONFIG_HOME": str(mate / "config"),
+            "XDG_STATE_HOME": str(mate / "state"),
+            "XDG_CACHE_HOME": str(mate / "cache"),
         }
         for name in (
             "GIT_DIR",
@@ -150,13 +163,15 @@ class Tour:
         stdin: str | None = None,
         as_json: bool = False,
         head: int | str | None = None,
+        terminal: bool = False,
     ) -> str:
         """Run one step. ``elide`` is (pattern, what): output lines matching the pattern are
         left out of what is printed, and one line says how many and what they were; ``head``
         prints the first lines only (that many, or up to the first that matches it), and one
         line says how many more there were. ``stdin``
         is fed to the command (shown as `echo '…' |`); ``as_json`` prints a JSON answer
-        indented."""
+        indented; ``terminal``: run at a terminal of its own (a pseudo-terminal), as a person
+        runs what only a person may (trusting the team's keys)."""
         argv = list(args)
         if argv[:2] == ["git", "continuity"]:
             # The same installation that runs this demo, whatever is first on PATH.
@@ -164,14 +179,21 @@ class Tour:
         cwd = self.root / where
         # Each clone stands for a machine of its own, named so in what it writes.
         env = {**self.env, "GIT_CONTINUITY_HOST": HOSTS.get(where.split("/")[0], "desk")}
-        done = subprocess.run(argv, cwd=cwd, env=env, input=stdin, capture_output=True, text=True)
-        output = (done.stdout + done.stderr).rstrip()
+        if where.split("/")[0] in TEAMMATE:
+            env.update(self.mate)
+        if terminal:
+            code, stdout = at_a_terminal(argv, cwd, env)
+            stderr = ""
+        else:
+            done = subprocess.run(argv, cwd=cwd, env=env, input=stdin, capture_output=True, text=True)
+            code, stdout, stderr = done.returncode, done.stdout, done.stderr
+        output = (stdout + stderr).rstrip()
         if show:
             line = typed(args) if stdin is None else f"echo {shlex.quote(stdin)} | {typed(args)}"
             self.print(f"  {'' if where == '.' else where}$ {line}")
             lines = output.splitlines()
-            if as_json and done.stdout.strip():
-                lines = pretty(json.loads(done.stdout)) + done.stderr.rstrip().splitlines()
+            if as_json and stdout.strip():
+                lines = pretty(json.loads(stdout)) + stderr.rstrip().splitlines()
             if elide:
                 pattern, what = elide
                 left = [i for i, line in enumerate(lines) if re.match(pattern, line)]
@@ -184,14 +206,39 @@ class Tour:
                 lines = [*lines[:head], f"[{len(lines) - head} more lines]"]
             if lines:
                 self.print("\n".join(f"    {line}" for line in lines))
-        if done.returncode != expect:
-            raise UserError(
-                f"demo step `{typed(args)}` in {cwd} exited {done.returncode}, expected {expect}:\n{output}"
-            )
-        return done.stdout
+        if code != expect:
+            raise UserError(f"demo step `{typed(args)}` in {cwd} exited {code}, expected {expect}:\n{output}")
+        return stdout
 
     def quiet(self, where: str, *args: str) -> str:
         return self.run(where, *args, show=False)
+
+
+def at_a_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
+    """Run argv with a pseudo-terminal as its controlling terminal and its stdin and outputs;
+    its exit code and what it showed."""
+    import pty
+    import select
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a session of its own, the terminal its controlling one
+        try:
+            os.chdir(cwd)
+            os.execvpe(argv[0], argv, env)
+        finally:
+            os._exit(127)
+    shown = b""
+    while select.select([fd], [], [], 60)[0]:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # the other side closed: the command ended
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(fd)
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    return code, shown.decode(errors="replace").replace("\r\n", "\n").rstrip()
 
 
 def made(output: str, prefix: str) -> str:

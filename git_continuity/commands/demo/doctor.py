@@ -13,10 +13,11 @@ BAD = '{"id": "c-222222", "text": "the fix is pushed",\n<<<<<<< HEAD\n'
 def doctor(t: Tour) -> None:
     world(t)
     t.quiet("mate", "git", "continuity", "pull")
-    # The teammate's git signs their commits (with the key git-continuity made, one user here).
+    # The teammate's git signs her commits (with the key git-continuity made for her).
     for key, value in (("gpg.format", "ssh"), ("commit.gpgSign", "true")):
         t.quiet("mate", "git", "config", key, value)
-    t.quiet("mate", "git", "config", "user.signingKey", str(t.root / "config" / "git-continuity" / "signing_ed25519"))
+    signing = t.root / "mate-home" / "config" / "git-continuity" / "signing_ed25519"
+    t.quiet("mate", "git", "config", "user.signingKey", str(signing))
     t.say(
         "Chapter doctor. The teammate edits the state by hand with plain git, past every check: a claim\n"
         "file left with a conflict marker, committed (signed) on a checkout of the state ref and pushed:"

@@ -15,14 +15,14 @@ def progress(t: Tour) -> None:
     world(t)
     t.say(
         "Chapter progress. A thread 'Docker build passes' checks that sh build.sh exits 0 (a cmd: check\n"
-        "runs only once its exact command is approved on this machine), with a budget: what the thread\n"
+        "runs only once a person approves its exact command, at their terminal), with a budget: what the thread\n"
         "may spend, here 3 attempts over 3 sessions. An attempt is a check of the thread that ends not\n"
         "verified; what it observed is kept as a fingerprint, so that the same failure is seen as such."
     )
     t.write("work", "build.sh", BUILD)
     t.run("work", "git", "add", "build.sh")
     t.run("work", "git", "commit", "-q", "-m", "Build the image")
-    t.run("work", "git", "continuity", "trust", "allow", "sh build.sh")
+    t.run("work", "git", "continuity", "trust", "allow", "sh build.sh", terminal=True)
     opened = t.run(
         "work",
         "git",

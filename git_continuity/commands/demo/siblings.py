@@ -49,6 +49,6 @@ def siblings(t: Tour) -> None:
     t.write("work", "docs/token.md", "The token field.\n")
     t.run("work", "git", "add", "docs/token.md")
     t.run("work", "git", "commit", "-q", "-m", "Document the token field")
-    t.run("consumer", "git", "continuity", "trust", "allow", "sh check.sh")
+    t.run("consumer", "git", "continuity", "trust", "allow", "sh check.sh", terminal=True)
     t.say("Now all three hold, each where it lives, and the thread closes:")
     t.run("work", "git", "continuity", "thread", "close", thread)

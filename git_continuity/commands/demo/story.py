@@ -1,5 +1,6 @@
 """The tour's short story: a push that was rejected, seen as contradicted by a fresh session;
-a false close refused at the commit being made; a second clone taking the state in."""
+a false close refused at the commit being made; a teammate, with a home and a key of her own,
+trusting the team's list at her terminal and taking the state in."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def story(t: Tour) -> None:
     t.print(f"git-continuity demo: the short story, in a throwaway folder {t.root}")
     t.print(
         "Every command below really runs; what follows it is its real output. origin.git is a bare\n"
-        "repository standing in for the server; work/ is the agent's clone, mate/ a teammate's."
+        "repository standing in for the server; work/ is the agent's clone, mate/ a teammate's (her own\n"
+        "home, her own key)."
     )
     t.quiet(".", "git", "init", "-q", "--bare", "origin.git")
     t.quiet(".", "git", "clone", "-q", "origin.git", "work")
@@ -54,6 +56,10 @@ def rejected(t: Tour) -> None:
         elide=(r"(Next:|  git continuity |$)", "the commands to run next"),
     )
     t.run("work", "git", "continuity", "objective", "set", "Fix the login loop", "--why", WHY)
+    t.say("Every state commit is signed. The agent's key goes on the team's list, committed with the code:")
+    t.run("work", "git", "continuity", "trust", "team", "join", elide=(r"(Commit and push|  git add)", "how"))
+    t.run("work", "git", "add", ".continuity.yaml")
+    t.run("work", "git", "commit", "-q", "-m", "Join the signers")
     t.say("It commits a fix. Meanwhile the teammate pushes release notes, so the agent's push is rejected:")
     t.write("work", "app.py", FIXED)
     t.run("work", "git", "commit", "-q", "-am", "Fix the login loop")
@@ -121,12 +127,21 @@ def taken_in(t: Tour) -> None:
     t.run("work", "git", "push", "-q")
     t.run("work", "git", "continuity", "push")
     t.say(
-        "Session 3, on the teammate's machine. git continuity pull takes the state in; status derives it\n"
-        "here: the thread done, the claims checked again, the retracted one only in the journal:"
+        "Session 3, on the teammate's machine. She trusts the keys on the team's list once she has looked\n"
+        "at them: a person's act, at her terminal (an agent's call is refused). One step, then pull:"
     )
     t.run("mate", "git", "pull", "-q")
+    t.run("mate", "git", "continuity", "trust", "team", elide=(r"Not accepted|1 key is", "not trusted yet"))
+    t.run("mate", "git", "continuity", "trust", "team", "accept", terminal=True, head=2)
     t.run("mate", "git", "continuity", "pull")
-    t.run("mate", "git", "continuity", "status")
+    t.say("status derives the state here: the thread done, the claims checked again, the retracted one in the journal:")
+    t.run(
+        "mate",
+        "git",
+        "continuity",
+        "status",
+        elide=(r"(Objective|  why|  set|Next|Blockers|  none|Warnings|  no closure|$)", "the rest"),
+    )
 
 
 def world(t: Tour) -> None:
@@ -134,6 +149,7 @@ def world(t: Tour) -> None:
     hooks; mate/, a teammate's clone with the state), built without a word when a chapter is
     told alone."""
     if (t.root / "work" / ".git").exists():
+        team(t)  # after the short story, the agent's person trusts the teammate's key too
         return
     t.say(
         "The setting, built quietly (the short story shows it step by step): origin.git, a bare\n"
@@ -151,5 +167,25 @@ def world(t: Tour) -> None:
     t.quiet("work", "git", "continuity", "hooks", "install")
     t.quiet("work", "git", "continuity", "objective", "set", "Fix the login loop", "--why", WHY)
     t.quiet("work", "git", "continuity", "push")
+    t.quiet("work", "git", "continuity", "trust", "team", "join")
+    t.quiet("work", "git", "add", ".continuity.yaml")
+    t.quiet("work", "git", "commit", "-q", "-m", "Join the signers")
+    t.quiet("work", "git", "push", "-q", "origin", "main")
     t.quiet(".", "git", "clone", "-q", "origin.git", "mate")
+    team(t)
     t.quiet("mate", "git", "continuity", "pull")
+
+
+def team(t: Tour) -> None:
+    """Each of the two trusts the other's key: the teammate accepts the list and puts her own key
+    on it, the agent's person accepts it in turn (each at their terminal), told without a word."""
+    if t.teamed:
+        return
+    t.teamed = True
+    t.quiet("mate", "git", "pull", "-q")
+    t.run("mate", "git", "continuity", "trust", "team", "accept", show=False, terminal=True)
+    t.quiet("mate", "git", "continuity", "trust", "team", "join")
+    t.quiet("mate", "git", "commit", "-q", "-m", "Mate joins the signers", ".continuity.yaml")
+    t.quiet("mate", "git", "push", "-q")
+    t.quiet("work", "git", "pull", "-q")
+    t.run("work", "git", "continuity", "trust", "team", "accept", show=False, terminal=True)
