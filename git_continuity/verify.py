@@ -161,7 +161,7 @@ def dereference(handles: Iterable[Handle], context: VerifyContext) -> dict[Handl
             results[h] = found
     if context.progress is not None and network:
         context.progress.finish()
-    git.keep_tree_paths(inside(context.repo))  # what the trees asked about hold, for the next time
+    git.keep_answers(inside(context.repo))  # what the trees and the history asked about hold, for the next time
     return results
 
 

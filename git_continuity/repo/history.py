@@ -62,10 +62,11 @@ ANCESTOR_CACHE_KEEP = 16
 
 
 def ancestors(repo: Repo, tip: Oid) -> frozenset[bytes]:
-    """Every commit reachable from tip, tip included, as raw 20-byte ids.
+    """Every commit reachable from tip, tip included, as raw 20-byte ids: how a question
+    about a commit never asked about before is answered (reach.py answers the rest from it).
 
-    Many claims against one ref cost one walk (a descendant_of per claim is ~80 ms on 10k
-    commits). A long walk (~50 ms per 10k commits) is also kept on disk under
+    Many such questions against one ref cost one walk (a descendant_of per claim is ~80 ms
+    on 10k commits). A long walk (~50 ms per 10k commits) is also kept on disk under
     ``.git/continuity/cache/`` keyed by the tip: history below a commit never changes.
     """
     found = repo._ancestors.get(tip)
@@ -78,6 +79,7 @@ def ancestors(repo: Repo, tip: Oid) -> frozenset[bytes]:
     except OSError:
         walker = repo.git.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.NONE)
         found = frozenset(c.id.raw for c in walker)
+        repo.walked += len(found)
         if len(found) >= ANCESTOR_CACHE_MIN:
             _keep_ancestors(cache, found)
     repo._ancestors[tip] = found
@@ -93,12 +95,6 @@ def _keep_ancestors(cache: Path, found: frozenset[bytes]) -> None:
         atomic.write(cache, b"".join(found))
     except OSError:
         pass  # a cache that cannot be written only costs speed
-
-
-def contains(repo: Repo, tip: Oid, rev: Oid) -> bool:
-    """Whether rev is tip or one of its ancestors (the tip itself without a walk: a write's
-    check of HEAD on its own branch)."""
-    return rev == tip or bytes.fromhex(rev) in ancestors(repo, tip)
 
 
 def is_shallow(repo: Repo) -> bool:
