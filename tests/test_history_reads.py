@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import commit, git, ok
+from conftest import commit, git, made_id, ok
 
 from git_continuity import repo as gitrepo
+from git_continuity import store, view
 from git_continuity.repo.reach import SLOP
 
 
@@ -110,3 +111,73 @@ def test_a_question_after_new_commits_walks_only_the_commits_since_its_last_answ
     assert not gitrepo.contains(again, gitrepo.Oid(added[-1]), gitrepo.Oid(topic))
     # The new commits, the last answer's tip and a few below it (git's own slop), not the 40.
     assert again.walked <= len(added) + 1 + SLOP
+
+
+# -- a done thread, where it was closed --------------------------------------------------------
+
+
+def closed_on_feature_in_a_linked_worktree(repo: Path, tmp_path: Path, *, by_commit: bool) -> tuple[Path, str]:
+    """A thread whose file: check holds on `feature` only, closed in a linked worktree there."""
+    ok(repo, "init")
+    ok(repo, "hooks", "install")
+    linked = tmp_path / "feature-wt"
+    git(repo, "worktree", "add", "-q", "-b", "feature", str(linked))
+    tid = made_id(ok(linked, "thread", "add", "The feature", "--check", "file:feature.txt"), "t")
+    commit(linked, f"the feature{f', closes {tid}' if by_commit else ''}", {"feature.txt": "done\n"})
+    if not by_commit:
+        ok(linked, "thread", "close", tid)
+    return linked, tid
+
+
+def test_a_thread_closed_on_its_branch_in_a_linked_worktree_holds_from_the_main_checkout(
+    repo: Path, tmp_path: Path
+) -> None:
+    linked, tid = closed_on_feature_in_a_linked_worktree(repo, tmp_path, by_commit=False)
+    for where in (repo, linked):
+        (thread,) = json.loads(ok(where, "status", "--json"))["threads"]
+        assert (thread["standing"], thread["undone"]) == ("holds", None)
+        assert thread["closed_on"] == "feature"
+        (check,) = thread["checks"]
+        assert check["state"] == "verified"
+    feature_tip = git(repo, "rev-parse", "feature")
+    assert f"feature.txt exists in feature ({feature_tip[:7]})" in ok(repo, "thread", "show", tid)
+    brief = ok(repo, "orient")
+    assert "no longer holds" not in brief
+    assert f"thread reopen {tid}" not in brief
+
+
+def test_a_thread_closed_by_a_commit_on_its_branch_in_a_linked_worktree_holds_from_the_main_checkout(
+    repo: Path, tmp_path: Path
+) -> None:
+    linked, tid = closed_on_feature_in_a_linked_worktree(repo, tmp_path, by_commit=True)
+    (thread,) = json.loads(ok(repo, "status", "--json"))["threads"]
+    closing = git(linked, "rev-parse", "HEAD")
+    assert (thread["standing"], thread["closed_by"]) == ("holds", closing)
+    assert thread["closed_on"] == "feature"
+    assert "no longer holds" not in ok(repo, "orient")
+
+    # Work undone on its own branch is still seen from here.
+    (linked / "feature.txt").unlink()
+    git(linked, "commit", "-q", "-am", "the feature, taken back")
+    (thread,) = json.loads(ok(repo, "status", "--json"))["threads"]
+    assert thread["standing"] == "undone"
+    assert thread["undone"].startswith("c-")
+    assert thread["undone"].endswith(f"feature.txt is not in feature ({git(linked, 'rev-parse', 'HEAD')[:7]})")
+
+
+def test_a_done_thread_is_looked_up_on_the_branch_it_was_closed_on_not_on_every_branch(repo: Path) -> None:
+    revs = history(repo, 30)
+    for n in range(10):  # old branches, each on a commit long before the closing one
+        git(repo, "branch", f"a-old-{n}", revs[n])
+    ok(repo, "init")
+    ok(repo, "hooks", "install")
+    tid = made_id(ok(repo, "thread", "add", "Ship it", "--check", "file:shipped.txt"), "t")
+    commit(repo, f"ship it, closes {tid}", {"shipped.txt": "yes\n"})
+    assert json.loads(ok(repo, "thread", "show", tid, "--json"))["thread"]["closed_on"] == "main"
+    ok(repo, "status")  # the answers a read keeps
+
+    commit(repo, "later work")
+    at = gitrepo.open_repo(repo)
+    found = view.assess(store.snapshot(at, "main"), with_waiting=False)
+    assert found.thread(tid).standing == "holds"
+    assert at.walked <= 2 + SLOP  # the one commit since on main, and git's slop: no old branch walked
