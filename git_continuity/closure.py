@@ -12,8 +12,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from git_continuity import attempts, render, session, stoploss, store, verify
-from git_continuity import repo as git
 from git_continuity import policy as policies
+from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, Evidence, Thread, now, stamp
 from git_continuity.policy import Policy
