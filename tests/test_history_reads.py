@@ -8,9 +8,14 @@ that makes it: what a read walks, and where it looks."""
 from __future__ import annotations
 
 import json
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
-from conftest import commit, git, made_id, ok
+import pygit2
+import pytest
+from conftest import Run, commit, git, made_id, ok
+from test_lifespans import old_entry, write_old
 
 from git_continuity import repo as gitrepo
 from git_continuity import store, view
@@ -149,7 +154,7 @@ def test_a_thread_closed_on_its_branch_in_a_linked_worktree_holds_from_the_main_
 def test_a_thread_closed_by_a_commit_on_its_branch_in_a_linked_worktree_holds_from_the_main_checkout(
     repo: Path, tmp_path: Path
 ) -> None:
-    linked, tid = closed_on_feature_in_a_linked_worktree(repo, tmp_path, by_commit=True)
+    linked, _ = closed_on_feature_in_a_linked_worktree(repo, tmp_path, by_commit=True)
     (thread,) = json.loads(ok(repo, "status", "--json"))["threads"]
     closing = git(linked, "rev-parse", "HEAD")
     assert (thread["standing"], thread["closed_by"]) == ("holds", closing)
@@ -181,3 +186,84 @@ def test_a_done_thread_is_looked_up_on_the_branch_it_was_closed_on_not_on_every_
     found = view.assess(store.snapshot(at, "main"), with_waiting=False)
     assert found.thread(tid).standing == "holds"
     assert at.walked <= 2 + SLOP  # the one commit since on main, and git's slop: no old branch walked
+
+
+# -- refs, however many tags -------------------------------------------------------------------
+
+
+def test_a_status_lists_the_refs_it_reads_not_every_ref_however_many_tags(
+    repo: Path, inproc: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    revs = history(repo, 3)
+    lines = "".join(f"create refs/tags/t{n} {revs[n % 3]}\n" for n in range(2000))
+    subprocess.run(["git", "update-ref", "--stdin"], cwd=repo, input=lines, text=True, check=True)
+    assert len(list((repo / ".git" / "refs" / "tags").iterdir())) == 2000  # loose, as made
+    ok(repo, "init")
+    ok(repo, "claim", "add", "on main", "--check", f"reachable:{revs[1]}@main")
+    listed: list[int] = []
+    every_ref = pygit2.repository.References.__iter__
+
+    def counted(self: pygit2.repository.References) -> Iterator[str]:
+        listed.append(1)
+        return every_ref(self)
+
+    monkeypatch.setattr(pygit2.repository.References, "__iter__", counted)
+    for args in (("status",), ("status", "--json"), ("thread", "list"), ("orient",)):
+        assert inproc(repo, *args).code == 0
+    assert listed == []
+    assert gitrepo.list_refs(gitrepo.open_repo(repo), "refs/tags/t1")[:3] == [
+        "refs/tags/t1",
+        "refs/tags/t10",
+        "refs/tags/t100",
+    ]
+
+
+def test_refs_listed_from_their_files_are_the_refs_git_lists_loose_packed_and_peeled(repo: Path) -> None:
+    revs = history(repo, 3)
+    for n in range(5):
+        git(repo, "tag", "-a", f"v{n}", "-m", f"release {n}", revs[n % 3])  # annotated: packed with ^peeled lines
+        git(repo, "branch", f"topic/{n}", revs[n % 3])
+    git(repo, "pack-refs", "--all")
+    git(repo, "tag", "v9", revs[0])  # loose beside packed
+    git(repo, "update-ref", "refs/heads/topic/1", revs[2])  # loose over packed
+    git(repo, "update-ref", "-d", "refs/heads/topic/2")  # deleted from packed-refs
+    (repo / ".git" / "refs" / "heads" / "junk").write_text("not a ref\n")  # libgit2 lists none
+    at = gitrepo.open_repo(repo)
+    for prefix in ("refs/heads/", "refs/tags/", "refs/heads/topic/"):
+        listed = git(repo, "for-each-ref", "--format=%(refname)", prefix).split()
+        assert gitrepo.list_refs(at, prefix) == sorted(listed), prefix
+    tips = gitrepo.ref_tips(at, ("refs/heads/", "refs/tags/"), 100)
+    assert tips == dict(
+        line.split()[::-1]
+        for line in git(
+            repo, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/", "refs/tags/"
+        ).splitlines()
+    )
+
+
+# -- a year of journal -------------------------------------------------------------------------
+
+
+def test_status_and_orient_count_a_years_faded_entries_without_reading_them_again(repo: Path) -> None:
+    ok(repo, "init")
+    old = [old_entry(days, n, f"note {n}") for n, days in enumerate((300, 250, 200, 150, 100, 60, 40, 20))]
+    write_old(repo, old)
+    for n in range(5):
+        ok(repo, "journal", "add", "--kind", "decision", f"decision {n}")
+    status = json.loads(ok(repo, "status", "--json"))
+    oriented = json.loads(ok(repo, "orient", "--json"))
+    assert (status["journal_total"], oriented["journal_total"], oriented["journal_faded"]) == (13, 13, 8)
+
+    # The day folders past what each read shows, and every faded entry in them, leave this
+    # clone's objects: a read that opened them would fail or miscount.
+    state = git(repo, "rev-parse", "refs/continuity/main")
+    for path, _, _ in old[:4]:
+        day = path.rsplit("/", 1)[0]
+        gone = [git(repo, "rev-parse", f"{state}:{day}")]
+        gone += git(repo, "ls-tree", "--object-only", f"{state}:{day}").split()
+        for oid in gone:
+            (repo / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
+    again = json.loads(ok(repo, "status", "--json"))
+    assert (again["journal_total"], again["journal"]) == (13, status["journal"])
+    brief = json.loads(ok(repo, "orient", "--json"))
+    assert (brief["journal_total"], brief["journal_faded"], brief["journal"]) == (13, 8, oriented["journal"])

@@ -8,7 +8,8 @@ is deleted, and ``journal --all`` shows every entry.
 Telling a faded entry from a live one needs its kind, which is inside the entry. Entries in
 a day folder younger than the shortest lifespan are live whatever their kind, so they are
 never opened for it; an older day's kinds are read once and kept under the cache folder by
-the day's tree id (content-addressed, so never stale).
+the day's tree id (content-addressed, so never stale), with a summary of the day by kind
+(DaySpans) that tells its live entries from its faded ones without opening any.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from git_continuity import atomic
 from git_continuity import repo as git
 from git_continuity.model import JournalEntry, parse_stamp
-from git_continuity.store.read import _entry, _shards
+from git_continuity.store.read import DayCounts, _entry, _shards
 from git_continuity.store.state import ROOT, Snapshot
 
 Lifespans = Mapping[str, timedelta | None]  # per kind; None: never fades
@@ -78,12 +80,67 @@ def _kinds(snap: Snapshot, day: git.TreeEntry, files: list[git.TreeEntry]) -> di
     return found
 
 
+class DaySpans:
+    """What each old day folder holds by kind, kept by the folder's tree id under the cache
+    folder (``journal-spans``): for each kind, how many entries and the first and last time
+    one was written. A day whose entries of a kind all outlived that kind's lifespan, or all
+    did not, is counted from it without opening an entry: a brief reads the live entries it
+    shows, not a year of faded notes. Only a day on a lifespan's edge is read entry by entry."""
+
+    def __init__(self, snap: Snapshot) -> None:
+        self.snap = snap
+        self.path = snap.repo.local_dir / "cache" / "journal-spans"
+        self.known: dict[str, dict[str, list[Any]]] = {}
+        self.asked: set[str] = set()
+        self.new = False
+        with contextlib.suppress(OSError, ValueError, TypeError):
+            found = json.loads(self.path.read_text())
+            self.known = found if isinstance(found, dict) else {}
+
+    def live(self, day: git.TreeEntry, lifespans: Lifespans, now: datetime) -> tuple[int, int] | None:
+        """(entries, live entries) of an old day, or None when a kind is on its lifespan's edge."""
+        self.asked.add(day.oid)
+        spans = self.known.get(day.oid)
+        if spans is None:
+            spans = self.known[day.oid] = self._spans(day)
+            self.new = True
+        total = live = 0
+        for kind, (count, first, last) in spans.items():
+            kind_name = kind or None
+            if faded(kind_name, last, lifespans, now):
+                total += count
+            elif not faded(kind_name, first, lifespans, now):
+                total, live = total + count, live + count
+            else:
+                return None
+        return total, live
+
+    def _spans(self, day: git.TreeEntry) -> dict[str, list[Any]]:
+        files = git.tree_entries(self.snap.repo, day.oid) or []
+        spans: dict[str, list[Any]] = {}
+        for kind, at in _kinds(self.snap, day, files).values():
+            found = spans.setdefault(kind or "", [0, at, at])
+            found[0] += 1
+            if at is not None and (found[1] is None or at < found[1]):
+                found[1] = at
+            if at is not None and (found[2] is None or at > found[2]):
+                found[2] = at
+        return spans
+
+    def keep(self) -> None:
+        if self.new:
+            kept = {oid: spans for oid, spans in self.known.items() if oid in self.asked}
+            with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
+                atomic.write(self.path, json.dumps(kept, separators=(",", ":")))
+            self.new = False
+
+
 def read_live_journal(
     snap: Snapshot, lifespans: Lifespans, now: datetime, *, latest: int | None, everything: bool = False
 ) -> Journal:
     """The newest ``latest`` live entries (all when None), oldest first, and how many entries
     there are and how many faded. With ``everything``, faded entries are listed too (and
-    named in ``faded``)."""
+    named in ``faded``). Once ``latest`` are picked, the older days are only counted."""
     if snap.tree is None:
         return Journal([], 0, 0, frozenset())
     days = sorted(_shards(snap, "journal"), key=lambda e: e.name, reverse=True)  # a stray file is a problem
@@ -91,13 +148,13 @@ def read_live_journal(
     shortest = min(finite) if finite else None
     picked: list[tuple[str, git.Oid, bool]] = []  # path in the journal folder, blob, faded
     total = live = 0
+    counts, spans = DayCounts(snap), DaySpans(snap)
     for day in days:
         start = _day_start(day.name)
         young = shortest is None or (start is not None and now - (start + timedelta(days=1)) < shortest)
-        full = latest is not None and len(picked) >= latest
-        if young and full:
-            count = git.tree_size(snap.repo, day.oid)  # counted, not listed
-            total, live = total + count, live + count
+        counted = _counted(day, young, counts, spans, lifespans, now) if _full(picked, latest) else None
+        if counted is not None:
+            total, live = total + counted[0], live + counted[1]
             continue
         files = sorted(git.tree_entries(snap.repo, day.oid) or [], key=lambda f: f.name, reverse=True)
         kinds = {} if young else _kinds(snap, day, files)
@@ -106,8 +163,10 @@ def read_live_journal(
             kind, at = kinds.get(f.name, (None, None))
             out = not young and faded(kind, at, lifespans, now)
             live += not out
-            if (everything or not out) and (latest is None or len(picked) < latest):
+            if (everything or not out) and not _full(picked, latest):
                 picked.append((f"{day.name}/{f.name}", f.oid, out))
+    counts.keep()
+    spans.keep()
     entries = []
     gone = set()
     for path, oid, out in reversed(picked):
@@ -117,3 +176,17 @@ def read_live_journal(
             if out:
                 gone.add(entries[-1].id)
     return Journal(entries, total, live, frozenset(gone))
+
+
+def _full(picked: list[tuple[str, git.Oid, bool]], latest: int | None) -> bool:
+    return latest is not None and len(picked) >= latest
+
+
+def _counted(
+    day: git.TreeEntry, young: bool, counts: DayCounts, spans: DaySpans, lifespans: Lifespans, now: datetime
+) -> tuple[int, int] | None:
+    """(entries, live entries) of a day not listed, when told without reading its entries."""
+    if young:
+        n = counts.count(day)
+        return n, n
+    return spans.live(day, lifespans, now)

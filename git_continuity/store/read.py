@@ -54,7 +54,7 @@ def _entry(snap: Snapshot, path: str, oid: Oid, kind: str) -> dict[str, Any] | N
         return None
     name = path.rsplit("/", 1)[-1]
     known = good(kind, oid, name)
-    if known in snap.cache:
+    if snap.good_tree or known in snap.cache:
         return data  # type: ignore[no-any-return]
     if _too_deep(data):
         snap.found_bad(path, [f"{path}: nested deeper than {MAX_NESTING} levels: it was not read"])
@@ -296,6 +296,38 @@ def count_objective_changes(snap: Snapshot) -> int:
     return len(_files(snap, "objective"))
 
 
+class DayCounts:
+    """How many entries each day folder of a journal holds, kept by the folder's tree id
+    under the cache folder (``journal-days``): a read that shows the newest entries counts
+    the rest without reading a year of day folders (each folder's tree is read once)."""
+
+    def __init__(self, snap: Snapshot) -> None:
+        self.snap = snap
+        self.path = snap.repo.local_dir / "cache" / "journal-days"
+        self.known: dict[str, int] = {}
+        self.asked: set[str] = set()
+        self.new = False
+        with contextlib.suppress(OSError, ValueError):
+            for line in self.path.read_text().splitlines():
+                oid, _, count = line.partition(" ")
+                self.known[oid] = int(count)
+
+    def count(self, day: git.TreeEntry) -> int:
+        self.asked.add(day.oid)
+        if day.oid not in self.known:
+            self.known[day.oid] = git.tree_size(self.snap.repo, day.oid)
+            self.new = True
+        return self.known[day.oid]
+
+    def keep(self) -> None:
+        """Write down what was counted (only the folders asked about: the others changed)."""
+        if self.new:
+            text = "".join(f"{oid} {n}\n" for oid, n in self.known.items() if oid in self.asked)
+            with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
+                atomic.write(self.path, text)
+            self.new = False
+
+
 def read_journal(snap: Snapshot, latest: int | None = None) -> tuple[list[JournalEntry], int]:
     """The newest ``latest`` entries (all when None), oldest first, and how many there are."""
     if snap.tree is None:
@@ -303,14 +335,16 @@ def read_journal(snap: Snapshot, latest: int | None = None) -> tuple[list[Journa
     days = sorted(_shards(snap, "journal"), key=lambda e: e.name, reverse=True)
     picked: list[tuple[str, Oid]] = []
     total = 0
+    counts = DayCounts(snap)
     for day in days:
         if latest is not None and len(picked) >= latest:
-            total += git.tree_size(snap.repo, day.oid)  # counted, not listed
+            total += counts.count(day)  # counted, not listed
             continue
         files = git.tree_entries(snap.repo, day.oid) or []
         total += len(files)
         names = sorted(((f"{day.name}/{f.name}", f.oid) for f in files), reverse=True)
         picked.extend(names if latest is None else names[: latest - len(picked)])
+    counts.keep()
     entries = []
     for path, oid in reversed(picked):
         data = _entry(snap, f"{ROOT}/journal/{path}", oid, "journal-entry")
