@@ -8,6 +8,7 @@ that makes it: what a read walks, and where it looks."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ import pygit2
 import pytest
 from conftest import Run, commit, git, made_id, ok
 from test_lifespans import old_entry, write_old
+from test_notes_signed import SHELL_MADE, shown
 
 from git_continuity import repo as gitrepo
 from git_continuity import store, view
@@ -267,3 +269,36 @@ def test_status_and_orient_count_a_years_faded_entries_without_reading_them_agai
     assert (again["journal_total"], again["journal"]) == (13, status["journal"])
     brief = json.loads(ok(repo, "orient", "--json"))
     assert (brief["journal_total"], brief["journal_faded"], brief["journal"]) == (13, 8, oriented["journal"])
+
+
+# -- the commit hooks --------------------------------------------------------------------------
+
+
+def git_processes(repo: Path, *args: str) -> list[str]:
+    """The git commands run for ``git ARGS``, itself and its hooks' (GIT_TRACE names each)."""
+    trace = repo.parent / "trace"
+    trace.unlink(missing_ok=True)
+    subprocess.run(["git", *args], cwd=repo, env={**os.environ, "GIT_TRACE": str(trace)}, check=True)
+    return [line.split("built-in: git ", 1)[1] for line in trace.read_text().splitlines() if "built-in: git " in line]
+
+
+@pytest.mark.parametrize("where", ["main checkout", "linked worktree"])
+def test_a_commit_that_closes_nothing_runs_git_only_to_write_its_signed_note(
+    repo: Path, tmp_path: Path, where: str
+) -> None:
+    ok(repo, "init")
+    ok(repo, "objective", "set", "Ship it", "--why", "users wait")
+    ok(repo, "hooks", "install")
+    work = repo
+    if where == "linked worktree":
+        work = tmp_path / "linked"
+        git(repo, "worktree", "add", "-q", "-b", "topic", str(work))
+    ok(work, "orient")  # an open session
+    git(work, "commit", "-q", "--allow-empty", "-m", "the first: the line of the next note is left for the shell")
+    ran = git_processes(work, "commit", "-q", "--allow-empty", "-m", "nothing closed")
+    ours = [r.split(" ")[0] for r in ran if not r.startswith("maintenance ")]  # git commit's own
+    assert ours == ["commit", "log", "update-ref", "notes", "commit-tree", "update-ref"], ran
+    note = json.loads(git(work, "notes", "--ref=continuity", "show", "HEAD"))
+    assert (note["kind"], note["threads"]) == ("provenance", [])
+    assert shown(work).splitlines() == [shown(work).splitlines()[0], SHELL_MADE]  # the shell wrote it
+    assert shown(work).startswith('Good "git" signature for ada@example.com with ED25519 key')
