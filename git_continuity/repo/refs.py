@@ -67,11 +67,22 @@ def _names(repo: Repo, prefix: str, *, checked: bool) -> list[str]:
 def _loose(repo: Repo, prefix: str) -> list[str]:
     """The loose ref files whose names start with prefix (their folders only are read)."""
     top = prefix.rsplit("/", 1)[0]
-    found = []
-    for folder, dirs, files in os.walk(repo.common_dir / top):
-        at = top + folder[len(str(repo.common_dir / top)) :].replace(os.sep, "/")
-        found += [f"{at}/{f}" for f in files if f"{at}/{f}".startswith(prefix) and not f.endswith(".lock")]
-        dirs[:] = [d for d in dirs if f"{at}/{d}/".startswith(prefix) or prefix.startswith(f"{at}/{d}/")]
+    found: list[str] = []
+    folders = [(str(repo.common_dir / top), top, f"{top}/".startswith(prefix))]
+    while folders:
+        folder, name, inside = folders.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            full = f"{name}/{entry.name}"
+            under = inside or full.startswith(prefix)
+            if entry.is_dir(follow_symlinks=False):
+                if under or prefix.startswith(f"{full}/"):
+                    folders.append((entry.path, full, under))
+            elif under and not entry.name.endswith(".lock"):
+                found.append(full)
     return found
 
 

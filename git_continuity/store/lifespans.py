@@ -60,15 +60,18 @@ def _day_start(name: str) -> datetime | None:
         return None
 
 
-def _kinds(snap: Snapshot, day: git.TreeEntry, files: list[git.TreeEntry]) -> dict[str, tuple[str | None, str | None]]:
-    """name → (kind, at) of every entry of a day folder, from the cache when it has the day."""
+def _kinds(
+    snap: Snapshot, day: git.TreeEntry, files: list[git.TreeEntry] | None = None
+) -> dict[str, tuple[str | None, str | None]]:
+    """name → (kind, at) of every entry of a day folder, from the cache when it has the day
+    (its entries listed here only when it does not, unless given)."""
     cached = snap.repo.local_dir / "cache" / "journal-kinds" / f"{day.oid}.json"
     try:
         return {n: (k, a) for n, k, a in json.loads(cached.read_text())}
     except (OSError, ValueError, TypeError):
         pass
     found: dict[str, tuple[str | None, str | None]] = {}
-    for f in files:
+    for f in files if files is not None else git.tree_entries(snap.repo, day.oid) or []:
         try:
             data = json.loads(git.blob(snap.repo, f.oid))
         except (ValueError, UnicodeDecodeError):
@@ -97,8 +100,8 @@ class DaySpans:
             found = json.loads(self.path.read_text())
             self.known = found if isinstance(found, dict) else {}
 
-    def live(self, day: git.TreeEntry, lifespans: Lifespans, now: datetime) -> tuple[int, int] | None:
-        """(entries, live entries) of an old day, or None when a kind is on its lifespan's edge."""
+    def live(self, day: git.TreeEntry, lifespans: Lifespans, now: datetime) -> tuple[int, int]:
+        """(entries, live entries) of an old day."""
         self.asked.add(day.oid)
         spans = self.known.get(day.oid)
         if spans is None:
@@ -111,14 +114,14 @@ class DaySpans:
                 total += count
             elif not faded(kind_name, first, lifespans, now):
                 total, live = total + count, live + count
-            else:
-                return None
+            else:  # on the lifespan's edge: counted entry by entry, from the day's kinds
+                kinds = _kinds(self.snap, day).values()
+                return len(kinds), sum(not faded(k, a, lifespans, now) for k, a in kinds)
         return total, live
 
     def _spans(self, day: git.TreeEntry) -> dict[str, list[Any]]:
-        files = git.tree_entries(self.snap.repo, day.oid) or []
         spans: dict[str, list[Any]] = {}
-        for kind, at in _kinds(self.snap, day, files).values():
+        for kind, at in _kinds(self.snap, day).values():
             found = spans.setdefault(kind or "", [0, at, at])
             found[0] += 1
             if at is not None and (found[1] is None or at < found[1]):
@@ -153,6 +156,10 @@ def read_live_journal(
         start = _day_start(day.name)
         young = shortest is None or (start is not None and now - (start + timedelta(days=1)) < shortest)
         counted = _counted(day, young, counts, spans, lifespans, now) if _full(picked, latest) else None
+        if counted is None and young and latest is not None:  # live whatever their kind: the newest taken
+            counted = counts.count(day), counts.count(day)
+            newest = git.last_entries(snap.repo, day.oid, latest - len(picked))
+            picked.extend((f"{day.name}/{f.name}", f.oid, False) for f in newest)
         if counted is not None:
             total, live = total + counted[0], live + counted[1]
             continue
@@ -184,8 +191,8 @@ def _full(picked: list[tuple[str, git.Oid, bool]], latest: int | None) -> bool:
 
 def _counted(
     day: git.TreeEntry, young: bool, counts: DayCounts, spans: DaySpans, lifespans: Lifespans, now: datetime
-) -> tuple[int, int] | None:
-    """(entries, live entries) of a day not listed, when told without reading its entries."""
+) -> tuple[int, int]:
+    """(entries, live entries) of a day not listed: counted, not read entry by entry."""
     if young:
         n = counts.count(day)
         return n, n

@@ -181,8 +181,9 @@ def read_packet(snap: Snapshot) -> Packet | None:
 
 def _kept(snap: Snapshot, kind: str, oid: Oid | None) -> Any:
     """What was kept under the cache folder for an object read once as ``kind`` without
-    problems (None: nothing kept, or unreadable). Keyed by the object's id: never stale."""
-    if oid is None or good(kind, oid) not in snap.cache:
+    problems (None: nothing kept, or unreadable). Keyed by the object's id: never stale. In a
+    tree known good as a whole, what was kept of a part of it was kept from a good read."""
+    if oid is None or not (snap.good_tree or good(kind, oid) in snap.cache):
         return None
     try:
         return json.loads((snap.repo.local_dir / "cache" / kind / f"{oid}.json").read_bytes())
@@ -337,13 +338,15 @@ def read_journal(snap: Snapshot, latest: int | None = None) -> tuple[list[Journa
     total = 0
     counts = DayCounts(snap)
     for day in days:
-        if latest is not None and len(picked) >= latest:
-            total += counts.count(day)  # counted, not listed
+        if latest is not None:  # the newest of each day taken from its end, the rest counted
+            total += counts.count(day)
+            if len(picked) < latest:
+                newest = git.last_entries(snap.repo, day.oid, latest - len(picked))
+                picked.extend((f"{day.name}/{f.name}", f.oid) for f in newest)
             continue
         files = git.tree_entries(snap.repo, day.oid) or []
         total += len(files)
-        names = sorted(((f"{day.name}/{f.name}", f.oid) for f in files), reverse=True)
-        picked.extend(names if latest is None else names[: latest - len(picked)])
+        picked.extend(sorted(((f"{day.name}/{f.name}", f.oid) for f in files), reverse=True))
     counts.keep()
     entries = []
     for path, oid in reversed(picked):
