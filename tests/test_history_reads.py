@@ -203,13 +203,13 @@ def test_a_status_lists_the_refs_it_reads_not_every_ref_however_many_tags(
     ok(repo, "init")
     ok(repo, "claim", "add", "on main", "--check", f"reachable:{revs[1]}@main")
     listed: list[int] = []
-    every_ref = pygit2.repository.References.__iter__
+    every_ref = pygit2.references.References.__iter__
 
-    def counted(self: pygit2.repository.References) -> Iterator[str]:
+    def counted(self: pygit2.references.References) -> Iterator[str]:
         listed.append(1)
         return every_ref(self)
 
-    monkeypatch.setattr(pygit2.repository.References, "__iter__", counted)
+    monkeypatch.setattr(pygit2.references.References, "__iter__", counted)
     for args in (("status",), ("status", "--json"), ("thread", "list"), ("orient",)):
         assert inproc(repo, *args).code == 0
     assert listed == []
