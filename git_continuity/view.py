@@ -280,7 +280,7 @@ class _Branches:
     def _contains(self, tip: git.Oid, commit: str) -> bool:
         try:
             return git.contains(self.repo, tip, git.Oid(commit))
-        except Exception:  # a history cut below that tip: not found there
+        except git.HistoryCut:  # not found there
             return False
 
 

@@ -77,8 +77,11 @@ def ancestors(repo: Repo, tip: Oid) -> frozenset[bytes]:
         raw = cache.read_bytes()
         found = frozenset(raw[i : i + 20] for i in range(0, len(raw), 20))
     except OSError:
-        walker = repo.git.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.NONE)
-        found = frozenset(c.id.raw for c in walker)
+        try:
+            walker = repo.git.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.NONE)
+            found = frozenset(c.id.raw for c in walker)
+        except (KeyError, ValueError, pygit2.GitError) as error:
+            raise HistoryCut(f"the history below {tip[:7]} is cut: an object is missing here ({error})") from None
         repo.walked += len(found)
         if len(found) >= ANCESTOR_CACHE_MIN:
             _keep_ancestors(cache, found)
