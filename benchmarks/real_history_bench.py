@@ -307,7 +307,8 @@ def commit_cost(work: Path, events: Events, bare_hooks: Path) -> tuple[float, fl
 def floors(work: Path, revs: list[str], runs: int) -> dict[str, list[float]]:
     argvs = {
         "git log -1": ["git", "log", "-1"],
-        "git merge-base --is-ancestor": ["git", "merge-base", "--is-ancestor", revs[len(revs) // 2], "main"],
+        "git merge-base --is-ancestor HEAD~5": ["git", "merge-base", "--is-ancestor", "HEAD~5", "main"],
+        "git merge-base --is-ancestor, far": ["git", "merge-base", "--is-ancestor", revs[len(revs) // 2], "main"],
         "python -c pass": [sys.executable, "-c", "pass"],
     }
     return {name: [timed(work, argv) for _ in range(runs)] for name, argv in argvs.items()}
@@ -317,7 +318,7 @@ def show(name: str, times: list[float], budget: float | None, over: str = "") ->
     med, floor = statistics.median(times), min(times)
     mark = "" if budget is None else ("ok" if med <= budget else "OVER")
     limit = f"{budget:.0f} ms" if budget is not None else "-"
-    return f"  {name:<30} {med:>8.1f} ms {floor:>8.1f} ms {over:>10} {limit:>8} {mark}"
+    return f"  {name:<36} {med:>8.1f} ms {floor:>8.1f} ms {over:>10} {limit:>8} {mark}"
 
 
 def measure(work: Path, mate: Path, revs: list[str], runs: int) -> None:
@@ -328,7 +329,7 @@ def measure(work: Path, mate: Path, revs: list[str], runs: int) -> None:
     bare_hooks.mkdir(exist_ok=True)
     timed(work, ["git", "continuity", "status"])  # the helper starts
     time.sleep(1)
-    print(f"  {'':<30} {'median':>11} {'fastest':>11} {'':>10} {'budget':>8}")
+    print(f"  {'':<36} {'median':>11} {'fastest':>11} {'':>10} {'budget':>8}")
     for situation in SITUATIONS:
         print(f"{situation}:")
         for name, (argv, stdin, ok) in table.items():
@@ -345,7 +346,7 @@ def measure(work: Path, mate: Path, revs: list[str], runs: int) -> None:
         print(show("commit, continuity hooks", [a for a, _ in pairs], None, f"{statistics.median(added):+.1f} ms"))
         print(show("commit, no hooks (floor)", [b for _, b in pairs], None))
         print(
-            f"  {'hooks added (median)':<30} {statistics.median(added):>+8.1f} ms {'':>11} {'':>10} {'+25 ms':>8} "
+            f"  {'hooks added (median)':<36} {statistics.median(added):>+8.1f} ms {'':>11} {'':>10} {'+25 ms':>8} "
             f"{'ok' if statistics.median(added) <= BUDGETS['commit'] else 'OVER'}"
         )
     print("floors, same run:")
@@ -376,7 +377,10 @@ def main() -> int:
             f"{args.days} days; built in {time.perf_counter() - t0:.0f} s"
         )
         measure(work, mate, revs, args.runs)
-    shutil.rmtree(SANDBOX, ignore_errors=True)  # the signing key and witness made for this run
+    if not args.keep:
+        shutil.rmtree(SANDBOX, ignore_errors=True)  # the signing key and witness made for this run
+    else:
+        print(f"kept: {args.keep} (its user's keys and witness: {SANDBOX})")
     print(f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     return 0
 

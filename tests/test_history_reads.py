@@ -20,7 +20,7 @@ from test_lifespans import old_entry, write_old
 from test_notes_signed import SHELL_MADE, shown
 
 from git_continuity import repo as gitrepo
-from git_continuity import store, view
+from git_continuity import store, tracking, view
 from git_continuity.repo.reach import SLOP
 
 
@@ -302,3 +302,22 @@ def test_a_commit_that_closes_nothing_runs_git_only_to_write_its_signed_note(
     assert (note["kind"], note["threads"]) == ("provenance", [])
     assert shown(work).splitlines() == [shown(work).splitlines()[0], SHELL_MADE]  # the shell wrote it
     assert shown(work).startswith('Good "git" signature for ada@example.com with ED25519 key')
+
+
+def test_what_has_not_reached_a_remote_is_counted_once_for_a_state_that_did_not_move(
+    remote_and_clone: tuple[Path, Path],
+) -> None:
+    _, work = remote_and_clone
+    ok(work, "init")
+    for n in range(6):
+        ok(work, "journal", "add", f"entry {n}")
+    first = gitrepo.open_repo(work)
+    state = gitrepo.ref_target(first, "refs/continuity/main")
+    assert state is not None
+    (box,) = tracking.outbox(first, "main", state)
+    assert (box.remote, box.changes, box.never) == ("origin", 7, True)  # init and six entries, never sent
+    assert first.walked == 7
+
+    again = gitrepo.open_repo(work)
+    assert [box.changes for box in tracking.outbox(again, "main", state)] == [7]
+    assert again.walked == 0

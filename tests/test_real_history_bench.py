@@ -41,6 +41,7 @@ def test_the_real_history_benchmark_runs_every_read_and_hook_in_every_situation_
     named = [line.split("  ")[1].strip() for line in lines if line.startswith("  ") and "ms" in line]
     assert named == [*ROWS, "hooks added (median)"] * 4 + [
         "git log -1",
-        "git merge-base --is-ancestor",
+        "git merge-base --is-ancestor HEAD~5",
+        "git merge-base --is-ancestor, far",
         "python -c pass",
     ]
