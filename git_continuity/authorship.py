@@ -59,9 +59,9 @@ class Author:
 
 def cache_path(repo: Repo, stream: str) -> Path:
     """The folder of the entry→commit map: ``tip`` (the state commit it was made at), and
-    the map in files by the kind and the last characters of each key, so a read looks up the few
-    entries it shows, however many a year of work wrote (a million ids were 40 MB of JSON
-    to read on every status)."""
+    the map in files by each key's kind (the journal's also by its last characters), so a
+    read looks up the entries it shows, however many a year of work wrote (a million ids
+    were 40 MB of JSON to read on every status)."""
     digest = hashlib.sha256(str(repo.common_dir).encode()).hexdigest()[:20]
     return signatures.cache_path().parent / "authorship" / digest / f"{stream}.map"
 
@@ -77,10 +77,10 @@ def entry_id(path: str) -> str | None:
 
 
 def _shard_name(key: str) -> str:
-    """A key's file: by its kind's letter and its last character (the last two for the
-    journal, which a year fills), so a status that shows every claim and five journal
-    entries reads the claims' few files and five of the journal's."""
-    return (key[:1] + key[-2 if key.startswith("j-") else -1 :]).encode().hex()
+    """A key's file: by its kind's letter, and for the journal, which a year fills, by its
+    last two characters too: a status that shows every claim and five journal entries reads
+    the claims' file and five of the journal's."""
+    return (key[:1] + (key[-2:] if key.startswith("j-") else "")).encode().hex()
 
 
 class _Map:

@@ -321,3 +321,20 @@ def test_what_has_not_reached_a_remote_is_counted_once_for_a_state_that_did_not_
     again = gitrepo.open_repo(work)
     assert [box.changes for box in tracking.outbox(again, "main", state)] == [7]
     assert again.walked == 0
+
+
+def test_a_day_on_a_lifespans_edge_is_counted_entry_by_entry_from_its_times(repo: Path) -> None:
+    ok(repo, "init")
+    hour = 1 / 24
+    edges = [
+        (7 + hour, "note", True),
+        (7 - hour, "note", False),
+        (30 + hour, "finding", True),
+        (30 - hour, "finding", False),
+    ]
+    write_old(repo, [old_entry(days, n, f"{kind} {n}", kind) for n, (days, kind, _) in enumerate(edges)])
+    for n in range(5):
+        ok(repo, "journal", "add", "--kind", "decision", f"decision {n}")
+    for _ in range(2):  # the first read keeps each day's times; the second counts from them
+        brief = json.loads(ok(repo, "orient", "--json"))
+        assert (brief["journal_total"], brief["journal_faded"]) == (9, 2)

@@ -14,6 +14,7 @@ the day's tree id (content-addressed, so never stale), with a summary of the day
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import json
 from collections.abc import Mapping
@@ -83,6 +84,45 @@ def _kinds(
     return found
 
 
+def _when(at: str | None) -> float:
+    """A stored time in seconds, for ordering (an unreadable one first)."""
+    try:
+        return parse_stamp(at).timestamp() if at else -1.0
+    except ValueError:
+        return -1.0
+
+
+def _live_on_edge(snap: Snapshot, day: git.TreeEntry, kind: str, lifespans: Lifespans, now: datetime) -> int:
+    """How many entries of one kind in a day on that kind's lifespan's edge are still live:
+    from the day's times by kind (kept by the folder's tree id, one sorted line a kind), so
+    the edge day of a busy journal is counted without its thousands of entries' records."""
+    span = lifespans.get(kind or "note")
+    times = _times(snap, day).get(kind, [])
+    if span is None:
+        return len(times)
+    unreadable = bisect.bisect_left(times, 0.0)  # first in the sorted times, and live
+    return unreadable + len(times) - bisect.bisect_left(times, (now - span).timestamp())
+
+
+def _times(snap: Snapshot, day: git.TreeEntry) -> dict[str, list[float]]:
+    """kind → the times its entries of a day folder were written, in seconds, sorted (an
+    unreadable time as -1, which counts as live, as faded() has it)."""
+    cached = snap.repo.local_dir / "cache" / "journal-times" / day.oid
+    try:
+        lines = cached.read_text().splitlines()
+        return {kind: [float(t) for t in rest.split()] for kind, _, rest in (line.partition(" ") for line in lines)}
+    except (OSError, ValueError):
+        pass
+    found: dict[str, list[float]] = {}
+    for kind, at in _kinds(snap, day).values():
+        found.setdefault(kind or "", []).append(_when(at))
+    for times in found.values():
+        times.sort()
+    with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
+        atomic.write(cached, "".join(f"{k} {' '.join(f'{t:.6f}' for t in ts)}\n" for k, ts in found.items()))
+    return found
+
+
 class DaySpans:
     """What each old day folder holds by kind, kept by the folder's tree id under the cache
     folder (``journal-spans``): for each kind, how many entries and the first and last time
@@ -114,9 +154,8 @@ class DaySpans:
                 total += count
             elif not faded(kind_name, first, lifespans, now):
                 total, live = total + count, live + count
-            else:  # on the lifespan's edge: counted entry by entry, from the day's kinds
-                kinds = _kinds(self.snap, day).values()
-                return len(kinds), sum(not faded(k, a, lifespans, now) for k, a in kinds)
+            else:  # on the lifespan's edge: counted from the times its entries were written
+                total, live = total + count, live + _live_on_edge(self.snap, day, kind, lifespans, now)
         return total, live
 
     def _spans(self, day: git.TreeEntry) -> dict[str, list[Any]]:
@@ -124,9 +163,9 @@ class DaySpans:
         for kind, at in _kinds(self.snap, day).values():
             found = spans.setdefault(kind or "", [0, at, at])
             found[0] += 1
-            if at is not None and (found[1] is None or at < found[1]):
+            if _when(at) < _when(found[1]):
                 found[1] = at
-            if at is not None and (found[2] is None or at > found[2]):
+            if _when(at) > _when(found[2]):
                 found[2] = at
         return spans
 
@@ -154,7 +193,9 @@ def read_live_journal(
     counts, spans = DayCounts(snap), DaySpans(snap)
     for day in days:
         start = _day_start(day.name)
-        young = shortest is None or (start is not None and now - (start + timedelta(days=1)) < shortest)
+        # Young: every entry of the day was written after the shortest lifespan began (from the
+        # day's start, not its end: a note at 10:00 seven days and an hour ago has faded).
+        young = shortest is None or (start is not None and now - start < shortest)
         counted = _counted(day, young, counts, spans, lifespans, now) if _full(picked, latest) else None
         if counted is None and young and latest is not None:  # live whatever their kind: the newest taken
             counted = counts.count(day), counts.count(day)
