@@ -339,3 +339,26 @@ def test_a_day_on_a_lifespans_edge_is_counted_entry_by_entry_from_its_times(repo
     for _ in range(2):  # the first read keeps each day's times; the second counts from them
         brief = json.loads(ok(repo, "orient", "--json"))
         assert (brief["journal_total"], brief["journal_faded"]) == (9, 2)
+
+
+def test_with_its_refs_packed_a_commit_that_closes_nothing_still_gets_its_signed_note_from_the_shell(
+    repo: Path,
+) -> None:
+    ok(repo, "init")
+    ok(repo, "hooks", "install")
+    ok(repo, "orient")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "the first")
+    git(repo, "pack-refs", "--all")  # the state and notes refs in packed-refs, no loose file
+    ran = [r.split(" ")[0] for r in git_processes(repo, "commit", "-q", "--allow-empty", "-m", "nothing closed")]
+    assert [r for r in ran if r != "maintenance"] == [
+        "commit",
+        "rev-parse",
+        "log",
+        "update-ref",
+        "notes",
+        "commit-tree",
+        "update-ref",
+    ]
+    assert json.loads(git(repo, "notes", "--ref=continuity", "show", "HEAD"))["threads"] == []
+    assert shown(repo).splitlines()[1:] == [SHELL_MADE]
+    assert git(repo, "for-each-ref", "--format=%(refname)", "refs/notes/") == "refs/notes/continuity"
