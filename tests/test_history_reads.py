@@ -362,3 +362,29 @@ def test_with_its_refs_packed_a_commit_that_closes_nothing_still_gets_its_signed
     assert json.loads(git(repo, "notes", "--ref=continuity", "show", "HEAD"))["threads"] == []
     assert shown(repo).splitlines()[1:] == [SHELL_MADE]
     assert git(repo, "for-each-ref", "--format=%(refname)", "refs/notes/") == "refs/notes/continuity"
+
+
+def test_tags_kept_with_their_folders_times_are_read_again_once_a_tag_moves_or_comes(repo: Path) -> None:
+    revs = history(repo, 3)
+    for n in range(30):
+        git(repo, "tag", f"v{n}", revs[n % 3])
+    git(repo, "tag", "release/r1", revs[0])
+    old = 1_700_000_000  # long ago: what was listed then can be kept (racy-git's rule)
+    for folder in ("refs/tags", "refs/tags/release"):
+        os.utime(repo / ".git" / folder, (old, old))
+
+    def tips() -> dict[str, str]:
+        return gitrepo.ref_tips(gitrepo.open_repo(repo), ("refs/heads/", "refs/tags/"), 100)
+
+    def gits() -> dict[str, str]:
+        listed = git(repo, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/", "refs/tags/")
+        return {name: oid for oid, name in (line.split() for line in listed.splitlines())}
+
+    assert tips() == gits()
+    assert (repo / ".git" / "continuity" / "cache" / "tags").is_file()  # kept
+    git(repo, "tag", "-f", "v7", revs[2])  # moved
+    git(repo, "tag", "release/r2", revs[1])  # in a folder below
+    assert tips() == gits()
+    git(repo, "tag", "-d", "v3")
+    git(repo, "pack-refs", "--all")
+    assert tips() == gits()

@@ -3,6 +3,8 @@ with a reflog reason, and the reflogs themselves."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import random
 import time
@@ -12,6 +14,7 @@ from typing import Any, TypeVar
 
 import pygit2
 
+from git_continuity import atomic
 from git_continuity.errors import UserError
 from git_continuity.repo import locks
 from git_continuity.repo.base import Oid, RefMoved, Repo
@@ -349,14 +352,72 @@ def ref_tips(repo: Repo, prefixes: Sequence[str], limit: int) -> dict[str, Oid]:
     names listed once, and only the first ``limit`` read."""
     found: dict[str, Oid] = {}
     for prefix in prefixes:
-        names = _names(repo, prefix, checked=False)  # what holds no ref is skipped below
-        for name in names:
-            if len(found) >= limit:
-                return found
-            try:
-                target = ref_target(repo, name)
-            except UserError:
-                continue  # a loose file that holds no ref: libgit2 lists none there either
-            if target is not None:
-                found[name] = target
+        if prefix == TAGS:
+            found.update(list(_tag_tips(repo, limit).items())[: limit - len(found)])
+            continue
+        found.update(_tips(repo, prefix, limit - len(found)))
     return found
+
+
+def _tips(repo: Repo, prefix: str, limit: int) -> dict[str, Oid]:
+    """Where the first ``limit`` refs under prefix point (by name)."""
+    found: dict[str, Oid] = {}
+    for name in _names(repo, prefix, checked=False):  # what holds no ref is skipped below
+        if len(found) >= limit:
+            break
+        try:
+            target = ref_target(repo, name)
+        except UserError:
+            continue  # a loose file that holds no ref: libgit2 lists none there either
+        if target is not None:
+            found[name] = target
+    return found
+
+
+TAGS = "refs/tags/"
+RACY = 2_000_000_000  # ns: a folder changed this close to a listing may have changed unseen
+
+
+def _tag_tips(repo: Repo, limit: int) -> dict[str, Oid]:
+    """The first ``limit`` tags and what they point at, kept under the cache folder until
+    their folders or packed-refs change: git writes a ref by renaming a file into its folder,
+    which changes the folder's time, so with 10,000 loose tags a read stats a folder instead
+    of listing 10,000 files. A listing made within RACY of a folder's change is not kept (a
+    file system's clock is coarse: git's index has the same rule)."""
+    path = repo.local_dir / "cache" / "tags"
+    try:
+        kept = json.loads(path.read_text())
+        if kept["limit"] == limit and kept["seen"] == _seen(repo, kept["seen"]):
+            return {name: Oid(oid) for name, oid in kept["tips"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    made = time.time_ns()
+    tips = _tips(repo, TAGS, limit)
+    seen = _seen(repo, None)
+    if all(when < made - RACY for when in seen.values() if when is not None):
+        with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
+            atomic.write(path, json.dumps({"limit": limit, "seen": seen, "tips": list(tips.items())}))
+    return tips
+
+
+def _seen(repo: Repo, folders: dict[str, int | None] | None) -> dict[str, int | None]:
+    """The change time of packed-refs and of each folder under refs/tags (``folders``: those
+    listed before, stat'ed again; None: every folder found now)."""
+    names = list(folders) if folders is not None else ["packed-refs", *_tag_folders(repo)]
+    found: dict[str, int | None] = {}
+    for name in names:
+        try:
+            found[name] = os.stat(repo.common_dir / name).st_mtime_ns
+        except OSError:
+            found[name] = None
+    return found
+
+
+def _tag_folders(repo: Repo) -> list[str]:
+    folders, todo = [], [TAGS.rstrip("/")]
+    while todo:
+        folder = todo.pop()
+        folders.append(folder)
+        with contextlib.suppress(OSError), os.scandir(repo.common_dir / folder) as entries:
+            todo += [f"{folder}/{e.name}" for e in entries if e.is_dir(follow_symlinks=False)]
+    return folders
