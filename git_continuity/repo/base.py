@@ -46,6 +46,7 @@ class Repo:
     # signature out, or None when signing is off for this repository. None here: not
     # decided yet, and then no such commit is written (repo.signed.Unarmed).
     signer: Callable[[bytes], str | None] | None = None
+    validity: object = None  # the store's validity cache, shared by the snapshots of a process
 
     @property
     def local_dir(self) -> Path:

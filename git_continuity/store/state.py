@@ -39,6 +39,9 @@ KINDS = {
 }
 
 
+ENTRIES = frozenset(KINDS.values())
+
+
 def ref_name(stream: str) -> str:
     if not usable_stream(stream):
         given = f" (from {ENV_STREAM})" if os.environ.get(ENV_STREAM) == stream else ""
@@ -73,15 +76,14 @@ class ValidityCache:
     Objects are content-addressed, so a blob or tree that passed once always passes; this
     keeps jsonschema (and a walk of every entry) off the read path. Local only, under
     ``.git/continuity/cache/``, keyed by a digest of the schemas, in 256 files named by the
-    first two digits of each object id: a read asks about a few objects and reads a few
-    small files, however many entries a year of work left (one file of a million entries
-    was 90 MB to read on every status).
+    first two digits of each entry's object id (and one of the wholes: trees, folders, the
+    packet): a read asks about a few objects and reads a few small files, however many
+    entries a year of work left (one file of a million entries was 90 MB to read on every
+    status).
     """
 
     def __init__(self, repo: Repo) -> None:
-        from git_continuity import schema
-
-        self.path = repo.local_dir / "cache" / f"valid-{schema.digest()}-{RULES}.d"
+        self.path = validity_path(repo)
         self._shards: dict[str, set[str]] = {}
         self._new: dict[str, list[str]] = {}
         if not self.path.exists():
@@ -98,7 +100,9 @@ class ValidityCache:
         whole.unlink(missing_ok=True)
 
     def _shard(self, key: str) -> tuple[str, set[str]]:
-        name = key.rsplit(":", 1)[-1][:2]
+        # Entries by their object id's first two digits; what is known good as a whole (a
+        # tree, a folder, the packet: what nearly every read asks first) in a small file.
+        name = key.rsplit(":", 1)[-1][:2] if key.partition(":")[0] in ENTRIES else "whole"
         if name not in self._shards:
             try:
                 self._shards[name] = set((self.path / name).read_text().split())
@@ -160,7 +164,7 @@ class Snapshot:
     @property
     def cache(self) -> ValidityCache:
         if self._reads.validity is None:
-            self._reads.validity = self.validity or ValidityCache(self.repo)
+            self._reads.validity = self.validity or _validity(self.repo)
         return self._reads.validity
 
     @property
@@ -190,6 +194,21 @@ class Snapshot:
     def found_bad(self, path: str, problems: Iterable[str]) -> None:
         """Record what is wrong with one file (the first reading of it only)."""
         self._reads.bad.setdefault(path, tuple(problems))
+
+
+def validity_path(repo: Repo) -> Path:
+    from git_continuity import schema
+
+    return repo.local_dir / "cache" / f"valid-{schema.digest()}-{RULES}.d"
+
+
+def _validity(repo: Repo) -> ValidityCache:
+    """The validity cache of this repository, one for every snapshot a process reads (each
+    would read its files again), made again when the schemas it was made for changed."""
+    found = repo.validity
+    if not isinstance(found, ValidityCache) or found.path != validity_path(repo):
+        found = repo.validity = ValidityCache(repo)
+    return found
 
 
 READS = 10  # reads of a ref that writers keep moving, before giving up
