@@ -55,8 +55,10 @@ def faded(kind: str | None, at: str | None, lifespans: Lifespans, now: datetime)
 
 
 def _day_start(name: str) -> datetime | None:
-    try:
-        return datetime.strptime(name, "%Y-%m-%d").replace(tzinfo=timezone.utc)
+    if not (len(name) == 10 and name[4] == name[7] == "-" and name.replace("-", "").isdigit()):
+        return None  # fromisoformat takes forms a day folder's name never has (2026-W49-4)
+    try:  # fromisoformat, not strptime: a year of day folders is 366 of them per brief
+        return datetime.fromisoformat(name).replace(tzinfo=timezone.utc)
     except ValueError:
         return None
 
