@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, TypeGuard
 
 from git_continuity import atomic
 from git_continuity import repo as git
@@ -125,6 +125,13 @@ def _times(snap: Snapshot, day: git.TreeEntry) -> dict[str, list[float]]:
     return found
 
 
+def _spans_read(spans: object) -> TypeGuard[dict[str, list[Any]]]:
+    """Whether what was kept for a day reads as DaySpans keeps it."""
+    return isinstance(spans, dict) and all(
+        isinstance(v, list) and len(v) == 3 and all(isinstance(n, int | float) for n in v) for v in spans.values()
+    )
+
+
 class DaySpans:
     """What each old day folder holds by kind, kept by the folder's tree id under the cache
     folder (``journal-spans``): for each kind, how many entries and the first and last time
@@ -146,29 +153,25 @@ class DaySpans:
         """(entries, live entries) of an old day."""
         self.asked.add(day.oid)
         spans = self.known.get(day.oid)
-        if spans is None:
+        if not _spans_read(spans):  # none kept, or not as this version keeps them
             spans = self.known[day.oid] = self._spans(day)
             self.new = True
         total = live = 0
         for kind, (count, first, last) in spans.items():
-            kind_name = kind or None
-            if faded(kind_name, last, lifespans, now):
-                total += count
-            elif not faded(kind_name, first, lifespans, now):
-                total, live = total + count, live + count
-            else:  # on the lifespan's edge: counted from the times its entries were written
-                total, live = total + count, live + _live_on_edge(self.snap, day, kind, lifespans, now)
+            span = lifespans.get(kind or "note")
+            cutoff = (now - span).timestamp() if span is not None else None
+            total += count
+            if cutoff is None or first >= cutoff:  # every one written since the lifespan began
+                live += count
+            elif first < 0 or last >= cutoff:  # on the lifespan's edge (or a time unreadable)
+                live += _live_on_edge(self.snap, day, kind, lifespans, now)
         return total, live
 
     def _spans(self, day: git.TreeEntry) -> dict[str, list[Any]]:
+        """kind → [entries, first time, last time], times in seconds (-1: unreadable)."""
         spans: dict[str, list[Any]] = {}
-        for kind, at in _kinds(self.snap, day).values():
-            found = spans.setdefault(kind or "", [0, at, at])
-            found[0] += 1
-            if _when(at) < _when(found[1]):
-                found[1] = at
-            if _when(at) > _when(found[2]):
-                found[2] = at
+        for kind, times in _times(self.snap, day).items():
+            spans[kind] = [len(times), times[0], times[-1]] if times else [0, 0.0, 0.0]
         return spans
 
     def keep(self) -> None:
