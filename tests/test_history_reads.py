@@ -21,6 +21,7 @@ from test_notes_signed import SHELL_MADE, shown
 
 from git_continuity import repo as gitrepo
 from git_continuity import store, tracking, view
+from git_continuity.repo import reach
 from git_continuity.repo.reach import SLOP
 
 
@@ -120,6 +121,33 @@ def test_a_question_after_new_commits_walks_only_the_commits_since_its_last_answ
     assert again.walked <= len(added) + 1 + SLOP
 
 
+def test_a_first_question_about_a_commit_walks_the_commits_above_it_as_git_does_not_the_whole_history(
+    repo: Path,
+) -> None:
+    revs = history(repo, 60)
+    git(repo, "checkout", "-q", "-b", "ahead")
+    ahead = commit(repo, "not on main yet (a pushed: claim before its push)")
+    git(repo, "checkout", "-q", "main")
+    at = gitrepo.open_repo(repo)
+    assert gitrepo.contains(at, gitrepo.Oid(revs[-1]), gitrepo.Oid(revs[-3]))
+    assert at.walked <= 3 + SLOP  # the tip, the commit below it and the one asked about: git's cost
+    walked = at.walked
+    assert not gitrepo.contains(at, gitrepo.Oid(revs[-1]), gitrepo.Oid(ahead))
+    assert at.walked - walked <= 2 + SLOP  # it is above the tip: found so at once
+    lose_root(repo)  # nothing below the commits asked about is read
+    again = gitrepo.open_repo(repo)
+    assert gitrepo.contains(again, gitrepo.Oid(revs[-1]), gitrepo.Oid(revs[-10]))
+    assert not gitrepo.contains(again, gitrepo.Oid(revs[-2]), gitrepo.Oid(revs[-1]))
+
+
+def test_many_first_questions_far_down_share_one_walk_of_the_tip(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reach, "NEAR", 20)  # a git/git history's 2,000, in a history of 60
+    revs = history(repo, 60)
+    at = gitrepo.open_repo(repo)
+    assert all(gitrepo.contains(at, gitrepo.Oid(revs[-1]), gitrepo.Oid(rev)) for rev in revs[:30])
+    assert at.walked <= reach.NEAR + SLOP + len(revs)  # one walk that gave up, then the tip's once
+
+
 # -- a done thread, where it was closed --------------------------------------------------------
 
 
@@ -188,6 +216,27 @@ def test_a_done_thread_is_looked_up_on_the_branch_it_was_closed_on_not_on_every_
     found = view.assess(store.snapshot(at, "main"), with_waiting=False)
     assert found.thread(tid).standing == "holds"
     assert at.walked <= 2 + SLOP  # the one commit since on main, and git's slop: no old branch walked
+
+
+def test_a_done_thread_whose_closing_commit_left_every_branch_is_not_looked_up_again_on_each(
+    repo: Path,
+) -> None:
+    revs = history(repo, 30)
+    for n in range(10):
+        git(repo, "branch", f"a-old-{n}", revs[n])
+    ok(repo, "init")
+    ok(repo, "hooks", "install")
+    tid = made_id(ok(repo, "thread", "add", "Ship it", "--check", "file:shipped.txt"), "t")
+    closing = commit(repo, f"ship it, closes {tid}", {"shipped.txt": "yes\n"})
+    git(repo, "commit", "-q", "--amend", "-m", "ship it, reworded")  # the closing commit is on no branch now
+    why = f"its closing commit {closing[:7]} is on no branch here (reset, amended or rewritten away)"
+    assert json.loads(ok(repo, "status", "--json"))["threads"][0]["undone"] == why  # every branch asked once
+
+    commit(repo, "later work")
+    at = gitrepo.open_repo(repo)
+    found = view.assess(store.snapshot(at, "main"), with_waiting=False)
+    assert found.thread(tid).undone == why
+    assert at.walked <= 1 + SLOP  # the one commit since on main; the old branches did not move
 
 
 # -- refs, however many tags -------------------------------------------------------------------
@@ -373,7 +422,7 @@ def test_tags_kept_with_their_folders_times_are_read_again_once_a_tag_moves_or_c
     for folder in ("refs/tags", "refs/tags/release"):
         os.utime(repo / ".git" / folder, (old, old))
 
-    def tips() -> dict[str, str]:
+    def tips() -> dict[str, gitrepo.Oid]:
         return gitrepo.ref_tips(gitrepo.open_repo(repo), ("refs/heads/", "refs/tags/"), 100)
 
     def gits() -> dict[str, str]:

@@ -33,9 +33,11 @@ class Repo:
     work_dir: Path | None  # None in a bare repository
     _ancestors: dict[Oid, frozenset[bytes]] = field(default_factory=dict)
     # Ancestry answered from the last answer (reach.py): the answers kept, the commits
-    # between two tips this process walked, and how many commits its walks read.
+    # between two tips this process walked, the commits read for first questions by tip,
+    # and how many commits its walks read.
     _reach: Answers | None = None
     _since: dict[bytes, Since | None] = field(default_factory=dict)
+    _near: dict[str, int] = field(default_factory=dict)
     walked: int = 0
     _remotes: list[str] | None = None
     # What trees hold (history.path_in_commit): kept by tree id, so never stale.

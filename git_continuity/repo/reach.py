@@ -31,20 +31,35 @@ RECORD = 41  # a commit's 20 bytes, a tip's 20, and the answer
 
 @dataclass
 class Answers:
-    """The answers kept: for each commit, the newest tips asked about and the answer there."""
+    """The answers kept: for each commit, the tips asked about, the newest first, and the
+    answer there."""
 
     by_commit: dict[bytes, list[tuple[bytes, bool]]] = field(default_factory=dict)
-    asked: set[bytes] = field(default_factory=set)
+    asked: dict[bytes, set[bytes]] = field(default_factory=dict)  # by this process: commit → tips
     new: bool = False
 
     def get(self, commit: bytes, tip: bytes) -> bool | None:
+        self.asked.setdefault(commit, set()).add(tip)
         return next((held for at, held in self.by_commit.get(commit, ()) if at == tip), None)
 
     def put(self, commit: bytes, tip: bytes, held: bool) -> None:
         kept = [(at, h) for at, h in self.by_commit.get(commit, ()) if at != tip]
-        self.by_commit[commit] = [(tip, held), *kept][:KEEP_PER_COMMIT]
-        self.asked.add(commit)
+        self.by_commit[commit] = [(tip, held), *kept]
         self.new = True
+
+    def kept(self) -> dict[bytes, list[tuple[bytes, bool]]]:
+        """What is written down: for each commit, every tip this process asked about (a done
+        thread's closing commit on no branch is asked about on each of them, and the old ones
+        do not move), and of the others the newest, up to KEEP_PER_COMMIT in all (a ref that
+        moves leaves a tip behind at each commit)."""
+        found = {}
+        for commit, tips in self.by_commit.items():
+            now = self.asked.get(commit, set())
+            asked = [(at, h) for at, h in tips if at in now]
+            found[commit] = asked + [(at, h) for at, h in tips if at not in now][: KEEP_PER_COMMIT - len(asked)]
+        if sum(len(v) for v in found.values()) > KEEP:
+            found = {c: v for c, v in found.items() if c in self.asked}
+        return found
 
 
 def _path(repo: Repo) -> str:
@@ -73,10 +88,7 @@ def keep_answers(repo: Repo) -> None:
     found = repo._reach
     if found is None or not found.new:
         return
-    kept = found.by_commit
-    if sum(len(v) for v in kept.values()) > KEEP:
-        kept = {c: v for c, v in kept.items() if c in found.asked}
-    raw = b"".join(commit + tip + bytes([held]) for commit, tips in kept.items() for tip, held in tips)
+    raw = b"".join(commit + tip + bytes([held]) for commit, tips in found.kept().items() for tip, held in tips)
     try:
         atomic.write(repo.local_dir / "cache" / "reach", raw)
     except OSError:
@@ -92,16 +104,35 @@ def contains(repo: Repo, tip: Oid, rev: Oid) -> bool:
     if held is None:
         held = _from_earlier(repo, answers, at, commit)
     if held is None:
-        held = commit in ancestors(repo, tip)
+        held = _first_answer(repo, tip, commit)
     if answers.get(commit, at) != held:
         answers.put(commit, at, held)
     return held
 
 
+def _first_answer(repo: Repo, tip: Oid, commit: bytes) -> bool:
+    """Whether commit is below tip, never asked before: from the commits above it, as git
+    answers it (what a walk costs is what git's costs), until NEAR commits were read for
+    this tip in this process; past that (claims about commits far down) from one walk of the
+    tip, shared by every question about it."""
+    known = repo._ancestors.get(tip)
+    spent = repo._near.get(tip, 0)
+    if known is None and spent < NEAR:
+        before = repo.walked
+        since = _since(repo, bytes.fromhex(tip), commit)
+        repo._near[tip] = spent + repo.walked - before
+        if since is not None and (since.descends or not since.cut):
+            return since.descends
+    return commit in (known if known is not None else ancestors(repo, tip))
+
+
 def _from_earlier(repo: Repo, answers: Answers, tip: bytes, commit: bytes) -> bool | None:
     """The answer at tip from an answer at an earlier tip and the commits since; None when
-    no earlier tip is near enough to tell (a ref moved far, or sideways from a yes)."""
-    for earlier, held in answers.by_commit.get(commit, ()):
+    no earlier tip is near enough to tell (a ref moved far, or sideways from a yes). The
+    newest earlier tips are tried first, the few newest only: a branch's own last tip is
+    usually the newest (a closing commit asked about on every old branch has many older)."""
+    earlier_tips = sorted(answers.by_commit.get(commit, ()), key=lambda e: _time(repo, e[0]), reverse=True)
+    for earlier, held in earlier_tips[:KEEP_PER_COMMIT]:
         since = _since(repo, tip, earlier)
         if since is None:
             continue
@@ -112,6 +143,13 @@ def _from_earlier(repo: Repo, answers: Answers, tip: bytes, commit: bytes) -> bo
     return None
 
 
+def _time(repo: Repo, commit: bytes) -> int:
+    try:
+        return int(repo.git[pygit2.Oid(raw=commit)].peel(pygit2.Commit).commit_time)
+    except (KeyError, ValueError, pygit2.GitError):
+        return -1  # gone (a branch deleted and pruned): tried last
+
+
 @dataclass(frozen=True)
 class Since:
     """The commits reachable from a tip but not from an earlier one (``git rev-list TIP
@@ -119,6 +157,7 @@ class Since:
 
     commits: frozenset[bytes]
     descends: bool
+    cut: bool = False  # an object missing on the way (not a shallow clone's graft): told apart by the caller
 
 
 def _since(repo: Repo, tip: bytes, earlier: bytes) -> Since | None:
@@ -141,6 +180,7 @@ class _Walk:
         self.parents: dict[bytes, list[bytes]] = {}
         self.queue: list[tuple[int, int, bytes]] = []
         self.descends = False
+        self.cut = False
 
     def add(self, oid: bytes, painted: bool) -> None:
         self.painted[oid] = painted
@@ -156,7 +196,7 @@ class _Walk:
         try:
             found = [p.raw for p in self.repo.git[pygit2.Oid(raw=oid)].peel(pygit2.Commit).parent_ids]
         except (KeyError, ValueError, pygit2.GitError):
-            found = []
+            found, self.cut = [], True
         self.parents[oid] = found
         painted = self.painted[oid]
         for parent in found:
@@ -195,4 +235,4 @@ def _walk_since(repo: Repo, tip: bytes, earlier: bytes) -> Since | None:
             kept.append(oid)
             walk.descends = walk.descends or earlier in walk.parents[oid]
         slop = slop - 1 if walk.only_painted_left() else SLOP
-    return Since(frozenset(c for c in kept if not walk.painted[c]), walk.descends)
+    return Since(frozenset(c for c in kept if not walk.painted[c]), walk.descends, walk.cut)
