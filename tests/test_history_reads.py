@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pygit2
@@ -318,6 +319,48 @@ def test_status_and_orient_count_a_years_faded_entries_without_reading_them_agai
     assert (again["journal_total"], again["journal"]) == (13, status["journal"])
     brief = json.loads(ok(repo, "orient", "--json"))
     assert (brief["journal_total"], brief["journal_faded"], brief["journal"]) == (13, 8, oriented["journal"])
+
+
+def busy_day(repo: Path, entries: int) -> str:
+    """``entries`` notes written over the last minutes, one a second, as journal add lays them
+    out; the folder of the newest (today's)."""
+    code = "23456789abcdefghjkmnpqrstuvwxyz"
+    made = []
+    for n in range(entries):
+        at = datetime.now(timezone.utc) - timedelta(seconds=entries - n)
+        entry_id = "j-" + "".join(code[(n // len(code) ** k) % len(code)] for k in range(6))
+        stamp = at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
+        name = at.strftime("%Y%m%dT%H%M%S.%fZ") + f"-{entry_id}.json"
+        data = {"id": entry_id, "text": f"note {n}", "at": stamp, "by": "Ada", "host": "laptop"}
+        made.append((f".continuity/journal/{stamp[:10]}/{name}", entry_id, data))
+    write_old(repo, made)
+    return made[-1][0].rsplit("/", 1)[0]
+
+
+def test_the_newest_entries_are_taken_from_the_end_of_a_busy_day_not_from_a_listing_of_it(
+    repo: Path, inproc: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ok(repo, "init")
+    today = busy_day(repo, 600)
+    shown = [e["text"] for e in json.loads(ok(repo, "status", "--json"))["journal"]]  # every cache made
+    assert shown == [f"note {n}" for n in range(595, 600)]
+    folder = git(repo, "rev-parse", f"refs/continuity/main:{today}")
+    listed: list[str] = []
+    every_entry = gitrepo.tree_entries
+
+    def counted(at: gitrepo.Repo, tree: gitrepo.Oid, path: str = "") -> list[gitrepo.TreeEntry] | None:
+        found = every_entry(at, tree, path)
+        listed.extend(e.name for e in found or [] if tree == folder and not path)
+        return found
+
+    monkeypatch.setattr(gitrepo, "tree_entries", counted)
+    for args in (("status", "--json"), ("orient", "--json"), ("journal", "--json")):
+        ran = inproc(repo, *args)
+        assert ran.code == 0, ran.err
+        data = json.loads(ran.out)
+        texts = sorted((e["text"] for e in data.get("journal", data.get("entries"))), key=lambda t: int(t.split()[1]))
+        assert texts[-5:] == shown, args  # the newest (orient shows them newest first)
+    assert listed == []
 
 
 # -- the commit hooks --------------------------------------------------------------------------
