@@ -47,8 +47,8 @@ from git_continuity.tokens import github as github_token
 from git_continuity.trust import approve_hint
 
 # 1.1: Verifier.contradicted/unknown take waiting=; 1.2: VerifyContext.tree, Repository.path_in_tree;
-# 1.3: ref_name_fault, Repository.refs, ref_last_move and remote_refs
-API_VERSION = "1.3"
+# 1.3: ref_name_fault, Repository.refs, ref_last_move and remote_refs; 1.4: VerifyContext.head
+API_VERSION = "1.4"
 GIT_CONTINUITY_VERSION = __version__  # the installed package's (the built-in verifiers' own)
 
 __all__ = [

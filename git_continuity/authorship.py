@@ -15,10 +15,10 @@ e-mail the allowed-signers file gives it), or none trusted here (unsigned, a key
 file, a key removed from it since, history accepted as the trust baseline).
 
 The entry→commit map is kept outside ``.git`` beside the signature cache
-(``$XDG_CACHE_HOME/git-continuity/authorship/<repository>/<stream>.json``) with the tip it
-was made at, so a read walks only the commits added since. Signatures are judged again on
-every read (signatures.py caches the good ones), so a key no longer trusted stops counting
-at once.
+(``$XDG_CACHE_HOME/git-continuity/authors/<repository>/<stream>.map/``) with the tip it
+was made at, so a read walks only the commits added since, and reads only the part of the
+map that holds the entries it shows. Signatures are judged again on every read
+(signatures.py caches the good ones), so a key no longer trusted stops counting at once.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import contextlib
 import hashlib
 import json
 import re
+import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +39,6 @@ from git_continuity.repo import Oid, Repo
 
 ROOT = ".continuity"
 PACKET = "packet.yaml"  # one file of several people's text: its blockers, next action and objective
-REWALK = 50  # commits walked again on each read before the cache is rewritten anyway
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _BLOCKER = re.compile(rb"^\s*-\s*id:\s*['\"]?(b-[2-9a-hjkmnp-z]{6})", re.MULTILINE)
 AUTHORED = ("claims", "threads", "journal", "handoffs", "objective")  # folders of entries people write
@@ -65,9 +65,13 @@ class Author:
 
 
 def cache_path(repo: Repo, stream: str) -> Path:
+    """The folder of the entry→commit map: ``tip`` (the state commit it was made at), and
+    the map in files by each key's kind (the journal's also by its last characters), so a
+    read looks up the entries it shows, however many a year of work wrote (a million ids
+    were 40 MB of JSON to read on every status)."""
     digest = hashlib.sha256(str(repo.common_dir).encode()).hexdigest()[:20]
-    # "authors": the map since edits count (an "authorship" cache of first writers is not reused).
-    return signatures.cache_path().parent / "authors" / digest / f"{stream}.json"
+    # "authors": the map since edits count (an "authorship" map of first writers is not reused).
+    return signatures.cache_path().parent / "authors" / digest / f"{stream}.map"
 
 
 def entry_id(path: str) -> str | None:
@@ -80,47 +84,98 @@ def entry_id(path: str) -> str | None:
     return "-".join(parts[-2:]) if len(parts) >= 2 else None
 
 
-def added_by(repo: Repo, stream: str, tip: Oid) -> dict[str, str]:
-    """Each entry id of the stream's history and the commit that first added its file (as
-    read from the cache: the caller checks the few it uses)."""
-    where = cache_path(repo, stream)
-    known: dict[str, str] = {}
-    since: Oid | None = None
-    try:
-        data = json.loads(where.read_text())
-        cached_tip, added = data["tip"], data["added"]
-        if cached_tip == tip and isinstance(added, dict):
-            return added  # no copy of 10,000 ids made: the commonest read
-        if (
-            isinstance(added, dict)
-            and git.has_commit(repo, Oid(cached_tip))
-            and git.is_ancestor(repo, Oid(cached_tip), tip)
-        ):
-            known, since = added, Oid(cached_tip)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, UserError):
-        pass  # no cache, or one that cannot be used: the whole history is walked
-    try:
-        walked = git.paths_added(repo, tip, since, [f"{ROOT}/{f}" for f in AUTHORED], f"{ROOT}/{PACKET}")
-    except git.HistoryCut:
-        return known  # the brief names the cut history as a problem; nothing is cached
-    before, edited = len(known), False
+def _shard_name(key: str) -> str:
+    """A key's file: by its kind's letter, and for the journal, which a year fills, by its
+    last two characters too: a status that shows every claim and five journal entries reads
+    the claims' file and five of the journal's."""
+    return (key[:1] + (key[-2:] if key.startswith("j-") else "")).encode().hex()
+
+
+class _Map:
+    """The entry→commit map kept on disk (cache_path): a key's last line counts (an edit's
+    commit is written after its first writer's)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.shards: dict[str, dict[str, str]] = {}
+
+    def tip(self) -> str | None:
+        try:
+            return (self.folder / "tip").read_text().strip() or None
+        except OSError:
+            return None
+
+    def shard(self, key: str) -> dict[str, str]:
+        name = _shard_name(key)
+        if name not in self.shards:
+            found: dict[str, str] = {}
+            with contextlib.suppress(OSError):
+                for line in (self.folder / name).read_text().splitlines():
+                    key_found, _, commit = line.rpartition(" ")
+                    found[key_found] = commit
+            self.shards[name] = found
+        return self.shards[name]
+
+    def add(self, added: dict[str, str], edited: dict[str, str], tip: Oid) -> None:
+        """Append what is new (a first writer only for a key not known yet, an editor
+        always), then move the tip (a reader that sees the tip finds them)."""
+        lines: dict[str, list[str]] = {}
+        for key, commit in [*added.items(), *edited.items()]:
+            shard = self.shard(key)
+            if shard.get(key) != commit and (key in edited or key not in shard):
+                shard[key] = commit
+                lines.setdefault(_shard_name(key), []).append(f"{key} {commit}\n")
+        with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
+            self.folder.mkdir(parents=True, exist_ok=True)
+            for name, text in lines.items():
+                with (self.folder / name).open("a") as f:
+                    f.write("".join(text))
+            atomic.write(self.folder / "tip", tip + "\n")
+
+    def clear(self) -> None:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(self.folder)
+        self.shards = {}
+
+
+def added_by(repo: Repo, stream: str, tip: Oid, keys: Iterable[str]) -> dict[str, str]:
+    """Each of these entry ids (or packet keys) found in the stream's history, and the
+    commit that first added it (as read from the map: the caller checks the few it uses).
+    The map is brought up to tip by walking only the state commits since its own tip."""
+    book = _Map(cache_path(repo, stream))
+    cached = book.tip()
+    if cached != tip:
+        since: Oid | None = None
+        try:
+            if cached and _COMMIT.fullmatch(cached) and git.has_commit(repo, Oid(cached)):
+                since = Oid(cached) if git.is_ancestor(repo, Oid(cached), tip) else None
+        except UserError:
+            since = None
+        if since is None:
+            book.clear()  # no map, or one of a history rewritten since: the whole history is walked
+        with contextlib.suppress(git.HistoryCut):  # the brief names a cut history; nothing is kept
+            book.add(*_walked(repo, tip, since), tip)
+    return {key: commit for key in keys if (commit := book.shard(key).get(key)) is not None}
+
+
+def _walked(repo: Repo, tip: Oid, since: Oid | None) -> tuple[dict[str, str], dict[str, str]]:
+    """The keys first added by the state commits between since and tip, and by which; and
+    the keys whose words a later commit changed, and the last that did (the editor's now)."""
+    added: dict[str, str] = {}
+    edited: dict[str, str] = {}
+    walked = git.paths_added(repo, tip, since, [f"{ROOT}/{f}" for f in AUTHORED], f"{ROOT}/{PACKET}")
     for commit, paths, edits, packet in walked:
         for path in paths:
             found = entry_id(path)
             if found is not None:
-                known.setdefault(found, commit)
+                added.setdefault(found, commit)
         for path, old, new in edits:
             found = entry_id(path)
-            if found is not None and known.get(found) != commit and _reworded(repo, old, new):
-                known[found], edited = commit, True  # the editor's now
+            if found is not None and added.get(found) != commit and _reworded(repo, old, new):
+                edited[found] = commit
         for key in packet_keys(git.blob(repo, packet) if packet else b""):
-            known.setdefault(key, commit)
-    # Commits that added nothing (evidence, a thread's status) leave the cache as it is: the
-    # next read walks them again (a few tree lookups each) rather than rewriting every id.
-    if since is None or edited or len(known) != before or len(walked) > REWALK:
-        with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
-            atomic.write(where, json.dumps({"tip": tip, "added": known}, separators=(",", ":")))
-    return known
+            added.setdefault(key, commit)
+    return added, edited
 
 
 def _reworded(repo: Repo, old: Oid, new: Oid) -> bool:
@@ -176,8 +231,8 @@ def _is_own(own: str | None, key: str | None) -> bool:
 
 def authors(repo: Repo, stream: str, tip: Oid, ids: Iterable[str]) -> dict[str, Author]:
     """Who wrote each of these entries (ids not found in the history are left out)."""
-    added = added_by(repo, stream, tip)
-    wanted = {i: Oid(c) for i in ids if isinstance(c := added.get(i), str) and _COMMIT.fullmatch(c)}
+    added = added_by(repo, stream, tip, ids)
+    wanted = {i: Oid(c) for i, c in added.items() if _COMMIT.fullmatch(c)}
     commits = sorted(set(wanted.values()))
     verdicts = {v.commit: v for v in signatures.judge(repo, commits)}
     own = signing.own_public(repo)

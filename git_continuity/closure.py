@@ -13,6 +13,7 @@ from datetime import datetime
 
 from git_continuity import attempts, render, session, stoploss, store, verify
 from git_continuity import policy as policies
+from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, Evidence, Thread, now, stamp
 from git_continuity.policy import Policy
@@ -206,6 +207,7 @@ def record(
     files: dict[str, bytes | None] = {}
     closed = []
     who = session.who(snap.repo)
+    branch = git.current_branch(snap.repo) if close else None  # where its work is (view._holding_branch)
     proven: dict[str, str] = {}
     for v in verdicts:
         for a in v.checks:
@@ -220,7 +222,7 @@ def record(
                     files[store.evidence_path(evidence, at)] = store.entry_bytes(evidence)
                     proven[a.claim.id] = evidence.id
         if close and v.ok and v.thread.status != "done":
-            done = replace(v.thread, status="done", closed_at=stamp(at), closed_by=closed_by)
+            done = replace(v.thread, status="done", closed_at=stamp(at), closed_by=closed_by, closed_on=branch)
             if v.withdrawn and v.accepted:
                 done.accepted_withdrawn = {
                     "why": v.accepted,

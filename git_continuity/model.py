@@ -215,6 +215,7 @@ class Thread:
     host: str
     closed_at: str | None = None  # set when closed through a verified gate
     closed_by: str | None = None  # the commit whose message closed it (the post-commit hook)
+    closed_on: str | None = None  # the branch checked out where it was closed: where its work is
     session: str | None = None
     agent: str | None = None
     budget: dict[str, Any] | None = None  # attempts, sessions, time (attempts.Budget)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from git_continuity import atomic, closure, model, store
+from git_continuity import repo as git
 from git_continuity.constants import CLOSING_FILE
 from git_continuity.errors import UserError
 from git_continuity.model import Evidence, Thread, now, parse_stamp, stamp, to_json
@@ -124,6 +125,7 @@ def record(repo: Repo, stream: str, data: dict[str, Any], commit: str) -> list[T
     are left as they are. Returns the threads closed."""
     evidence = [Evidence(**e) for e in data["evidence"]]
     closed: list[Thread] = []
+    branch = git.current_branch(repo)  # the branch the commit was made on: where the work is
 
     def make(snap: store.Snapshot) -> store.Change:
         threads = store.read_threads(snap)
@@ -133,7 +135,7 @@ def record(repo: Repo, stream: str, data: dict[str, Any], commit: str) -> list[T
             thread = threads.get(thread_id)
             if thread is None or thread.status == "done":
                 continue
-            done = replace(thread, status="done", closed_at=stamp(now()), closed_by=commit)
+            done = replace(thread, status="done", closed_at=stamp(now()), closed_by=commit, closed_on=branch)
             files[store.thread_path(done.id)] = store.entry_bytes(done)
             closed.append(done)
         if closed:

@@ -285,6 +285,9 @@ class VerifyContext:
     # PATHS and --amend alike). Checks of "the tree" judge it instead of HEAD's or the work tree's.
     committing: bool = False
     tree: str | None = None
+    # The branch and commit that stand for HEAD (name, full id): a done thread's own branch,
+    # where its work is, when it was closed on another branch than the one checked out here.
+    head: tuple[str, str] | None = None
     progress: Progress | None = None  # set by `verify` on a terminal
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

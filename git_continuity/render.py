@@ -108,6 +108,7 @@ def thread_json(tv: ThreadView) -> dict[str, Any]:
     # Only when set: the commit that closed it, a budget, and why the tool blocked it (the stop-loss).
     kept = (
         ("closed_by", thread.closed_by),
+        ("closed_on", thread.closed_on),
         ("budget", thread.budget),
         ("blocked", thread.blocked),
         ("accepted_withdrawn", thread.accepted_withdrawn),

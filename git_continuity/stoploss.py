@@ -136,6 +136,7 @@ def record(
                 status="blocked",
                 closed_at=None,
                 closed_by=None,
+                closed_on=None,
                 blocked={
                     "reason": attempts.STOP_LOSS,
                     "at": stamp(at),

@@ -246,10 +246,10 @@ def outbox(repo: Repo, stream: str, local: Oid) -> list[Outbox]:
             found.append(Outbox(remote, 0, None, False))
             continue
         try:
-            shown, total = git.commits_since(repo, local, hidden, show=OUTBOX_COUNT, count_up_to=OUTBOX_COUNT)
+            total, oldest = git.counted_since(repo, local, hidden, count_up_to=OUTBOX_COUNT)
         except (git.HistoryCut, KeyError):  # a missing parent (KeyError: pygit2's NotFoundError is one)
             continue  # a cut history is a problem of the state, which the caller reports
-        found.append(Outbox(remote, total, min((c.time for c in shown), default=None), not hidden))
+        found.append(Outbox(remote, total, oldest, not hidden))
     return found
 
 

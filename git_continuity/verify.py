@@ -161,7 +161,7 @@ def dereference(handles: Iterable[Handle], context: VerifyContext) -> dict[Handl
             results[h] = found
     if context.progress is not None and network:
         context.progress.finish()
-    git.keep_tree_paths(inside(context.repo))  # what the trees asked about hold, for the next time
+    git.keep_answers(inside(context.repo))  # what the trees and the history asked about hold, for the next time
     return results
 
 
@@ -209,6 +209,7 @@ def assess(
     timeout: float | None = None,
     progress: Progress | None = None,
     tree: str | None = None,
+    head: tuple[str, str] | None = None,
 ) -> list[Assessed]:
     """Every claim's state now.
 
@@ -219,6 +220,8 @@ def assess(
     verified and still fresh (nothing it depended on moved) is not run again: how a gate
     avoids running the same test suite twice on the same tree. ``tree`` is the tree of a
     commit being made (the commit-msg hook): checks of the tree judge it (VerifyContext.tree).
+    ``head`` is the branch and commit that stand for HEAD (VerifyContext.head: a done
+    thread's own branch).
     """
     installed = schemes()
     live_schemes = {name for name, (_, s) in installed.items() if s.live}
@@ -275,6 +278,7 @@ def assess(
         progress=progress,
         committing=tree is not None,
         tree=tree,
+        head=head,
     )
     if timeout is not None:
         context.timeout = timeout

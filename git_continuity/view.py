@@ -125,7 +125,6 @@ def assess(
     history; status and the brief show it). ``timeout`` and ``progress`` are a dereference's
     (verify)."""
     from git_continuity import policy as policies
-    from git_continuity import verify
 
     at = at or now()
     rules = policy if policy is not None else policies.load(snap.repo.work_dir)
@@ -149,33 +148,23 @@ def assess(
         claims = sorted(
             (c for c in every.values() if wanted is None or c.thread in wanted), key=lambda c: (c.added_at, c.id)
         )
-    if dereference == "bearing":
-        heavy = [c for c in claims if _bearing(c, threads)]
-        light = [c for c in claims if not _bearing(c, threads)]
-        assessed = verify.assess(
-            snap, heavy, at=at, policy=rules, dereference_all=True, online=online, reuse_fresh=True
-        ) + verify.assess(snap, light, at=at, policy=rules)
-        assessed.sort(key=lambda a: (a.claim.added_at, a.claim.id))
-    else:
-        assessed = verify.assess(
-            snap,
-            claims,
-            at=at,
-            policy=rules,
-            dereference_all=dereference == "all",
-            online=online,
-            timeout=timeout,
-            progress=progress,
-        )
     done = {t.id: t for t in chosen if t.status == "done"}
+    branches = _Branches(snap.repo)
+    homes = branches.homes(done.values())
+    asked = _Asked(at, rules, dereference, online, timeout, progress)
+    assessed = []
+    for home in dict.fromkeys([*homes.values(), None]):  # each done thread's own branch, then HEAD
+        group = [c for c in claims if homes.get(c.thread or "") == home]
+        assessed += _dereferenced(snap, group, threads, asked, home) if group or home is None else []
+    assessed.sort(key=lambda a: (a.claim.added_at, a.claim.id))
     if done:
         assessed = [_as_closed(snap, a, done[a.claim.thread]) if a.claim.thread in done else a for a in assessed]
     checks: dict[str, list[Assessed]] = {t.id: [] for t in chosen}
     for a in assessed:
         if a.claim.thread in checks:
             checks[a.claim.thread].append(a)
-    branches = _branch_tips(snap.repo) if done else ()
     views = tuple(_thread_view(snap, t, checks[t.id], branches, with_waiting) for t in chosen)
+    git.keep_answers(snap.repo)  # where each closing commit was found, for the next read
     if withdrawn:
         by_age = {k: tuple(sorted(v, key=lambda c: (c.added_at, c.id))) for k, v in withdrawn.items()}
         views = tuple(replace(tv, withdrawn=by_age.get(tv.thread.id, ())) for tv in views)
@@ -183,6 +172,48 @@ def assess(
 
     gate = gate_presence.missing(snap.repo) if threads else None
     return View(snap, at, rules, tuple(assessed), views, dereference, online, gate)
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """How a view dereferences (assess's arguments)."""
+
+    at: datetime
+    rules: Policy
+    dereference: Dereference
+    online: bool
+    timeout: float | None
+    progress: Progress | None
+
+
+def _dereferenced(
+    snap: store.Snapshot,
+    claims: list[Claim],
+    threads: dict[str, Thread],
+    asked: _Asked,
+    head: tuple[str, git.Oid] | None,
+) -> list[Assessed]:
+    """These claims' states now, ``head`` standing for HEAD (a done thread's own branch)."""
+    from git_continuity import verify
+
+    at, rules, online = asked.at, asked.rules, asked.online
+    if asked.dereference == "bearing":
+        heavy = [c for c in claims if _bearing(c, threads)]
+        light = [c for c in claims if not _bearing(c, threads)]
+        return verify.assess(
+            snap, heavy, at=at, policy=rules, dereference_all=True, online=online, reuse_fresh=True, head=head
+        ) + verify.assess(snap, light, at=at, policy=rules, head=head)
+    return verify.assess(
+        snap,
+        claims,
+        at=at,
+        policy=rules,
+        dereference_all=asked.dereference == "all",
+        online=online,
+        timeout=asked.timeout,
+        progress=asked.progress,
+        head=head,
+    )
 
 
 def _as_closed(snap: store.Snapshot, a: Assessed, thread: Thread) -> Assessed:
@@ -203,26 +234,58 @@ def _as_closed(snap: store.Snapshot, a: Assessed, thread: Thread) -> Assessed:
     return replace(a, derived=derived)
 
 
-def _branch_tips(repo: git.Repo) -> tuple[git.Oid, ...]:
-    tips = list(git.ref_tips(repo, ("refs/heads/",), 10_000).values())
-    head = git.head_commit(repo)
-    return tuple(dict.fromkeys([*tips, *([head] if head else [])]))
+class _Branches:
+    """Where a done thread is looked up: on the branch it was closed on (``closed_on``), and
+    only where that fails on HEAD and then every other local branch. Each question is
+    answered from the last answer and the commits since (repo/reach.py)."""
 
+    def __init__(self, repo: git.Repo) -> None:
+        self.repo = repo
+        self.current = git.current_branch(repo)
+        self._tips: dict[str, git.Oid | None] = {}
+        self._every: tuple[git.Oid, ...] | None = None
 
-def _on_a_branch(repo: git.Repo, commit: str, tips: Sequence[git.Oid]) -> bool:
-    if not git.has_commit(repo, git.Oid(commit)):
-        return False
-    for tip in tips:
+    def tip(self, branch: str) -> git.Oid | None:
+        if branch not in self._tips:
+            target = git.ref_target(self.repo, f"refs/heads/{branch}")
+            self._tips[branch] = git.peel_to_commit(self.repo, target) if target else None
+        return self._tips[branch]
+
+    def homes(self, done: Iterable[Thread]) -> dict[str, tuple[str, git.Oid]]:
+        """Each done thread closed on another branch than the one checked out here, that
+        branch being here: its name and tip (its checks of the tree judge that tip)."""
+        found = {}
+        for t in done:
+            tip = self.tip(t.closed_on) if t.closed_on and t.closed_on != self.current else None
+            if t.closed_on and tip is not None:
+                found[t.id] = (t.closed_on, tip)
+        return found
+
+    def every(self) -> tuple[git.Oid, ...]:
+        if self._every is None:
+            tips = list(git.ref_tips(self.repo, ("refs/heads/",), 10_000).values())
+            head = git.head_commit(self.repo)
+            self._every = tuple(dict.fromkeys([*([head] if head else []), *tips]))
+        return self._every
+
+    def holding(self, commit: str, closed_on: str | None) -> bool:
+        """Whether commit is on the branch it was closed on, else on HEAD or any branch."""
+        if not git.has_commit(self.repo, git.Oid(commit)):
+            return False
+        first = self.tip(closed_on) if closed_on else None
+        if first is not None and self._contains(first, commit):
+            return True
+        return any(self._contains(tip, commit) for tip in self.every() if tip != first)
+
+    def _contains(self, tip: git.Oid, commit: str) -> bool:
         try:
-            if git.is_ancestor(repo, git.Oid(commit), tip):
-                return True
-        except Exception:
-            continue
-    return False
+            return git.contains(self.repo, tip, git.Oid(commit))
+        except git.HistoryCut:  # not found there
+            return False
 
 
 def _thread_view(
-    snap: store.Snapshot, t: Thread, checks: list[Assessed], branches: Sequence[git.Oid], with_waiting: bool
+    snap: store.Snapshot, t: Thread, checks: list[Assessed], branches: _Branches, with_waiting: bool
 ) -> ThreadView:
     status = str(t.status)
     if status == "cancelled":
@@ -238,13 +301,13 @@ def _thread_view(
     return ThreadView(t, tuple(checks), "parked" if status in PARKED else "open", waiting=waiting)
 
 
-def _undone(snap: store.Snapshot, t: Thread, checks: Sequence[Assessed], branches: Sequence[git.Oid]) -> str | None:
+def _undone(snap: store.Snapshot, t: Thread, checks: Sequence[Assessed], branches: _Branches) -> str | None:
     """Why a done thread no longer holds, or None: its closing commit left every branch (a
     reset, an amend, a force-push), or a cheap check of what the work produced is
     contradicted now."""
     from git_continuity import verify
 
-    if t.closed_by and not _on_a_branch(snap.repo, t.closed_by, branches):
+    if t.closed_by and not branches.holding(t.closed_by, t.closed_on):
         return f"its closing commit {t.closed_by[:7]} is on no branch here (reset, amended or rewritten away)"
     broken = [a for a in checks if a.derived.state == "contradicted" and verify.scheme_of(a.claim) in HOLDING_SCHEMES]
     if broken:

@@ -90,7 +90,8 @@ def test_a_writer_that_breaks_the_schema_would_be_seen(repo: Path, monkeypatch: 
     path = ".continuity/journal/2026-11-30/20261130T100000.000000Z-j-aaaaaa.json"
     store.update(r, "main", lambda s: store.Change("bad entry", {path: bad}))
     shutil.rmtree(repo / ".git" / "continuity" / "cache")
-    assert store.all_problems(store.snapshot(r, "main")) == [
+    fresh = gitrepo.open_repo(repo)  # a read of its own (a process keeps what it knew good)
+    assert store.all_problems(store.snapshot(fresh, "main")) == [
         f"{path} line 1: at: 'now' is not in the expected form (a UTC time such as 2026-12-01T14:05:00Z)",
         f"{path} line 1: text: '' should be non-empty",
     ]

@@ -45,7 +45,7 @@ def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | 
         owner = store.read_threads(snap).get(thread) if thread else None
         if owner is not None and owner.status == "done":
             # A new acceptance check was not part of what closed it: the thread is open again.
-            reopen = replace(owner, status="open", closed_at=None, closed_by=None)
+            reopen = replace(owner, status="open", closed_at=None, closed_by=None, closed_on=None)
             files[store.thread_path(owner.id)] = store.entry_bytes(reopen)
             body += f"\n\nreopens {owner.id}: a done thread got a new check"
             reopened[:] = [owner.id]

@@ -168,7 +168,7 @@ def set_status(
         if status is None:
             changed = replace(thread)
         else:
-            changed = replace(thread, status=status, closed_at=None, closed_by=None, cancelled=None)  # type: ignore[arg-type]
+            changed = replace(thread, status=status, closed_at=None, closed_by=None, closed_on=None, cancelled=None)  # type: ignore[arg-type]
         changed = _replan(threads, changed, after or [], no_after or [], rank)
         became[:] = [changed]
         if spend is not None:
@@ -227,7 +227,9 @@ def reopen(repo: Repo, *, stream: str, thread_id: str) -> int:
                 f"(git continuity thread set {thread_id} open parks or unparks one); nothing was written"
             )
         was[:] = [thread]
-        changed = replace(thread, status="open", closed_at=None, closed_by=None, accepted_withdrawn=None)
+        changed = replace(
+            thread, status="open", closed_at=None, closed_by=None, closed_on=None, accepted_withdrawn=None
+        )
         changed.blocked, changed.budget_from = None, stamp(moment)
         closed = f" by {thread.closed_by[:7]}" if thread.closed_by else ""
         return store.Change(

@@ -34,7 +34,7 @@ def cancel(repo: Repo, *, stream: str, thread_id: str, why: str) -> int:
         ended = {"why": why, "at": stamp(moment), "by": who.by, "host": who.host}
         if who.session:
             ended["session"] = who.session
-        changed = replace(thread, status="cancelled", cancelled=ended, closed_at=None, closed_by=None)
+        changed = replace(thread, status="cancelled", cancelled=ended, closed_at=None, closed_by=None, closed_on=None)
         files: dict[str, bytes | None] = {store.thread_path(thread_id): store.entry_bytes(changed)}
         if thread_id in store.read_thread_claims(snap):
             files[store.thread_claim_path(thread_id)] = None  # nobody is on a cancelled thread

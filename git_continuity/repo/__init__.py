@@ -5,6 +5,7 @@ values. Callers use it as one module (``from git_continuity import repo as git``
 - ``base``: object ids, the open repository, identity and config, remotes;
 - ``refs``: reading refs, compare-and-swap and the one update-with-retry, reflogs;
 - ``history``: revisions, ancestry, merge bases, commits between two points;
+- ``reach``: whether a commit is on a tip's history, from the last answer and the commits since;
 - ``objects``: trees, blobs and commits not yet on a ref;
 - ``notes``: one commit note, and whole notes trees for merging;
 - ``signed``: signed commits as git defines them, and the signature of one;
@@ -46,7 +47,7 @@ from git_continuity.repo.history import (
     commit_time,
     commit_tree,
     commits_since,
-    contains,
+    counted_since,
     first_parent_log,
     has_commit,
     has_object,
@@ -66,6 +67,7 @@ from git_continuity.repo.objects import (
     TreeEntry,
     blob,
     entry_oid,
+    last_entries,
     tree_entries,
     tree_size,
     write_blob,
@@ -74,6 +76,7 @@ from git_continuity.repo.objects import (
     write_folder,
     write_tree,
 )
+from git_continuity.repo.reach import contains, keep_answers
 from git_continuity.repo.refs import (
     MAX_TRIES,
     cloned_at,
@@ -149,6 +152,7 @@ __all__ = [
     "config_value",
     "config_values",
     "contains",
+    "counted_since",
     "create_reflog",
     "current_branch",
     "cut_clone",
@@ -166,7 +170,9 @@ __all__ = [
     "identity",
     "is_ancestor",
     "is_shallow",
+    "keep_answers",
     "keep_tree_paths",
+    "last_entries",
     "list_refs",
     "local_config_names",
     "mark_complete",

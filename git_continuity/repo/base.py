@@ -7,12 +7,15 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NewType
+from typing import TYPE_CHECKING, NewType
 
 import pygit2
 
 from git_continuity.constants import hostname
 from git_continuity.errors import UserError
+
+if TYPE_CHECKING:
+    from git_continuity.repo.reach import Answers, Since
 
 Oid = NewType("Oid", str)  # a full hexadecimal object id
 
@@ -29,6 +32,13 @@ class Repo:
     common_dir: Path  # the .git folder shared by every worktree
     work_dir: Path | None  # None in a bare repository
     _ancestors: dict[Oid, frozenset[bytes]] = field(default_factory=dict)
+    # Ancestry answered from the last answer (reach.py): the answers kept, the commits
+    # between two tips this process walked, the commits read for first questions by tip,
+    # and how many commits its walks read.
+    _reach: Answers | None = None
+    _since: dict[bytes, Since | None] = field(default_factory=dict)
+    _near: dict[str, int] = field(default_factory=dict)
+    walked: int = 0
     _remotes: list[str] | None = None
     # What trees hold (history.path_in_commit): kept by tree id, so never stale.
     _tree_paths: dict[tuple[str, str], bool] | None = None
@@ -38,6 +48,7 @@ class Repo:
     # signature out, or None when signing is off for this repository. None here: not
     # decided yet, and then no such commit is written (repo.signed.Unarmed).
     signer: Callable[[bytes], str | None] | None = None
+    validity: object = None  # the store's validity cache, shared by the snapshots of a process
 
     @property
     def local_dir(self) -> Path:

@@ -3,6 +3,7 @@ bases, and the commits between two points."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -67,10 +68,11 @@ ANCESTOR_CACHE_KEEP = 16
 
 
 def ancestors(repo: Repo, tip: Oid) -> frozenset[bytes]:
-    """Every commit reachable from tip, tip included, as raw 20-byte ids.
+    """Every commit reachable from tip, tip included, as raw 20-byte ids: how a question
+    about a commit never asked about before is answered (reach.py answers the rest from it).
 
-    Many claims against one ref cost one walk (a descendant_of per claim is ~80 ms on 10k
-    commits). A long walk (~50 ms per 10k commits) is also kept on disk under
+    Many such questions against one ref cost one walk (a descendant_of per claim is ~80 ms
+    on 10k commits). A long walk (~50 ms per 10k commits) is also kept on disk under
     ``.git/continuity/cache/`` keyed by the tip: history below a commit never changes.
     """
     found = repo._ancestors.get(tip)
@@ -81,8 +83,12 @@ def ancestors(repo: Repo, tip: Oid) -> frozenset[bytes]:
         raw = cache.read_bytes()
         found = frozenset(raw[i : i + 20] for i in range(0, len(raw), 20))
     except OSError:
-        walker = repo.git.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.NONE)
-        found = frozenset(c.id.raw for c in walker)
+        try:
+            walker = repo.git.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.NONE)
+            found = frozenset(c.id.raw for c in walker)
+        except (KeyError, ValueError, pygit2.GitError) as error:
+            raise HistoryCut(f"the history below {tip[:7]} is cut: an object is missing here ({error})") from None
+        repo.walked += len(found)
         if len(found) >= ANCESTOR_CACHE_MIN:
             _keep_ancestors(cache, found)
     repo._ancestors[tip] = found
@@ -98,12 +104,6 @@ def _keep_ancestors(cache: Path, found: frozenset[bytes]) -> None:
         atomic.write(cache, b"".join(found))
     except OSError:
         pass  # a cache that cannot be written only costs speed
-
-
-def contains(repo: Repo, tip: Oid, rev: Oid) -> bool:
-    """Whether rev is tip or one of its ancestors (the tip itself without a walk: a write's
-    check of HEAD on its own branch)."""
-    return rev == tip or bytes.fromhex(rev) in ancestors(repo, tip)
 
 
 def is_shallow(repo: Repo) -> bool:
@@ -317,3 +317,43 @@ def commits_since(
         if total >= count_up_to:
             break
     return shown, total
+
+
+SINCE_KEEP = 64  # counts kept (counted_since), the newest last
+
+
+def counted_since(repo: Repo, tip: Oid, hidden: Sequence[Oid], *, count_up_to: int) -> tuple[int, datetime | None]:
+    """How many commits are reachable from tip but from none of ``hidden`` (counted up to
+    ``count_up_to``), and when the oldest of those counted was made. What a history holds
+    never changes, so the answer is kept by its question under the cache folder: a status
+    that asks again, the state not having moved, walks nothing (a stream never sent anywhere
+    has its whole history to count, each of its commits read)."""
+    present = sorted(h for h in hidden if has_commit(repo, h))
+    key = f"{tip} {','.join(present) or '-'} {count_up_to}"
+    path = repo.local_dir / "cache" / "since"
+    try:
+        kept = path.read_text().splitlines()
+    except OSError:
+        kept = []
+    answer = next((line.rpartition(" = ")[2] for line in kept if line.rpartition(" = ")[0] == key), None)
+    if answer is None:
+        answer = _count_since(repo, tip, present, count_up_to)
+        with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
+            atomic.write(path, "".join(f"{line}\n" for line in [*kept[-(SINCE_KEEP - 1) :], f"{key} = {answer}"]))
+    total, _, oldest = answer.partition(" ")
+    return int(total), datetime.fromtimestamp(int(oldest), timezone.utc) if oldest.isdigit() else None
+
+
+def _count_since(repo: Repo, tip: Oid, hidden: Sequence[Oid], count_up_to: int) -> str:
+    """``<count> <oldest commit time, or ->``, walking only the commits counted."""
+    walker = repo.git.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.NONE)
+    for oid in hidden:
+        walker.hide(pygit2.Oid(hex=oid))
+    total, oldest = 0, None
+    for c in walker:
+        total += 1
+        oldest = c.commit_time if oldest is None else min(oldest, c.commit_time)
+        if total >= count_up_to:
+            break
+    repo.walked += total
+    return f"{total} {oldest if oldest is not None else '-'}"

@@ -8,21 +8,24 @@ is deleted, and ``journal --all`` shows every entry.
 Telling a faded entry from a live one needs its kind, which is inside the entry. Entries in
 a day folder younger than the shortest lifespan are live whatever their kind, so they are
 never opened for it; an older day's kinds are read once and kept under the cache folder by
-the day's tree id (content-addressed, so never stale).
+the day's tree id (content-addressed, so never stale), with a summary of the day by kind
+(DaySpans) that tells its live entries from its faded ones without opening any.
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import Any, TypeGuard
 
 from git_continuity import atomic
 from git_continuity import repo as git
 from git_continuity.model import JournalEntry, parse_stamp
-from git_continuity.store.read import _entry, _shards
+from git_continuity.store.read import DayCounts, _entry, _shards
 from git_continuity.store.state import ROOT, Snapshot
 
 Lifespans = Mapping[str, timedelta | None]  # per kind; None: never fades
@@ -52,21 +55,26 @@ def faded(kind: str | None, at: str | None, lifespans: Lifespans, now: datetime)
 
 
 def _day_start(name: str) -> datetime | None:
-    try:
-        return datetime.strptime(name, "%Y-%m-%d").replace(tzinfo=timezone.utc)
+    if not (len(name) == 10 and name[4] == name[7] == "-" and name.replace("-", "").isdigit()):
+        return None  # fromisoformat takes forms a day folder's name never has (2026-W49-4)
+    try:  # fromisoformat, not strptime: a year of day folders is 366 of them per brief
+        return datetime.fromisoformat(name).replace(tzinfo=timezone.utc)
     except ValueError:
         return None
 
 
-def _kinds(snap: Snapshot, day: git.TreeEntry, files: list[git.TreeEntry]) -> dict[str, tuple[str | None, str | None]]:
-    """name → (kind, at) of every entry of a day folder, from the cache when it has the day."""
+def _kinds(
+    snap: Snapshot, day: git.TreeEntry, files: list[git.TreeEntry] | None = None
+) -> dict[str, tuple[str | None, str | None]]:
+    """name → (kind, at) of every entry of a day folder, from the cache when it has the day
+    (its entries listed here only when it does not, unless given)."""
     cached = snap.repo.local_dir / "cache" / "journal-kinds" / f"{day.oid}.json"
     try:
         return {n: (k, a) for n, k, a in json.loads(cached.read_text())}
     except (OSError, ValueError, TypeError):
         pass
     found: dict[str, tuple[str | None, str | None]] = {}
-    for f in files:
+    for f in files if files is not None else git.tree_entries(snap.repo, day.oid) or []:
         try:
             data = json.loads(git.blob(snap.repo, f.oid))
         except (ValueError, UnicodeDecodeError):
@@ -78,12 +86,108 @@ def _kinds(snap: Snapshot, day: git.TreeEntry, files: list[git.TreeEntry]) -> di
     return found
 
 
+def _when(at: str | None) -> float:
+    """A stored time in seconds, for ordering (an unreadable one first)."""
+    try:
+        return parse_stamp(at).timestamp() if at else -1.0
+    except ValueError:
+        return -1.0
+
+
+def _live_on_edge(snap: Snapshot, day: git.TreeEntry, kind: str, lifespans: Lifespans, now: datetime) -> int:
+    """How many entries of one kind in a day on that kind's lifespan's edge are still live:
+    from the day's times by kind (kept by the folder's tree id, one sorted line a kind), so
+    the edge day of a busy journal is counted without its thousands of entries' records."""
+    span = lifespans.get(kind or "note")
+    times = _times(snap, day).get(kind, [])
+    if span is None:
+        return len(times)
+    unreadable = bisect.bisect_left(times, 0.0)  # first in the sorted times, and live
+    return unreadable + len(times) - bisect.bisect_left(times, (now - span).timestamp())
+
+
+def _times(snap: Snapshot, day: git.TreeEntry) -> dict[str, list[float]]:
+    """kind → the times its entries of a day folder were written, in seconds, sorted (an
+    unreadable time as -1, which counts as live, as faded() has it)."""
+    cached = snap.repo.local_dir / "cache" / "journal-times" / day.oid
+    try:
+        lines = cached.read_text().splitlines()
+        return {kind: [float(t) for t in rest.split()] for kind, _, rest in (line.partition(" ") for line in lines)}
+    except (OSError, ValueError):
+        pass
+    found: dict[str, list[float]] = {}
+    for kind, at in _kinds(snap, day).values():
+        found.setdefault(kind or "", []).append(_when(at))
+    for times in found.values():
+        times.sort()
+    with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
+        atomic.write(cached, "".join(f"{k} {' '.join(f'{t:.6f}' for t in ts)}\n" for k, ts in found.items()))
+    return found
+
+
+def _spans_read(spans: object) -> TypeGuard[dict[str, list[Any]]]:
+    """Whether what was kept for a day reads as DaySpans keeps it."""
+    return isinstance(spans, dict) and all(
+        isinstance(v, list) and len(v) == 3 and all(isinstance(n, int | float) for n in v) for v in spans.values()
+    )
+
+
+class DaySpans:
+    """What each old day folder holds by kind, kept by the folder's tree id under the cache
+    folder (``journal-spans``): for each kind, how many entries and the first and last time
+    one was written. A day whose entries of a kind all outlived that kind's lifespan, or all
+    did not, is counted from it without opening an entry: a brief reads the live entries it
+    shows, not a year of faded notes. Only a day on a lifespan's edge is read entry by entry."""
+
+    def __init__(self, snap: Snapshot) -> None:
+        self.snap = snap
+        self.path = snap.repo.local_dir / "cache" / "journal-spans"
+        self.known: dict[str, dict[str, list[Any]]] = {}
+        self.asked: set[str] = set()
+        self.new = False
+        with contextlib.suppress(OSError, ValueError, TypeError):
+            found = json.loads(self.path.read_text())
+            self.known = found if isinstance(found, dict) else {}
+
+    def live(self, day: git.TreeEntry, lifespans: Lifespans, now: datetime) -> tuple[int, int]:
+        """(entries, live entries) of an old day."""
+        self.asked.add(day.oid)
+        spans = self.known.get(day.oid)
+        if not _spans_read(spans):  # none kept, or not as this version keeps them
+            spans = self.known[day.oid] = self._spans(day)
+            self.new = True
+        total = live = 0
+        for kind, (count, first, last) in spans.items():
+            span = lifespans.get(kind or "note")
+            cutoff = (now - span).timestamp() if span is not None else None
+            total += count
+            if cutoff is None or first >= cutoff:  # every one written since the lifespan began
+                live += count
+            elif first < 0 or last >= cutoff:  # on the lifespan's edge (or a time unreadable)
+                live += _live_on_edge(self.snap, day, kind, lifespans, now)
+        return total, live
+
+    def _spans(self, day: git.TreeEntry) -> dict[str, list[Any]]:
+        """kind → [entries, first time, last time], times in seconds (-1: unreadable)."""
+        spans: dict[str, list[Any]] = {}
+        for kind, times in _times(self.snap, day).items():
+            spans[kind] = [len(times), times[0], times[-1]] if times else [0, 0.0, 0.0]
+        return spans
+
+    def keep(self) -> None:
+        if self.new:
+            kept = {oid: spans for oid, spans in self.known.items() if oid in self.asked}
+            with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
+                atomic.write(self.path, json.dumps(kept, separators=(",", ":")))
+            self.new = False
+
+
 def read_live_journal(
     snap: Snapshot, lifespans: Lifespans, now: datetime, *, latest: int | None, everything: bool = False
 ) -> Journal:
     """The newest ``latest`` live entries (all when None), oldest first, and how many entries
     there are and how many faded. With ``everything``, faded entries are listed too (and
-    named in ``faded``)."""
+    named in ``faded``). Once ``latest`` are picked, the older days are only counted."""
     if snap.tree is None:
         return Journal([], 0, 0, frozenset())
     days = sorted(_shards(snap, "journal"), key=lambda e: e.name, reverse=True)  # a stray file is a problem
@@ -91,13 +195,19 @@ def read_live_journal(
     shortest = min(finite) if finite else None
     picked: list[tuple[str, git.Oid, bool]] = []  # path in the journal folder, blob, faded
     total = live = 0
+    counts, spans = DayCounts(snap), DaySpans(snap)
     for day in days:
         start = _day_start(day.name)
-        young = shortest is None or (start is not None and now - (start + timedelta(days=1)) < shortest)
-        full = latest is not None and len(picked) >= latest
-        if young and full:
-            count = git.tree_size(snap.repo, day.oid)  # counted, not listed
-            total, live = total + count, live + count
+        # Young: every entry of the day was written after the shortest lifespan began (from the
+        # day's start, not its end: a note at 10:00 seven days and an hour ago has faded).
+        young = shortest is None or (start is not None and now - start < shortest)
+        counted = _counted(day, young, counts, spans, lifespans, now) if _full(picked, latest) else None
+        if counted is None and young and latest is not None:  # live whatever their kind: the newest taken
+            counted = counts.count(day), counts.count(day)
+            newest = git.last_entries(snap.repo, day.oid, latest - len(picked))
+            picked.extend((f"{day.name}/{f.name}", f.oid, False) for f in newest)
+        if counted is not None:
+            total, live = total + counted[0], live + counted[1]
             continue
         files = sorted(git.tree_entries(snap.repo, day.oid) or [], key=lambda f: f.name, reverse=True)
         kinds = {} if young else _kinds(snap, day, files)
@@ -106,8 +216,10 @@ def read_live_journal(
             kind, at = kinds.get(f.name, (None, None))
             out = not young and faded(kind, at, lifespans, now)
             live += not out
-            if (everything or not out) and (latest is None or len(picked) < latest):
+            if (everything or not out) and not _full(picked, latest):
                 picked.append((f"{day.name}/{f.name}", f.oid, out))
+    counts.keep()
+    spans.keep()
     entries = []
     gone = set()
     for path, oid, out in reversed(picked):
@@ -117,3 +229,17 @@ def read_live_journal(
             if out:
                 gone.add(entries[-1].id)
     return Journal(entries, total, live, frozenset(gone))
+
+
+def _full(picked: list[tuple[str, git.Oid, bool]], latest: int | None) -> bool:
+    return latest is not None and len(picked) >= latest
+
+
+def _counted(
+    day: git.TreeEntry, young: bool, counts: DayCounts, spans: DaySpans, lifespans: Lifespans, now: datetime
+) -> tuple[int, int]:
+    """(entries, live entries) of a day not listed: counted, not read entry by entry."""
+    if young:
+        n = counts.count(day)
+        return n, n
+    return spans.live(day, lifespans, now)

@@ -9,6 +9,9 @@ found malformed: kept and shown, never read as state.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from git_continuity import packetfile
 from git_continuity import repo as git
 from git_continuity.store.read import _entry, _files, _shards, read_packet_doc
@@ -47,6 +50,31 @@ SHARDED = ("journal", "evidence", "handoffs", "attempts")
 QUARANTINE = "quarantine"  # files doctor --fix moved aside: kept, shown, never read as state
 
 
+def _checked(snap: Snapshot, kind: str, folder: git.TreeEntry, check: Callable[[], None]) -> None:
+    """Check a folder of entries unless it is known good as a whole, and know it so when it
+    is: a state a year old is walked after a pull by the folders that changed, not by its
+    million entries."""
+    known = good(f"folder-{kind}", folder.oid, folder.name)
+    if known in snap.cache:
+        return
+    before = len(snap.problems)
+    check()
+    if len(snap.problems) == before:
+        snap.cache.add([known])
+
+
+def _flat(snap: Snapshot, folder: str) -> None:
+    for e in _files(snap, folder):
+        if good(KINDS[folder], e.oid, e.name) not in snap.cache:
+            _entry(snap, f"{ROOT}/{folder}/{e.name}", e.oid, KINDS[folder])
+
+
+def _shard(snap: Snapshot, folder: str, shard: git.TreeEntry) -> None:
+    for e in git.tree_entries(snap.repo, shard.oid) or []:
+        if e.is_tree or good(KINDS[folder], e.oid, e.name) not in snap.cache:
+            _entry(snap, f"{ROOT}/{folder}/{shard.name}/{e.name}", e.oid, KINDS[folder])
+
+
 def _walk(snap: Snapshot) -> list[str]:
     assert snap.tree is not None
     root = git.tree_entries(snap.repo, snap.tree, ROOT)
@@ -65,14 +93,10 @@ def _walk(snap: Snapshot) -> list[str]:
         # An entry whose blob is known good is not even read (what _entry would do with
         # it): a merged tree made of two checked sides is walked without reading 20,000 blobs.
         elif top.name in FLAT:
-            for e in _files(snap, top.name):
-                if good(KINDS[top.name], e.oid, e.name) not in snap.cache:
-                    _entry(snap, f"{ROOT}/{top.name}/{e.name}", e.oid, KINDS[top.name])
+            _checked(snap, top.name, top, functools.partial(_flat, snap, top.name))
         elif top.name in SHARDED:
             for shard in _shards(snap, top.name):
-                for e in git.tree_entries(snap.repo, shard.oid) or []:
-                    if e.is_tree or good(KINDS[top.name], e.oid, e.name) not in snap.cache:
-                        _entry(snap, f"{ROOT}/{top.name}/{shard.name}/{e.name}", e.oid, KINDS[top.name])
+                _checked(snap, top.name, shard, functools.partial(_shard, snap, top.name, shard))
         elif top.name != QUARANTINE or not top.is_tree:
             found.append(f"{ROOT}/{top.name}: not part of the state format {FORMAT}")
     if git.entry_oid(snap.repo, snap.tree, packetfile.PATH) is None:

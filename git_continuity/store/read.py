@@ -54,7 +54,7 @@ def _entry(snap: Snapshot, path: str, oid: Oid, kind: str) -> dict[str, Any] | N
         return None
     name = path.rsplit("/", 1)[-1]
     known = good(kind, oid, name)
-    if known in snap.cache:
+    if snap.good_tree or known in snap.cache:
         return data  # type: ignore[no-any-return]
     if _too_deep(data):
         snap.found_bad(path, [f"{path}: nested deeper than {MAX_NESTING} levels: it was not read"])
@@ -181,8 +181,9 @@ def read_packet(snap: Snapshot) -> Packet | None:
 
 def _kept(snap: Snapshot, kind: str, oid: Oid | None) -> Any:
     """What was kept under the cache folder for an object read once as ``kind`` without
-    problems (None: nothing kept, or unreadable). Keyed by the object's id: never stale."""
-    if oid is None or good(kind, oid) not in snap.cache:
+    problems (None: nothing kept, or unreadable). Keyed by the object's id: never stale. In a
+    tree known good as a whole, what was kept of a part of it was kept from a good read."""
+    if oid is None or not (snap.good_tree or good(kind, oid) in snap.cache):
         return None
     try:
         return json.loads((snap.repo.local_dir / "cache" / kind / f"{oid}.json").read_bytes())
@@ -296,6 +297,38 @@ def count_objective_changes(snap: Snapshot) -> int:
     return len(_files(snap, "objective"))
 
 
+class DayCounts:
+    """How many entries each day folder of a journal holds, kept by the folder's tree id
+    under the cache folder (``journal-days``): a read that shows the newest entries counts
+    the rest without reading a year of day folders (each folder's tree is read once)."""
+
+    def __init__(self, snap: Snapshot) -> None:
+        self.snap = snap
+        self.path = snap.repo.local_dir / "cache" / "journal-days"
+        self.known: dict[str, int] = {}
+        self.asked: set[str] = set()
+        self.new = False
+        with contextlib.suppress(OSError, ValueError):
+            for line in self.path.read_text().splitlines():
+                oid, _, count = line.partition(" ")
+                self.known[oid] = int(count)
+
+    def count(self, day: git.TreeEntry) -> int:
+        self.asked.add(day.oid)
+        if day.oid not in self.known:
+            self.known[day.oid] = git.tree_size(self.snap.repo, day.oid)
+            self.new = True
+        return self.known[day.oid]
+
+    def keep(self) -> None:
+        """Write down what was counted (only the folders asked about: the others changed)."""
+        if self.new:
+            text = "".join(f"{oid} {n}\n" for oid, n in self.known.items() if oid in self.asked)
+            with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
+                atomic.write(self.path, text)
+            self.new = False
+
+
 def read_journal(snap: Snapshot, latest: int | None = None) -> tuple[list[JournalEntry], int]:
     """The newest ``latest`` entries (all when None), oldest first, and how many there are."""
     if snap.tree is None:
@@ -303,14 +336,18 @@ def read_journal(snap: Snapshot, latest: int | None = None) -> tuple[list[Journa
     days = sorted(_shards(snap, "journal"), key=lambda e: e.name, reverse=True)
     picked: list[tuple[str, Oid]] = []
     total = 0
+    counts = DayCounts(snap)
     for day in days:
-        if latest is not None and len(picked) >= latest:
-            total += git.tree_size(snap.repo, day.oid)  # counted, not listed
+        if latest is not None:  # the newest of each day taken from its end, the rest counted
+            total += counts.count(day)
+            if len(picked) < latest:
+                newest = git.last_entries(snap.repo, day.oid, latest - len(picked))
+                picked.extend((f"{day.name}/{f.name}", f.oid) for f in newest)
             continue
         files = git.tree_entries(snap.repo, day.oid) or []
         total += len(files)
-        names = sorted(((f"{day.name}/{f.name}", f.oid) for f in files), reverse=True)
-        picked.extend(names if latest is None else names[: latest - len(picked)])
+        picked.extend(sorted(((f"{day.name}/{f.name}", f.oid) for f in files), reverse=True))
+    counts.keep()
     entries = []
     for path, oid in reversed(picked):
         data = _entry(snap, f"{ROOT}/journal/{path}", oid, "journal-entry")

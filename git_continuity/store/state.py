@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from git_continuity import repo as git
 from git_continuity import signing
@@ -36,6 +37,9 @@ KINDS = {
     "siblings": "sibling",
     "thread-claims": "thread-claim",
 }
+
+
+ENTRIES = frozenset(KINDS.values())
 
 
 def ref_name(stream: str) -> str:
@@ -71,57 +75,62 @@ class ValidityCache:
 
     Objects are content-addressed, so a blob or tree that passed once always passes; this
     keeps jsonschema (and a walk of every entry) off the read path. Local only, under
-    ``.git/continuity/cache/``, keyed by a digest of the schemas.
+    ``.git/continuity/cache/``, keyed by a digest of the schemas, in 256 files named by the
+    first two digits of each entry's object id (and one of the wholes: trees, folders, the
+    packet): a read asks about a few objects and reads a few small files, however many
+    entries a year of work left (one file of a million entries was 90 MB to read on every
+    status).
     """
 
     def __init__(self, repo: Repo) -> None:
-        from git_continuity import schema
+        self.path = validity_path(repo)
+        self._shards: dict[str, set[str]] = {}
+        self._new: dict[str, list[str]] = {}
+        if not self.path.exists():
+            self._take_in(self.path.with_suffix(""))
 
-        self.path = repo.local_dir / "cache" / f"valid-{schema.digest()}-{RULES}"
-        self._known: set[str] | None = None
-        self._text: str | None = None  # the file as read, for the first few questions
-        self._asked = 0
-        self._new: list[str] = []
+    def _take_in(self, whole: Path) -> None:
+        """What an earlier version kept in one file, put in the shards once (else a million
+        entries would be validated again)."""
+        try:
+            self.add(whole.read_text().split())
+        except OSError:
+            return
+        self.save()
+        whole.unlink(missing_ok=True)
 
-    @property
-    def known(self) -> set[str]:
-        if self._known is None:
-            self._known = set(self._read().split())
-            self._text = None
-        return self._known
-
-    def _read(self) -> str:
-        if self._text is None:
+    def _shard(self, key: str) -> tuple[str, set[str]]:
+        # Entries by their object id's first two digits; what is known good as a whole (a
+        # tree, a folder, the packet: what nearly every read asks first) in a small file.
+        name = key.rsplit(":", 1)[-1][:2] if key.partition(":")[0] in ENTRIES else "whole"
+        if name not in self._shards:
             try:
-                self._text = "\n" + self.path.read_text()
+                self._shards[name] = set((self.path / name).read_text().split())
             except OSError:
-                self._text = "\n"
-        return self._text
+                self._shards[name] = set()
+        return name, self._shards[name]
 
-    def __contains__(self, oid: object) -> bool:
-        # A status asks about a dozen folders and files; making a set of 100,000 ids for
-        # them cost 20 ms, looking each up in the text a fraction of one. Many questions
-        # (a state read for the first time) get the set.
-        if self._known is None and self._asked < 64 and isinstance(oid, str):
-            self._asked += 1
-            return f"\n{oid}\n" in self._read()
-        return oid in self.known
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key in self._shard(key)[1]
 
-    def add(self, oids: Iterable[str]) -> None:
-        fresh = [o for o in oids if o not in self.known]
-        self.known.update(fresh)
-        self._new.extend(fresh)
+    def add(self, keys: Iterable[str]) -> None:
+        for key in keys:
+            name, known = self._shard(key)
+            if key not in known:
+                known.add(key)
+                self._new.setdefault(name, []).append(key)
 
     def save(self) -> None:
         if not self._new:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.mkdir(parents=True, exist_ok=True)
             # Appended, not replaced (atomic.write): racing writers each add their lines
             # and none loses another's; a line no object id matches only costs a miss.
-            with self.path.open("a") as f:
-                f.write("\n".join(self._new) + "\n")
-            self._new = []
+            for name, keys in self._new.items():
+                with (self.path / name).open("a") as f:
+                    f.write("\n".join(keys) + "\n")
+            self._new = {}
         except OSError:
             pass  # a cache that cannot be written only costs speed
 
@@ -134,6 +143,7 @@ class _Reads:
     validity: ValidityCache | None = None
     bad: dict[str, tuple[str, ...]] = field(default_factory=dict)
     walked: tuple[str, ...] | None = None
+    good_tree: bool | None = None  # the whole tree known good (asked once)
 
 
 @dataclass(frozen=True)
@@ -154,8 +164,15 @@ class Snapshot:
     @property
     def cache(self) -> ValidityCache:
         if self._reads.validity is None:
-            self._reads.validity = self.validity or ValidityCache(self.repo)
+            self._reads.validity = self.validity or _validity(self.repo)
         return self._reads.validity
+
+    @property
+    def good_tree(self) -> bool:
+        """Whether the whole tree is known good: every entry in it is, under its name."""
+        if self._reads.good_tree is None:
+            self._reads.good_tree = self.tree is not None and good("tree", self.tree) in self.cache
+        return self._reads.good_tree
 
     @property
     def problems(self) -> list[str]:
@@ -177,6 +194,21 @@ class Snapshot:
     def found_bad(self, path: str, problems: Iterable[str]) -> None:
         """Record what is wrong with one file (the first reading of it only)."""
         self._reads.bad.setdefault(path, tuple(problems))
+
+
+def validity_path(repo: Repo) -> Path:
+    from git_continuity import schema
+
+    return repo.local_dir / "cache" / f"valid-{schema.digest()}-{RULES}.d"
+
+
+def _validity(repo: Repo) -> ValidityCache:
+    """The validity cache of this repository, one for every snapshot a process reads (each
+    would read its files again), made again when the schemas it was made for changed."""
+    found = repo.validity
+    if not isinstance(found, ValidityCache) or found.path != validity_path(repo):
+        found = repo.validity = ValidityCache(repo)
+    return found
 
 
 READS = 10  # reads of a ref that writers keep moving, before giving up

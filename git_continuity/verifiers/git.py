@@ -376,14 +376,14 @@ def _file(ctx: VerifyContext, body: str) -> Observation:
         if ctx.repo.path_in_tree(ctx.tree, path):
             return SEEN.verified(f"{path} exists in {label}")
         return SEEN.contradicted(f"{path} is not in {label}")
-    commit = rev or ctx.repo.head_commit()
+    branch, commit = (None, rev) if rev else ctx.head or ("HEAD", ctx.repo.head_commit())
     if commit is None:
         return SEEN.contradicted(f"HEAD has no commits, so {path} is in no tree")
     if not ctx.repo.has_commit(commit):
         return _not_here(ctx, f"commit {short(commit)}") or SEEN.contradicted(
             f"commit {short(commit)} does not exist in this clone"
         )
-    label = short(commit) if rev else f"HEAD ({short(commit)})"
+    label = f"{branch} ({short(commit)})" if branch else short(commit)
     if ctx.repo.path_in_commit(commit, path):
         return SEEN.verified(f"{path} exists in {label}")
     return SEEN.contradicted(f"{path} is not in {label}")

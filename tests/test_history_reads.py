@@ -1,0 +1,482 @@
+"""Reads at git's speed on real histories (issue 34): a read after a commit, a push or a fetch
+asks git's history only about the commits since its last answer, and a done thread is
+looked up on the branch it was closed on, from any worktree (issue 35, point 4).
+
+Speed itself is measured in benchmarks/real_history_bench.py; these tests pin the behaviour
+that makes it: what a read walks, and where it looks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pygit2
+import pytest
+from conftest import Run, commit, git, made_id, ok
+from test_lifespans import old_entry, write_old
+from test_notes_signed import SHELL_MADE, shown
+
+from git_continuity import repo as gitrepo
+from git_continuity import store, tracking, view
+from git_continuity.repo import reach
+from git_continuity.repo.reach import SLOP
+
+
+def history(repo: Path, commits: int) -> list[str]:
+    """``commits`` more commits on main, each its own loose objects; their ids, oldest first."""
+    return [commit(repo, f"change {n}", {f"f{n % 5}.txt": f"{n}\n"}) for n in range(commits)]
+
+
+def lose_root(repo: Path) -> None:
+    """Delete the first commit's object: from now on, any walk of the whole history fails."""
+    root = git(repo, "rev-list", "--max-parents=0", "HEAD")
+    (repo / ".git" / "objects" / root[:2] / root[2:]).unlink()
+
+
+def claim_state(repo: Path, handle: str) -> tuple[str, str]:
+    (claim,) = [c for c in json.loads(ok(repo, "status", "--json"))["claims"] if c["handle"] == handle]
+    return claim["state"], claim["observed"]
+
+
+def test_a_reachable_claim_after_a_commit_is_answered_from_its_last_answer_never_from_the_whole_history(
+    repo: Path,
+) -> None:
+    revs = history(repo, 20)
+    ok(repo, "init")
+    handle = f"reachable:{revs[5]}@refs/heads/main"
+    ok(repo, "claim", "add", "the fix is on main", "--check", handle)
+    assert claim_state(repo, handle)[0] == "verified"  # answered once, by a walk of main
+
+    lose_root(repo)
+    tip = commit(repo, "after the claim")
+    assert claim_state(repo, handle) == (
+        "verified",
+        f"refs/heads/main is at {tip[:7]}, which contains {revs[5][:7]}",
+    )
+
+
+def test_a_pushed_claim_after_a_push_and_a_fetch_is_answered_from_the_commits_since(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    remote, work = remote_and_clone
+    revs = history(work, 20)
+    git(work, "push", "-q", "origin", "main")
+    ok(work, "init")
+    handle = f"pushed:{revs[4]}@origin/main"
+    ok(work, "claim", "add", "the fix is pushed", "--check", handle)
+    assert claim_state(work, handle)[0] == "verified"
+
+    # A teammate pushes, this clone fetches; then this clone commits and pushes.
+    mate = tmp_path / "mate"
+    git(tmp_path, "clone", "-q", str(remote), str(mate))
+    commit(mate, "theirs")
+    git(mate, "push", "-q", "origin", "main")
+    lose_root(work)
+    git(work, "pull", "-q", "--no-rebase", "origin", "main")
+    assert claim_state(work, handle)[0] == "verified"
+    commit(work, "ours")
+    git(work, "push", "-q", "origin", "main")
+    pushed = git(work, "rev-parse", "HEAD")
+    state, observed = claim_state(work, handle)
+    assert (state, observed.split(" (")[0]) == ("verified", f"origin/main is at {pushed[:7]}")
+
+
+def test_a_claim_not_on_its_ref_stays_contradicted_and_is_found_once_merged_from_the_commits_since(
+    repo: Path,
+) -> None:
+    history(repo, 20)
+    git(repo, "checkout", "-q", "-b", "topic")
+    fix = commit(repo, "the fix, on a topic branch")
+    git(repo, "checkout", "-q", "main")
+    ok(repo, "init")
+    handle = f"reachable:{fix}@refs/heads/main"
+    ok(repo, "claim", "add", "the fix is on main", "--check", handle)
+    assert claim_state(repo, handle)[0] == "contradicted"
+
+    lose_root(repo)
+    commit(repo, "unrelated work")
+    assert claim_state(repo, handle)[0] == "contradicted"  # still not there: known without a walk
+    git(repo, "merge", "-q", "--no-edit", "--no-ff", "topic")
+    assert claim_state(repo, handle)[0] == "verified"
+
+
+def test_a_question_after_new_commits_walks_only_the_commits_since_its_last_answer(repo: Path) -> None:
+    revs = history(repo, 40)
+    git(repo, "checkout", "-q", "-b", "topic", revs[2])
+    topic = commit(repo, "a topic never merged")
+    git(repo, "checkout", "-q", "main")
+    at = gitrepo.open_repo(repo)
+    assert gitrepo.contains(at, gitrepo.Oid(revs[-1]), gitrepo.Oid(revs[3]))
+    assert not gitrepo.contains(at, gitrepo.Oid(revs[-1]), gitrepo.Oid(topic))
+    gitrepo.keep_answers(at)
+
+    added = history(repo, 3)
+    again = gitrepo.open_repo(repo)
+    assert gitrepo.contains(again, gitrepo.Oid(added[-1]), gitrepo.Oid(revs[3]))
+    assert not gitrepo.contains(again, gitrepo.Oid(added[-1]), gitrepo.Oid(topic))
+    # The new commits, the last answer's tip and a few below it (git's own slop), not the 40.
+    assert again.walked <= len(added) + 1 + SLOP
+
+
+def test_a_first_question_about_a_commit_walks_the_commits_above_it_as_git_does_not_the_whole_history(
+    repo: Path,
+) -> None:
+    revs = history(repo, 60)
+    git(repo, "checkout", "-q", "-b", "ahead")
+    ahead = commit(repo, "not on main yet (a pushed: claim before its push)")
+    git(repo, "checkout", "-q", "main")
+    at = gitrepo.open_repo(repo)
+    assert gitrepo.contains(at, gitrepo.Oid(revs[-1]), gitrepo.Oid(revs[-3]))
+    assert at.walked <= 3 + SLOP  # the tip, the commit below it and the one asked about: git's cost
+    walked = at.walked
+    assert not gitrepo.contains(at, gitrepo.Oid(revs[-1]), gitrepo.Oid(ahead))
+    assert at.walked - walked <= 2 + SLOP  # it is above the tip: found so at once
+    lose_root(repo)  # nothing below the commits asked about is read
+    again = gitrepo.open_repo(repo)
+    assert gitrepo.contains(again, gitrepo.Oid(revs[-1]), gitrepo.Oid(revs[-10]))
+    assert not gitrepo.contains(again, gitrepo.Oid(revs[-2]), gitrepo.Oid(revs[-1]))
+
+
+def test_many_first_questions_far_down_share_one_walk_of_the_tip(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reach, "NEAR", 20)  # a git/git history's 2,000, in a history of 60
+    revs = history(repo, 60)
+    at = gitrepo.open_repo(repo)
+    assert all(gitrepo.contains(at, gitrepo.Oid(revs[-1]), gitrepo.Oid(rev)) for rev in revs[:30])
+    assert at.walked <= reach.NEAR + SLOP + len(revs)  # one walk that gave up, then the tip's once
+
+
+# -- a done thread, where it was closed --------------------------------------------------------
+
+
+def closed_on_feature_in_a_linked_worktree(repo: Path, tmp_path: Path, *, by_commit: bool) -> tuple[Path, str]:
+    """A thread whose file: check holds on `feature` only, closed in a linked worktree there."""
+    ok(repo, "init")
+    ok(repo, "hooks", "install")
+    linked = tmp_path / "feature-wt"
+    git(repo, "worktree", "add", "-q", "-b", "feature", str(linked))
+    tid = made_id(ok(linked, "thread", "add", "The feature", "--check", "file:feature.txt"), "t")
+    commit(linked, f"the feature{f', closes {tid}' if by_commit else ''}", {"feature.txt": "done\n"})
+    if not by_commit:
+        ok(linked, "thread", "close", tid)
+    return linked, tid
+
+
+def test_a_thread_closed_on_its_branch_in_a_linked_worktree_holds_from_the_main_checkout(
+    repo: Path, tmp_path: Path
+) -> None:
+    linked, tid = closed_on_feature_in_a_linked_worktree(repo, tmp_path, by_commit=False)
+    for where in (repo, linked):
+        (thread,) = json.loads(ok(where, "status", "--json"))["threads"]
+        assert (thread["standing"], thread["undone"]) == ("holds", None)
+        assert thread["closed_on"] == "feature"
+        (check,) = thread["checks"]
+        assert check["state"] == "verified"
+    feature_tip = git(repo, "rev-parse", "feature")
+    assert f"feature.txt exists in feature ({feature_tip[:7]})" in ok(repo, "thread", "show", tid)
+    brief = ok(repo, "orient")
+    assert "no longer holds" not in brief
+    assert f"thread reopen {tid}" not in brief
+
+
+def test_a_thread_closed_by_a_commit_on_its_branch_in_a_linked_worktree_holds_from_the_main_checkout(
+    repo: Path, tmp_path: Path
+) -> None:
+    linked, _ = closed_on_feature_in_a_linked_worktree(repo, tmp_path, by_commit=True)
+    (thread,) = json.loads(ok(repo, "status", "--json"))["threads"]
+    closing = git(linked, "rev-parse", "HEAD")
+    assert (thread["standing"], thread["closed_by"]) == ("holds", closing)
+    assert thread["closed_on"] == "feature"
+    assert "no longer holds" not in ok(repo, "orient")
+
+    # Work undone on its own branch is still seen from here.
+    (linked / "feature.txt").unlink()
+    git(linked, "commit", "-q", "-am", "the feature, taken back")
+    (thread,) = json.loads(ok(repo, "status", "--json"))["threads"]
+    assert thread["standing"] == "undone"
+    assert thread["undone"].startswith("c-")
+    assert thread["undone"].endswith(f"feature.txt is not in feature ({git(linked, 'rev-parse', 'HEAD')[:7]})")
+
+
+def test_a_done_thread_is_looked_up_on_the_branch_it_was_closed_on_not_on_every_branch(repo: Path) -> None:
+    revs = history(repo, 30)
+    for n in range(10):  # old branches, each on a commit long before the closing one
+        git(repo, "branch", f"a-old-{n}", revs[n])
+    ok(repo, "init")
+    ok(repo, "hooks", "install")
+    tid = made_id(ok(repo, "thread", "add", "Ship it", "--check", "file:shipped.txt"), "t")
+    commit(repo, f"ship it, closes {tid}", {"shipped.txt": "yes\n"})
+    assert json.loads(ok(repo, "thread", "show", tid, "--json"))["thread"]["closed_on"] == "main"
+    ok(repo, "status")  # the answers a read keeps
+
+    commit(repo, "later work")
+    at = gitrepo.open_repo(repo)
+    found = view.assess(store.snapshot(at, "main"), with_waiting=False)
+    assert found.thread(tid).standing == "holds"
+    assert at.walked <= 2 + SLOP  # the one commit since on main, and git's slop: no old branch walked
+
+
+def test_a_done_thread_whose_closing_commit_left_every_branch_is_not_looked_up_again_on_each(
+    repo: Path,
+) -> None:
+    revs = history(repo, 30)
+    for n in range(10):
+        git(repo, "branch", f"a-old-{n}", revs[n])
+    ok(repo, "init")
+    ok(repo, "hooks", "install")
+    tid = made_id(ok(repo, "thread", "add", "Ship it", "--check", "file:shipped.txt"), "t")
+    closing = commit(repo, f"ship it, closes {tid}", {"shipped.txt": "yes\n"})
+    git(repo, "commit", "-q", "--amend", "-m", "ship it, reworded")  # the closing commit is on no branch now
+    why = f"its closing commit {closing[:7]} is on no branch here (reset, amended or rewritten away)"
+    assert json.loads(ok(repo, "status", "--json"))["threads"][0]["undone"] == why  # every branch asked once
+
+    commit(repo, "later work")
+    at = gitrepo.open_repo(repo)
+    found = view.assess(store.snapshot(at, "main"), with_waiting=False)
+    assert found.thread(tid).undone == why
+    assert at.walked <= 1 + SLOP  # the one commit since on main; the old branches did not move
+
+
+# -- refs, however many tags -------------------------------------------------------------------
+
+
+def test_a_status_lists_the_refs_it_reads_not_every_ref_however_many_tags(
+    repo: Path, inproc: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    revs = history(repo, 3)
+    lines = "".join(f"create refs/tags/t{n} {revs[n % 3]}\n" for n in range(2000))
+    subprocess.run(["git", "update-ref", "--stdin"], cwd=repo, input=lines, text=True, check=True)
+    assert len(list((repo / ".git" / "refs" / "tags").iterdir())) == 2000  # loose, as made
+    ok(repo, "init")
+    ok(repo, "claim", "add", "on main", "--check", f"reachable:{revs[1]}@main")
+    listed: list[int] = []
+    every_ref = pygit2.references.References.__iter__
+
+    def counted(self: pygit2.references.References) -> Iterator[str]:
+        listed.append(1)
+        return every_ref(self)
+
+    monkeypatch.setattr(pygit2.references.References, "__iter__", counted)
+    for args in (("status",), ("status", "--json"), ("thread", "list"), ("orient",)):
+        assert inproc(repo, *args).code == 0
+    assert listed == []
+    assert gitrepo.list_refs(gitrepo.open_repo(repo), "refs/tags/t1")[:3] == [
+        "refs/tags/t1",
+        "refs/tags/t10",
+        "refs/tags/t100",
+    ]
+
+
+def test_refs_listed_from_their_files_are_the_refs_git_lists_loose_packed_and_peeled(repo: Path) -> None:
+    revs = history(repo, 3)
+    for n in range(5):
+        git(repo, "tag", "-a", f"v{n}", "-m", f"release {n}", revs[n % 3])  # annotated: packed with ^peeled lines
+        git(repo, "branch", f"topic/{n}", revs[n % 3])
+    git(repo, "pack-refs", "--all")
+    git(repo, "tag", "v9", revs[0])  # loose beside packed
+    git(repo, "update-ref", "refs/heads/topic/1", revs[2])  # loose over packed
+    git(repo, "update-ref", "-d", "refs/heads/topic/2")  # deleted from packed-refs
+    (repo / ".git" / "refs" / "heads" / "junk").write_text("not a ref\n")  # libgit2 lists none
+    at = gitrepo.open_repo(repo)
+    for prefix in ("refs/heads/", "refs/tags/", "refs/heads/topic/"):
+        listed = git(repo, "for-each-ref", "--format=%(refname)", prefix).split()
+        assert gitrepo.list_refs(at, prefix) == sorted(listed), prefix
+    tips = gitrepo.ref_tips(at, ("refs/heads/", "refs/tags/"), 100)
+    assert tips == dict(
+        line.split()[::-1]
+        for line in git(
+            repo, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/", "refs/tags/"
+        ).splitlines()
+    )
+
+
+# -- a year of journal -------------------------------------------------------------------------
+
+
+def test_status_and_orient_count_a_years_faded_entries_without_reading_them_again(repo: Path) -> None:
+    ok(repo, "init")
+    old = [old_entry(days, n, f"note {n}") for n, days in enumerate((300, 250, 200, 150, 100, 60, 40, 20))]
+    write_old(repo, old)
+    for n in range(5):
+        ok(repo, "journal", "add", "--kind", "decision", f"decision {n}")
+    status = json.loads(ok(repo, "status", "--json"))
+    oriented = json.loads(ok(repo, "orient", "--json"))
+    assert (status["journal_total"], oriented["journal_total"], oriented["journal_faded"]) == (13, 13, 8)
+
+    # The day folders past what each read shows, and every faded entry in them, leave this
+    # clone's objects: a read that opened them would fail or miscount.
+    state = git(repo, "rev-parse", "refs/continuity/main")
+    for path, _, _ in old[:4]:
+        day = path.rsplit("/", 1)[0]
+        gone = [git(repo, "rev-parse", f"{state}:{day}")]
+        gone += git(repo, "ls-tree", "--object-only", f"{state}:{day}").split()
+        for oid in gone:
+            (repo / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
+    again = json.loads(ok(repo, "status", "--json"))
+    assert (again["journal_total"], again["journal"]) == (13, status["journal"])
+    brief = json.loads(ok(repo, "orient", "--json"))
+    assert (brief["journal_total"], brief["journal_faded"], brief["journal"]) == (13, 8, oriented["journal"])
+
+
+def busy_day(repo: Path, entries: int) -> str:
+    """``entries`` notes written over the last minutes, one a second, as journal add lays them
+    out; the folder of the newest (today's)."""
+    code = "23456789abcdefghjkmnpqrstuvwxyz"
+    made = []
+    for n in range(entries):
+        at = datetime.now(timezone.utc) - timedelta(seconds=entries - n)
+        entry_id = "j-" + "".join(code[(n // len(code) ** k) % len(code)] for k in range(6))
+        stamp = at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
+        name = at.strftime("%Y%m%dT%H%M%S.%fZ") + f"-{entry_id}.json"
+        data = {"id": entry_id, "text": f"note {n}", "at": stamp, "by": "Ada", "host": "laptop"}
+        made.append((f".continuity/journal/{stamp[:10]}/{name}", entry_id, data))
+    write_old(repo, made)
+    return made[-1][0].rsplit("/", 1)[0]
+
+
+def test_the_newest_entries_are_taken_from_the_end_of_a_busy_day_not_from_a_listing_of_it(
+    repo: Path, inproc: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ok(repo, "init")
+    today = busy_day(repo, 600)
+    shown = [e["text"] for e in json.loads(ok(repo, "status", "--json"))["journal"]]  # every cache made
+    assert shown == [f"note {n}" for n in range(595, 600)]
+    folder = git(repo, "rev-parse", f"refs/continuity/main:{today}")
+    listed: list[str] = []
+    every_entry = gitrepo.tree_entries
+
+    def counted(at: gitrepo.Repo, tree: gitrepo.Oid, path: str = "") -> list[gitrepo.TreeEntry] | None:
+        found = every_entry(at, tree, path)
+        listed.extend(e.name for e in found or [] if tree == folder and not path)
+        return found
+
+    monkeypatch.setattr(gitrepo, "tree_entries", counted)
+    for args in (("status", "--json"), ("orient", "--json"), ("journal", "--json")):
+        ran = inproc(repo, *args)
+        assert ran.code == 0, ran.err
+        data = json.loads(ran.out)
+        texts = sorted((e["text"] for e in data.get("journal", data.get("entries"))), key=lambda t: int(t.split()[1]))
+        assert texts[-5:] == shown, args  # the newest (orient shows them newest first)
+    assert listed == []
+
+
+# -- the commit hooks --------------------------------------------------------------------------
+
+
+def git_processes(repo: Path, *args: str) -> list[str]:
+    """The git commands run for ``git ARGS``, itself and its hooks' (GIT_TRACE names each)."""
+    trace = repo.parent / "trace"
+    trace.unlink(missing_ok=True)
+    subprocess.run(["git", *args], cwd=repo, env={**os.environ, "GIT_TRACE": str(trace)}, check=True)
+    return [line.split("built-in: git ", 1)[1] for line in trace.read_text().splitlines() if "built-in: git " in line]
+
+
+@pytest.mark.parametrize("where", ["main checkout", "linked worktree"])
+def test_a_commit_that_closes_nothing_runs_git_only_to_write_its_signed_note(
+    repo: Path, tmp_path: Path, where: str
+) -> None:
+    ok(repo, "init")
+    ok(repo, "objective", "set", "Ship it", "--why", "users wait")
+    ok(repo, "hooks", "install")
+    work = repo
+    if where == "linked worktree":
+        work = tmp_path / "linked"
+        git(repo, "worktree", "add", "-q", "-b", "topic", str(work))
+    ok(work, "orient")  # an open session
+    git(work, "commit", "-q", "--allow-empty", "-m", "the first: the line of the next note is left for the shell")
+    ran = git_processes(work, "commit", "-q", "--allow-empty", "-m", "nothing closed")
+    ours = [r.split(" ")[0] for r in ran if not r.startswith("maintenance ")]  # git commit's own
+    assert ours == ["commit", "log", "notes", "commit-tree", "update-ref"], ran
+    assert git(work, "for-each-ref", "--format=%(refname)", "refs/notes/") == "refs/notes/continuity"  # no copy left
+    note = json.loads(git(work, "notes", "--ref=continuity", "show", "HEAD"))
+    assert (note["kind"], note["threads"]) == ("provenance", [])
+    assert shown(work).splitlines() == [shown(work).splitlines()[0], SHELL_MADE]  # the shell wrote it
+    assert shown(work).startswith('Good "git" signature for ada@example.com with ED25519 key')
+
+
+def test_what_has_not_reached_a_remote_is_counted_once_for_a_state_that_did_not_move(
+    remote_and_clone: tuple[Path, Path],
+) -> None:
+    _, work = remote_and_clone
+    ok(work, "init")
+    for n in range(6):
+        ok(work, "journal", "add", f"entry {n}")
+    first = gitrepo.open_repo(work)
+    state = gitrepo.ref_target(first, "refs/continuity/main")
+    assert state is not None
+    (box,) = tracking.outbox(first, "main", state)
+    assert (box.remote, box.changes, box.never) == ("origin", 7, True)  # init and six entries, never sent
+    assert first.walked == 7
+
+    again = gitrepo.open_repo(work)
+    assert [box.changes for box in tracking.outbox(again, "main", state)] == [7]
+    assert again.walked == 0
+
+
+def test_a_day_on_a_lifespans_edge_is_counted_entry_by_entry_from_its_times(repo: Path) -> None:
+    ok(repo, "init")
+    hour = 1 / 24
+    edges = [
+        (7 + hour, "note", True),
+        (7 - hour, "note", False),
+        (30 + hour, "finding", True),
+        (30 - hour, "finding", False),
+    ]
+    write_old(repo, [old_entry(days, n, f"{kind} {n}", kind) for n, (days, kind, _) in enumerate(edges)])
+    for n in range(5):
+        ok(repo, "journal", "add", "--kind", "decision", f"decision {n}")
+    for _ in range(2):  # the first read keeps each day's times; the second counts from them
+        brief = json.loads(ok(repo, "orient", "--json"))
+        assert (brief["journal_total"], brief["journal_faded"]) == (9, 2)
+
+
+def test_with_its_refs_packed_a_commit_that_closes_nothing_still_gets_its_signed_note_from_the_shell(
+    repo: Path,
+) -> None:
+    ok(repo, "init")
+    ok(repo, "hooks", "install")
+    ok(repo, "orient")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "the first")
+    git(repo, "pack-refs", "--all")  # the state and notes refs in packed-refs, no loose file
+    ran = [r.split(" ")[0] for r in git_processes(repo, "commit", "-q", "--allow-empty", "-m", "nothing closed")]
+    assert [r for r in ran if r != "maintenance"] == [
+        "commit",
+        "rev-parse",
+        "log",
+        "update-ref",
+        "notes",
+        "commit-tree",
+        "update-ref",
+    ]
+    assert json.loads(git(repo, "notes", "--ref=continuity", "show", "HEAD"))["threads"] == []
+    assert shown(repo).splitlines()[1:] == [SHELL_MADE]
+    assert git(repo, "for-each-ref", "--format=%(refname)", "refs/notes/") == "refs/notes/continuity"
+
+
+def test_tags_kept_with_their_folders_times_are_read_again_once_a_tag_moves_or_comes(repo: Path) -> None:
+    revs = history(repo, 3)
+    for n in range(30):
+        git(repo, "tag", f"v{n}", revs[n % 3])
+    git(repo, "tag", "release/r1", revs[0])
+    old = 1_700_000_000  # long ago: what was listed then can be kept (racy-git's rule)
+    for folder in ("refs/tags", "refs/tags/release"):
+        os.utime(repo / ".git" / folder, (old, old))
+
+    def tips() -> dict[str, gitrepo.Oid]:
+        return gitrepo.ref_tips(gitrepo.open_repo(repo), ("refs/heads/", "refs/tags/"), 100)
+
+    def gits() -> dict[str, str]:
+        listed = git(repo, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/", "refs/tags/")
+        return {name: oid for oid, name in (line.split() for line in listed.splitlines())}
+
+    assert tips() == gits()
+    assert (repo / ".git" / "continuity" / "cache" / "tags").is_file()  # kept
+    git(repo, "tag", "-f", "v7", revs[2])  # moved
+    git(repo, "tag", "release/r2", revs[1])  # in a folder below
+    assert tips() == gits()
+    git(repo, "tag", "-d", "v3")
+    git(repo, "pack-refs", "--all")
+    assert tips() == gits()
