@@ -118,7 +118,11 @@ def answer(repo: Any, stream: str, agent_session: str | None, active: bool) -> d
         # next brief still lists the open threads.
         _keep(path, agent_session, 0, told)
         return {}
-    result = closure.gate(store.snapshot(repo, stream), closing=True, online=False, via="stop")
+    snap = store.snapshot(repo, stream)
+    problems = store.all_problems(snap)
+    if problems:  # nothing can be written on it, parking a thread included: the user must know
+        return unreadable(repo, agent_session, active, malformed(snap.ref, problems))
+    result = closure.gate(snap, closing=True, online=False, via="stop")
     if result.stopped and result.exit_code == 0:
         # The stop-loss blocked a thread now: no more retrying it; one last turn to say why.
         _keep(path, agent_session, 0, told)
@@ -134,15 +138,21 @@ def answer(repo: Any, stream: str, agent_session: str | None, active: bool) -> d
         return {"systemMessage": "git-continuity: " + "; ".join(notes)} if notes else {}
     blocks = _blocks(path, agent_session, active)
     ids = ", ".join(v.thread.id for v in result.failing) or "the state"
-    if blocks >= STOP_BLOCK_LIMIT:
+    if blocks > STOP_BLOCK_LIMIT:  # it was asked to tell the person: let it stop, saying it here too
         _keep(path, agent_session, 0, told)
         said = (
             f"git-continuity: the agent stopped although {ids} did not verify "
-            f"(it was told {blocks} times in a row); git continuity check --closing shows why."
+            f"(it was told {STOP_BLOCK_LIMIT} times in a row); git continuity check --closing shows why."
         )
-        _let_go(repo, stream, [v.thread.id for v in result.failing], blocks)
-        print(said, file=sys.stderr)  # a headless run shows no systemMessage
+        print(said, file=sys.stderr)  # Gemini CLI shows the message; stderr, for a log
         return {"systemMessage": said}
+    if blocks == STOP_BLOCK_LIMIT:
+        # Let go, but through the one thing every agent shows the person who ran it headless
+        # (claude -p and codex exec print only the model's last answer): one last block whose
+        # reason asks the model to say it in that answer.
+        _keep(path, agent_session, blocks + 1, told)
+        _let_go(repo, stream, [v.thread.id for v in result.failing], blocks)
+        return {"decision": "block", "reason": _tell_reason(ids, blocks)}
     _keep(path, agent_session, blocks + 1, told)
     lines = result.report()
     reason = (
@@ -153,6 +163,15 @@ def answer(repo: Any, stream: str, agent_session: str | None, active: bool) -> d
     if result.stopped:  # the report said which; the handoff is asked for too
         reason += "\n" + _stop_loss_reason(result.stopped, said=True)
     return {"decision": "block", "reason": reason}
+
+
+def _tell_reason(ids: str, blocks: int) -> str:
+    """The let-go's last block: the model is to tell the person, in its answer, what is not done."""
+    return (
+        f"git-continuity: you may stop now, but {ids} did not verify (you were told {blocks} times in a row), so what"
+        ' you said was done is not. Begin your answer to the user with: "Not done: '
+        f'{ids} did not verify (git continuity check --closing shows why)." Then stop.'
+    )
 
 
 # The fixes a refusal offers (accept, put back, trust a key) are the user's to choose, not the agent's.
@@ -168,6 +187,15 @@ def for_agent(error: str) -> str:
         "\n".join(kept).rstrip(":")
         + "\nWhat to accept or put back is the user's decision (git continuity doctor shows them the state and"
         " the fixes): do not accept, restore or rewrite the state yourself."
+    )
+
+
+def malformed(ref: str, problems: list[str]) -> str:
+    """What the gate says of a malformed state: nothing can be written on it until it is repaired
+    (a journal entry, a thread parked), so there is nothing the agent can do about the stop."""
+    return (
+        f"the state on {ref} is malformed, so nothing can be written on it (a journal entry, a thread parked) until"
+        " it is repaired:\n  " + "\n  ".join(problems)
     )
 
 
