@@ -3,6 +3,7 @@ with a reflog reason, and the reflogs themselves."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -266,6 +267,28 @@ def head_reflog_since(repo: Repo, since: datetime) -> list[tuple[Oid, Oid, str]]
     return [
         (Oid(str(e.oid_old)), Oid(str(e.oid_new)), e.message or "") for e in entries if e.committer.time >= int(cut)
     ]
+
+
+def every_head_reflog_since(repo: Repo, since: datetime) -> list[tuple[Oid, Oid, str]]:
+    """The HEAD reflog entries of every work tree of the clone since ``since`` (old, new,
+    message): what a session that works across worktrees did, as git recorded it there. Read
+    as git writes them (``<old> <new> <who> <time> <zone>\t<message>``)."""
+    folders = [repo.common_dir]
+    with contextlib.suppress(OSError):
+        folders += sorted(p for p in (repo.common_dir / "worktrees").iterdir() if p.is_dir())
+    cut = since.timestamp()
+    found = []
+    for folder in folders:
+        try:
+            lines = (folder / "logs" / "HEAD").read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            head, _, message = line.partition("\t")
+            words = head.split()
+            if len(words) >= 4 and words[-2].isdigit() and int(words[-2]) >= int(cut):
+                found.append((Oid(words[0]), Oid(words[1]), message))
+    return found
 
 
 def ref_tips(repo: Repo, prefixes: Sequence[str], limit: int) -> dict[str, Oid]:
