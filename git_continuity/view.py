@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING, Literal
 
 from git_continuity import repo as git
 from git_continuity import store
-from git_continuity.model import Claim, Derived, Thread, now
+from git_continuity.model import Claim, Derived, Freshness, Handle, Thread, now, parse_handle, stamp
 
 if TYPE_CHECKING:  # render imports this module for the labels: a write pays for none of these
     from git_continuity.attempts import Waiting
     from git_continuity.plugin import Progress
     from git_continuity.policy import Policy
+    from git_continuity.syncing.look import Look, Reach
     from git_continuity.verify import Assessed
 
 Origin = Literal["now", "recorded", "reported", "none"]
@@ -118,12 +119,15 @@ def assess(
     with_waiting: bool = True,
     timeout: float | None = None,
     progress: Progress | None = None,
+    look: Look | None = None,
 ) -> View:
     """The view of ``snap`` now. ``thread_ids`` narrows it to those threads and their checks
     (thread show, a commit's gate), ``claim_ids`` to those claims (claim show, verify IDS);
     ``with_waiting`` derives whether open threads wait on someone else (reads evidence
     history; status and the brief show it). ``timeout`` and ``progress`` are a dereference's
-    (verify)."""
+    (verify). ``look`` is the fresh look taken just before (syncing.look): its network answers
+    are taken as dereferenced now, and what rests on a remote it did not reach is shown as
+    recorded, with its age."""
     from git_continuity import policy as policies
     from git_continuity import verify
 
@@ -152,8 +156,9 @@ def assess(
     if dereference == "bearing":
         heavy = [c for c in claims if _bearing(c, threads)]
         light = [c for c in claims if not _bearing(c, threads)]
+        given = look.observed if look is not None else None
         assessed = verify.assess(
-            snap, heavy, at=at, policy=rules, dereference_all=True, online=online, reuse_fresh=True
+            snap, heavy, at=at, policy=rules, dereference_all=True, online=online, reuse_fresh=True, given=given
         ) + verify.assess(snap, light, at=at, policy=rules)
         assessed.sort(key=lambda a: (a.claim.added_at, a.claim.id))
     else:
@@ -167,6 +172,7 @@ def assess(
             timeout=timeout,
             progress=progress,
         )
+    _set_freshness(snap, assessed, look)
     done = {t.id: t for t in chosen if t.status == "done"}
     if done:
         assessed = [_as_closed(snap, a, done[a.claim.thread]) if a.claim.thread in done else a for a in assessed]
@@ -183,6 +189,64 @@ def assess(
 
     gate = gate_presence.missing(snap.repo) if threads else None
     return View(snap, at, rules, tuple(assessed), views, dereference, online, gate)
+
+
+def _set_freshness(snap: store.Snapshot, assessed: Sequence[Assessed], look: Look | None) -> None:
+    """Where how fresh a claim's state is takes more than where its evidence came from: a
+    ``cmd:`` not approved here (whatever its last result says, it cannot be re-derived here),
+    a network handle the look asked and got no answer from, and a check that reads a remote's
+    refs where the look did not reach that remote."""
+
+    approved: dict[str | None, set[str]] = {}
+    for a in assessed:
+        text = a.claim.handle
+        # Cheap first: a status of 100,000 claims parses no handle here without a cmd: or a look.
+        if not text or (look is None and not text.startswith(("cmd:", "@"))):
+            continue
+        handle = parse_handle(text)
+        if handle.scheme == "cmd":
+            if handle.scope not in approved:
+                approved[handle.scope] = _approved(snap, handle.scope)
+            if handle.body not in approved[handle.scope]:
+                a.freshness = Freshness("unapproved", a.derived.checked_at, elsewhere=a.derived.elsewhere)
+            continue
+        if look is None:
+            continue
+        if a.observation is None and handle.text in look.unanswered and a.derived.checked_at:
+            a.freshness = Freshness("recorded", a.derived.checked_at, look.unanswered[handle.text])
+        elif a.observation is not None and (reach := _unreached(snap.repo, handle, a, look)) is not None:
+            since = stamp(reach.known) if reach.known else None
+            a.freshness = Freshness("recorded", since, f"{reach.remote} {reach.failed}")
+
+
+def _approved(snap: store.Snapshot, scope: str | None) -> set[str]:
+    """The commands approved in the repository a scope names (this one: None); none where it is
+    not found here or its trust store cannot be read (the check says why when it is run)."""
+    from git_continuity import scoped, trust
+    from git_continuity.errors import UserError
+
+    there = snap.repo if scope is None else scoped.locate(snap, [scope])[scope].repo
+    try:
+        return set(trust.approved(there)) if there is not None else set()
+    except UserError:
+        return set()
+
+
+def _unreached(repo: git.Repo, handle: Handle, a: Assessed, look: Look) -> Reach | None:
+    """The remote a live check read the refs of (a ``pushed:`` check's, or one its observation
+    depended on) when the look did not reach it."""
+    repository = handle.scope or ""
+    reads = [k.removeprefix("refs/remotes/") for k in (a.observation.depends_on if a.observation else {})]
+    if handle.scheme == "pushed":
+        reads.append(handle.body.rpartition("@")[2])
+    for reach in look.reaches:
+        if (
+            reach.repository == repository
+            and not reach.reached
+            and any(r.startswith(reach.remote + "/") for r in reads)
+        ):
+            return reach
+    return None
 
 
 def _as_closed(snap: store.Snapshot, a: Assessed, thread: Thread) -> Assessed:
