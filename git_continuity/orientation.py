@@ -85,12 +85,10 @@ def build(
     if snap.commit is None:
         return _not_here(repo, stream, max_tokens)
     rules, unreadable = policy.load_or_defaults(repo.work_dir)
-    looked = fresh_look(repo, snap, rules)
-    if looked is not None and looked.changed_state:
-        snap = store.snapshot(repo, stream)  # what the look took in is part of the state now
+    looked, snap, here = _look(repo, snap, rules)
+    problems, judged = here.problems, here.judged
     moment = now()  # after the look: what it fetched is "just now", never in the future
     assert snap.commit is not None
-    problems = store.all_problems(snap)
     started, warnings = start_session(repo, snap, at=moment, agent_session=agent_session)
     warnings += [w for w in (unreadable, integrity.off_warning(repo)) if w]  # the brief says it as status does
     # Load-bearing claims are re-dereferenced now (view "bearing"): every claim with a handle
@@ -99,7 +97,6 @@ def build(
     # checks of done threads (their cheap checks are re-derived anyway). A costly check whose
     # last evidence is verified and still applies is not run again; the network's were asked
     # by the fresh look.
-    judged = places.judged_at(repo, snap)  # where the work is: a donor's HEAD says nothing of it
     seen = view.assess(judged.snap, at=moment, policy=rules, dereference="bearing", online=online, look=looked)
     if not problems:
         written = _record_costly(snap, seen.claims, moment)
@@ -128,10 +125,10 @@ def build(
         standings,
         warnings,
         problems,
-        tree := brief.work_tree(repo),
+        here.tree,
         store.latest_handoff(snap),
         store.read_objective_log(snap),
-        brief.unshared(judged.snap.repo, snap, brief.work_tree(judged.snap.repo) if judged.away else tree),
+        brief.unshared(judged.snap.repo, snap, here.home_tree),
     )
     header = _header(parts, lead + ([judged.said] if judged.said else []))
     sections = [Section("header", "", budget.TRUTH, [Item(header, None)]), *_sections(parts)]
@@ -174,9 +171,39 @@ class _Parts:
         return {tv.thread.id: tv.thread for tv in self.seen.threads}
 
 
-def fresh_look(repo: Repo, snap: store.Snapshot, rules: policy.Policy) -> look.Look | None:
-    """The look at what lives outside this clone (syncing.look), within its bound; None when
-    it is turned off (continuity.freshLook 0) or there is nothing outside to look at."""
+@dataclass(frozen=True)
+class _Here:
+    """What a brief needs of this clone that no remote changes: worked out while the look waits."""
+
+    tree: WorkTree | None  # this checkout's
+    home_tree: WorkTree | None  # the home's, where the claims are judged
+    problems: list[str]
+    judged: places.Judged  # where the work is: a donor's HEAD says nothing of it
+
+
+def _here(repo: Repo, snap: store.Snapshot) -> _Here:
+    judged = places.judged_at(repo, snap)
+    tree = brief.work_tree(repo)
+    return _Here(tree, brief.work_tree(judged.snap.repo) if judged.away else tree, store.all_problems(snap), judged)
+
+
+def _look(repo: Repo, snap: store.Snapshot, rules: policy.Policy) -> tuple[look.Look | None, store.Snapshot, _Here]:
+    """The fresh look, with this clone's own part of the brief worked out while it waits; the
+    state read again when the look took a remote's in."""
+    pending = fresh_look(repo, snap, rules)
+    here = _here(repo, snap)
+    if pending is None:
+        return None, snap, here
+    looked = look.finish(pending)
+    if looked.changed_state:  # what the look took in is part of the state now
+        snap = store.snapshot(repo, snap.stream)
+        here = _here(repo, snap)
+    return looked, snap, here
+
+
+def fresh_look(repo: Repo, snap: store.Snapshot, rules: policy.Policy) -> look.Pending | None:
+    """Start the look at what lives outside this clone (syncing.look); None when it is turned
+    off (continuity.freshLook 0) or there is nothing outside to look at."""
     bound = look.bound_of(repo)
     claims = [c for c in store.read_claims(snap).values() if c.handle and c.withdrawn is None]
     threads = store.read_threads(snap)
@@ -197,7 +224,7 @@ def fresh_look(repo: Repo, snap: store.Snapshot, rules: policy.Policy) -> look.L
     def ask(handle: Handle, _: float) -> Observation:
         return verify.dereference([handle], context)[handle]
 
-    return look.take(repo, siblings=there, network=handles, ask=ask, bound=bound)
+    return look.start(repo, siblings=there, network=handles, ask=ask, bound=bound)
 
 
 def _header(parts: _Parts, lead: list[str]) -> list[str]:

@@ -118,31 +118,50 @@ class _Asking:
     futures: dict[str, Future[Observation]] = field(default_factory=dict)
 
 
-def take(
+@dataclass
+class Pending:
+    """A look under way: its fetches running, its network handles being asked. The caller does
+    what needs no remote meanwhile, then ``finish`` waits for the rest until the bound."""
+
+    repo: Repo
+    siblings: Mapping[str, Repo]
+    bound: float
+    began: float
+    started: list[_Started]
+    asking: _Asking
+
+
+def start(
     repo: Repo,
     *,
     siblings: Mapping[str, Repo],
     network: Sequence[Handle],
     ask: Callable[[Handle, float], Observation],
     bound: float,
-) -> Look:
-    """Look now: fetch every remote of ``repo`` and of each sibling at once, and ``ask`` each
-    network handle, all within ``bound`` seconds; then settle the state fetched (no network)."""
+) -> Pending:
+    """Start looking now: fetch every remote of ``repo`` and of each sibling at once, and
+    ``ask`` each network handle; nothing is waited for here."""
     began = time.monotonic()
-    deadline = began + bound
     started = _start(repo, "", with_state=True) + [
         s for name, there in sorted(siblings.items()) for s in _start(there, name, with_state=False)
     ]
-    asking = _ask(network, ask, bound)
-    ended = zip(started, transport.finish_all([s.fetch for s in started], deadline, bound), strict=True)
-    observed, unanswered = _answers(asking, deadline, bound)
+    return Pending(repo, siblings, bound, began, started, _ask(network, ask, bound))
+
+
+def finish(pending: Pending) -> Look:
+    """Wait for a look until its bound, then settle the state it fetched (no network)."""
+    repo, bound = pending.repo, pending.bound
+    deadline = pending.began + bound
+    ended = zip(pending.started, transport.finish_all([s.fetch for s in pending.started], deadline, bound), strict=True)
+    observed, unanswered = _answers(pending.asking, deadline, bound)
     reaches = tuple(_reach(s, done) for s, done in ended)
     here = [r.remote for r in reaches if r.repository == "" and r.reached]
     tracking.remember_look(repo, here, now())
-    for name, there in siblings.items():
+    for name, there in pending.siblings.items():
         tracking.remember_look(there, [r.remote for r in reaches if r.repository == name and r.reached], now())
     said, moved = _settle_state(repo, here)
-    return Look(bound, time.monotonic() - began, reaches, observed, unanswered, tuple(said), moved)
+    took = time.monotonic() - pending.began
+    return Look(bound, took, reaches, observed, unanswered, tuple(said), moved)
 
 
 def _start(repo: Repo, repository: str, *, with_state: bool) -> list[_Started]:
