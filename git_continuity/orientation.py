@@ -1,6 +1,8 @@
-"""The brief a session starts with (``orient``, and an agent's SessionStart hook): it starts
-(or continues) the work tree's session, re-dereferences every load-bearing claim, records the
-evidence of the costly ones, and puts what is true now on top.
+"""The brief a session starts with (``orient``, and an agent's SessionStart hook): it takes a
+fresh look at what lives outside this clone (syncing.look: the remotes, the forge) within its
+bound, starts (or continues) the session, re-dereferences every load-bearing claim where the
+work is (the home's checkout), records the evidence of the costly ones, and puts what is true
+now on top, saying of everything else how fresh it is.
 
 ``build`` returns the Markdown and the ``--json`` document; the command and the agent hook
 only print one of them.

@@ -1,7 +1,10 @@
 """An agent's Stop gate (agent_hooks ``stop``): it holds a session that changed something to
 every open thread and every done thread that no longer holds; lets a session that changed
 nothing stop; names once a close that accepted withdrawn checks; and after STOP_BLOCK_LIMIT
-blocks in a row lets the agent go, saying so where the user sees it and in the journal."""
+blocks in a row lets the agent go, through one last block that asks the model to tell the user
+in its answer (all a headless run prints), and in the journal. A state it cannot read, or one
+with problems, holds the stop once, asking the model to tell the user; it never offers the
+agent a repair, nor a write that the state would refuse."""
 
 from __future__ import annotations
 
