@@ -494,8 +494,8 @@ def look_lines(looked: Look, moment: datetime) -> list[str]:
             url = f" ({r.url})" if r.url else ""
             lines.append(f"Fresh look: {_remote_name(r)}{url} was not reached: {r.failed}; {known}.")
         lines += [
-            f"Tag {tag} differs between this clone and {_remote_name(r)}: left as it is here (git fetch {r.remote} "
-            f"tag {tag} shows theirs)."
+            f"Tag {tag} differs between this clone and {_remote_name(r)}: left as it is here (git ls-remote {r.remote} "
+            f"refs/tags/{tag} shows theirs)."
             for tag in r.clobbered
         ]
     lines += [f"Fresh look: {said}." for said in looked.state]

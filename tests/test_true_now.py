@@ -159,6 +159,27 @@ def test_the_brief_fetches_and_sees_a_force_reset_a_new_tag_and_state_written_on
     assert re.search(r"^- \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC Ada Agent on \S+: the CI runner is back$", brief, re.M)
 
 
+def test_a_tag_that_differs_from_the_remotes_is_left_as_it_is_and_said(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    bare, work = remote_and_clone
+    ok(work, "init")
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(bare), str(other))
+    commit(other, "Release", {"release.txt": "1.2\n"})
+    git(other, "tag", "v1.2")
+    git(other, "push", "-q", "origin", "main", "v1.2")
+    git(work, "tag", "v1.2")  # here on another commit
+    ours = git(work, "rev-parse", "v1.2")
+    lines = oriented(work).splitlines()
+    assert lines[3:5] == [
+        "Fresh look: fetched now from origin.",
+        "Tag v1.2 differs between this clone and origin: left as it is here (git ls-remote origin refs/tags/v1.2 shows "
+        "theirs).",
+    ]
+    assert git(work, "rev-parse", "v1.2") == ours
+
+
 def test_a_remote_that_never_answers_is_said_with_what_is_known_of_it_and_its_age(
     remote_and_clone: tuple[Path, Path], silent: str
 ) -> None:

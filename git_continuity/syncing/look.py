@@ -101,8 +101,11 @@ def _state_refspecs(repo: Repo, remote: str) -> list[str]:
     return [f"+{p}:{STAGING}{remote}/{p}" for p in patterns]
 
 
-def _refspecs(remote: str) -> list[str]:
-    return [f"+refs/heads/*:refs/remotes/{remote}/*", "refs/tags/*:refs/tags/*"]
+def _refspecs(repo: Repo, remote: str) -> list[str]:
+    """What ``git fetch REMOTE`` would fetch (the remote's configured refspecs: its branches into
+    the remote-tracking refs, as the user set it up), and its tags, never forced over ours."""
+    configured = git.config_values(repo, f"remote.{remote}.fetch")
+    return [*(configured or [f"+refs/heads/*:refs/remotes/{remote}/*"]), "refs/tags/*:refs/tags/*"]
 
 
 @dataclass
@@ -160,6 +163,8 @@ def finish(pending: Pending) -> Look:
     for name, there in pending.siblings.items():
         tracking.remember_look(there, [r.remote for r in reaches if r.repository == name and r.reached], now())
     said, moved = _settle_state(repo, here)
+    for name in git.list_refs(repo, STAGING):  # a fetch ended at the bound may have left some
+        git.delete_ref(repo, name)
     took = time.monotonic() - pending.began
     return Look(bound, took, reaches, observed, unanswered, tuple(said), moved)
 
@@ -167,7 +172,7 @@ def finish(pending: Pending) -> Look:
 def _start(repo: Repo, repository: str, *, with_state: bool) -> list[_Started]:
     found = []
     for remote in sorted(git.remote_names(repo))[:MOST_REMOTES]:
-        specs = _refspecs(remote) + (_state_refspecs(repo, remote) if with_state else [])
+        specs = _refspecs(repo, remote) + (_state_refspecs(repo, remote) if with_state else [])
         try:
             found.append(_Started(repository, repo, transport.start_fetch(repo, remote, specs)))
         except OSError:  # git itself could not start: said as that remote not reached
