@@ -16,10 +16,9 @@ re-derived now.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -117,8 +116,12 @@ class _Started:
 
 @dataclass
 class _Asking:
-    pool: ThreadPoolExecutor | None = None
-    futures: dict[str, Future[Observation]] = field(default_factory=dict)
+    """Network handles asked in daemon threads: one still waiting at the bound is left behind,
+    and the process does not wait for it when it ends (a pool's threads it would join)."""
+
+    answers: dict[str, Observation | BaseException] = field(default_factory=dict)
+    texts: list[str] = field(default_factory=list)
+    done: threading.Condition = field(default_factory=threading.Condition)
 
 
 @dataclass
@@ -181,27 +184,41 @@ def _start(repo: Repo, repository: str, *, with_state: bool) -> list[_Started]:
 
 
 def _ask(network: Sequence[Handle], ask: Callable[[Handle, float], Observation], bound: float) -> _Asking:
-    if not network:
-        return _Asking()
-    pool = ThreadPoolExecutor(max_workers=min(WORKERS, len(network)))
-    return _Asking(pool, {h.text: pool.submit(ask, h, bound) for h in dict.fromkeys(network)})
+    asking = _Asking(texts=[h.text for h in dict.fromkeys(network)])
+    turns = threading.Semaphore(WORKERS)
+
+    def one(handle: Handle) -> None:
+        with turns:
+            try:
+                found: Observation | BaseException = ask(handle, bound)
+            except Exception as error:  # a plugin's failure is said as that handle unanswered
+                found = error
+        with asking.done:
+            asking.answers[handle.text] = found
+            asking.done.notify_all()
+
+    for handle in dict.fromkeys(network):
+        threading.Thread(target=one, args=(handle,), daemon=True).start()
+    return asking
 
 
 def _answers(asking: _Asking, deadline: float, bound: float) -> tuple[dict[str, Observation], dict[str, str]]:
     """Each network handle's answer by the deadline. One that could not be had (no answer, a
     timeout) is not an answer: the claim keeps its last evidence, said with why."""
-    if asking.pool is None:
-        return {}, {}
-    wait_for(list(asking.futures.values()), timeout=max(0.0, deadline - time.monotonic()))
-    asking.pool.shutdown(wait=False, cancel_futures=True)  # a request still out ends with its own timeout
+    with asking.done:
+        asking.done.wait_for(
+            lambda: len(asking.answers) == len(asking.texts), timeout=max(0.0, deadline - time.monotonic())
+        )
+        answers = dict(asking.answers)
     observed: dict[str, Observation] = {}
     unanswered: dict[str, str] = {}
-    for text, future in asking.futures.items():
-        if not future.done() or future.cancelled():
+    for text in asking.texts:
+        found = answers.get(text)
+        if found is None:
             unanswered[text] = f"not answered within {bound:g} s"
-        elif future.exception() is not None:
-            unanswered[text] = f"could not be asked: {future.exception()!r}"
-        elif (found := future.result()).result == "unknown" and found.waiting is None:
+        elif isinstance(found, BaseException):
+            unanswered[text] = f"could not be asked: {found!r}"
+        elif found.result == "unknown" and found.waiting is None:
             unanswered[text] = found.observed
         else:
             observed[text] = found
@@ -217,7 +234,7 @@ def _reach(started: _Started, done: transport.Fetched) -> Reach:
 def _settle_state(repo: Repo, remotes: Sequence[str]) -> tuple[list[str], bool]:
     """Move each reached remote's state from the staging area into its tracking refs, checked
     as sync checks it, and take the stream's own remote's state in where this clone syncs with
-    it; what was done or refused, said in a line each. The staging area is emptied either way."""
+    it; what was done or refused, said in a line each (``finish`` empties the staging area)."""
     from git_continuity.syncing import fetching, pulling
 
     said: list[str] = []
@@ -240,7 +257,4 @@ def _settle_state(repo: Repo, remotes: Sequence[str]) -> tuple[list[str], bool]:
                     said += [f"took in {remote}'s state: {'; '.join(took)}"] if took else []
         except UserError as error:
             said.append(f"{remote}'s state was not taken in: {str(error).splitlines()[0].rstrip(':')}")
-        finally:
-            for name in staged:
-                git.delete_ref(repo, name)
     return said, moved
