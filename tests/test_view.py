@@ -139,6 +139,7 @@ def test_a_claim_another_clone_verified_is_its_report_in_every_reader(remote_and
         unconfirmed
     )
     assert f"[{fresh['text']}]" in ok(other, "status")
+    assert f"  now     verified [{fresh['text']}]: " in ok(other, "claim", "show", cid)
     oriented = json.loads(ok(other, "orient", "--json"))
     assert [(c["id"], c["origin"], c["freshness"]) for c in oriented["unconfirmed"]] == [(cid, "reported", fresh)]
     assert oriented["verified"] == []
