@@ -47,8 +47,11 @@ def freshness(a: Assessed) -> Freshness:
         return a.freshness
     origin = origin_of(a)
     if origin == "reported":
-        return Freshness("reported", a.derived.checked_at, elsewhere=a.derived.elsewhere)
-    return Freshness(origin, a.derived.checked_at if origin == "recorded" else None)
+        found = Freshness("reported", a.derived.checked_at, elsewhere=a.derived.elsewhere)
+    else:
+        found = Freshness(origin, a.derived.checked_at if origin == "recorded" else None)
+    a.freshness = found  # kept: a brief asks it of every claim several times
+    return found
 
 
 def freshness_text(a: Assessed, at: datetime) -> str:

@@ -200,8 +200,9 @@ def _set_freshness(snap: store.Snapshot, assessed: Sequence[Assessed], look: Loo
     approved: dict[str | None, set[str]] = {}
     for a in assessed:
         text = a.claim.handle
-        # Cheap first: a status of 100,000 claims parses no handle here without a cmd: or a look.
-        if not text or (look is None and not text.startswith(("cmd:", "@"))):
+        # Cheap first: only a cmd:, a scoped handle, or one the look's reach may tell about is parsed
+        # (a status of 100,000 claims parses none here).
+        if not text or not (text.startswith(("cmd:", "@")) or (look is not None and _may_rest_on_look(text, look))):
             continue
         handle = parse_handle(text)
         if handle.scheme == "cmd":
@@ -217,6 +218,13 @@ def _set_freshness(snap: store.Snapshot, assessed: Sequence[Assessed], look: Loo
         elif a.observation is not None and (reach := _unreached(snap.repo, handle, a, look)) is not None:
             since = stamp(reach.known) if reach.known else None
             a.freshness = Freshness("recorded", since, f"{reach.remote} {reach.failed}")
+
+
+def _may_rest_on_look(text: str, look: Look) -> bool:
+    """Whether a handle may read a remote the look did not reach, or be one it got no answer for."""
+    return text in look.unanswered or (
+        any(not r.reached for r in look.reaches) and (text.startswith("pushed:") or "refs/remotes/" in text)
+    )
 
 
 def _approved(snap: store.Snapshot, scope: str | None) -> set[str]:
