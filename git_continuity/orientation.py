@@ -86,8 +86,7 @@ def build(
     snap = store.snapshot(repo, stream)
     if snap.commit is None:
         return _not_here(repo, stream, max_tokens)
-    rules, unreadable = policy.load_or_defaults(repo.work_dir)
-    looked, snap, here = _look(repo, snap, rules)
+    looked, snap, here, rules, unreadable = _look(repo, snap)
     problems, judged = here.problems, here.judged
     moment = now()  # after the look: what it fetched is "just now", never in the future
     assert snap.commit is not None
@@ -189,24 +188,42 @@ def _here(repo: Repo, snap: store.Snapshot) -> _Here:
     return _Here(tree, brief.work_tree(judged.snap.repo) if judged.away else tree, store.all_problems(snap), judged)
 
 
-def _look(repo: Repo, snap: store.Snapshot, rules: policy.Policy) -> tuple[look.Look | None, store.Snapshot, _Here]:
-    """The fresh look, with this clone's own part of the brief worked out while it waits; the
-    state read again when the look took a remote's in."""
-    pending = fresh_look(repo, snap, rules)
+def _look(
+    repo: Repo, snap: store.Snapshot
+) -> tuple[look.Look | None, store.Snapshot, _Here, policy.Policy, str | None]:
+    """The fresh look (its fetches started first of all), with this clone's own part of the brief
+    worked out while it waits; the state read again when the look took a remote's in. Also the
+    policy and what made it unreadable, read meanwhile."""
+    pending = fresh_look(repo, snap)
+    rules, unreadable = policy.load_or_defaults(repo.work_dir)
+    if pending is not None:
+        _ask_network(pending, snap, rules)
+        if not pending.started and not pending.asking.texts:
+            pending = None  # nothing outside this clone to look at
     here = _here(repo, snap)
     if pending is None:
-        return None, snap, here
+        return None, snap, here, rules, unreadable
     looked = look.finish(pending)
     if looked.changed_state:  # what the look took in is part of the state now
         snap = store.snapshot(repo, snap.stream)
         here = _here(repo, snap)
-    return looked, snap, here
+    return looked, snap, here, rules, unreadable
 
 
-def fresh_look(repo: Repo, snap: store.Snapshot, rules: policy.Policy) -> look.Pending | None:
-    """Start the look at what lives outside this clone (syncing.look); None when it is turned
-    off (continuity.freshLook 0) or there is nothing outside to look at."""
+def fresh_look(repo: Repo, snap: store.Snapshot) -> look.Pending | None:
+    """Start the look at what lives outside this clone (syncing.look): the fetches of every
+    remote here and of each sibling; None when it is turned off (continuity.freshLook 0)."""
     bound = look.bound_of(repo)
+    if bound <= 0:
+        return None
+    listed = [s.name for s in siblings.read(snap)]
+    there = {s.name: s.repo for s in scoped.locate(snap, listed).values() if s.repo is not None}
+    return look.start(repo, siblings=there, bound=bound)
+
+
+def _ask_network(pending: look.Pending, snap: store.Snapshot, rules: policy.Policy) -> None:
+    """The network handles the brief rests on, asked again by the look (not a done or cancelled
+    thread's checks; a handle scoped to a sibling keeps its evidence)."""
     network = verify.network_schemes()
     # Cheap first: a scheme is the handle's text up to its first colon (a scoped one's starts "@").
     claims = [
@@ -214,19 +231,17 @@ def fresh_look(repo: Repo, snap: store.Snapshot, rules: policy.Policy) -> look.P
         for c in store.read_claims(snap).values()
         if c.handle and c.withdrawn is None and c.handle.partition(":")[0] in network
     ]
+    if not claims:
+        return
     ended = {t.id for t in store.read_threads(snap).values() if str(t.status) in ("done", "cancelled")}
     handles = [parse_handle(str(c.handle)) for c in claims if c.thread not in ended]
-    found = [s for s in scoped.locate(snap, [s.name for s in siblings.read(snap)]).values() if s.repo is not None]
-    there = {s.name: s.repo for s in found if s.repo is not None}
-    if bound <= 0 or not (handles or git.remote_names(repo) or any(git.remote_names(r) for r in there.values())):
-        return None
-    context = VerifyContext(Repository(repo), now(), online=True, policy=rules)
-    context.timeout = bound
+    context = VerifyContext(Repository(pending.repo), now(), online=True, policy=rules)
+    context.timeout = pending.bound
 
-    def ask(handle: Handle, _: float) -> Observation:
+    def one(handle: Handle, _: float) -> Observation:
         return verify.dereference([handle], context)[handle]
 
-    return look.start(repo, siblings=there, network=handles, ask=ask, bound=bound)
+    look.ask(pending, handles, one)
 
 
 def _header(parts: _Parts, lead: list[str]) -> list[str]:

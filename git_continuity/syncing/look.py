@@ -137,21 +137,19 @@ class Pending:
     asking: _Asking
 
 
-def start(
-    repo: Repo,
-    *,
-    siblings: Mapping[str, Repo],
-    network: Sequence[Handle],
-    ask: Callable[[Handle, float], Observation],
-    bound: float,
-) -> Pending:
-    """Start looking now: fetch every remote of ``repo`` and of each sibling at once, and
-    ``ask`` each network handle; nothing is waited for here."""
+def start(repo: Repo, *, siblings: Mapping[str, Repo], bound: float) -> Pending:
+    """Start looking now: fetch every remote of ``repo`` and of each sibling at once; nothing is
+    waited for here (``ask`` adds the network handles)."""
     began = time.monotonic()
     started = _start(repo, "", with_state=True) + [
         s for name, there in sorted(siblings.items()) for s in _start(there, name, with_state=False)
     ]
-    return Pending(repo, siblings, bound, began, started, _ask(network, ask, bound))
+    return Pending(repo, siblings, bound, began, started, _Asking())
+
+
+def ask(pending: Pending, network: Sequence[Handle], asking: Callable[[Handle, float], Observation]) -> None:
+    """Ask each network handle again, by ``asking``, each in a thread of its own, under the look's bound."""
+    pending.asking = _ask(network, asking, pending.bound)
 
 
 def finish(pending: Pending) -> Look:
