@@ -90,7 +90,7 @@ def build(
     problems, judged = here.problems, here.judged
     moment = now()  # after the look: what it fetched is "just now", never in the future
     assert snap.commit is not None
-    started, warnings = start_session(repo, snap, at=moment, agent_session=agent_session)
+    started, warnings = start_session(repo, snap, at=moment, agent_session=agent_session, looked=looked is not None)
     warnings += [w for w in (unreadable, integrity.off_warning(repo)) if w]  # the brief says it as status does
     # Load-bearing claims are re-dereferenced now (view "bearing"): every claim with a handle
     # that something rests on, but cmd: checks (a test suite may take longer than an agent's
@@ -445,7 +445,7 @@ def _document(
 
 
 def start_session(
-    repo: Repo, snap: store.Snapshot, *, at: datetime, agent_session: str | None
+    repo: Repo, snap: store.Snapshot, *, at: datetime, agent_session: str | None, looked: bool = False
 ) -> tuple[SessionShown, list[str]]:
     """Continue the current session (session.resolve), or start one when there is none: the
     open one, on whichever stream it started, unless the environment or the agent's hook names
@@ -462,6 +462,8 @@ def start_session(
         current = stored._replace(agent=found.agent, agent_session=agent_session or stored.agent_session)
         if agent is not None and stored.agent_pid is None:
             current = current._replace(agent_pid=agent[0], agent_start=agent[1])
+        if looked:  # what the look fetched moved no ref of the session's: its baseline takes it
+            current = current._replace(refs=_refetched(stored.refs or {}, brief.ref_snapshot(repo)))
     else:
         ended = found.ended
         if ended is not None and ended.id != found.id:
@@ -491,6 +493,14 @@ def start_session(
         current.id, current.agent, current.agent_session, current.host, current.started_at, found.stored is not None
     )
     return shown_as, warnings
+
+
+def _refetched(before: dict[str, str], now_at: dict[str, str]) -> dict[str, str]:
+    """A continued session's refs at its start, with the remote-tracking refs as a fresh look
+    just fetched them (a compaction's or a resume's brief): the Stop gate then holds the session
+    to what it changed, not to what arrived."""
+    kept = {k: v for k, v in before.items() if not k.startswith("refs/remotes/")}
+    return {**kept, **{k: v for k, v in now_at.items() if k.startswith("refs/remotes/")}}
 
 
 def _abandoned(git_dir: Path, current: str, at: datetime) -> list[str]:

@@ -219,6 +219,25 @@ def _processes() -> list[str]:
     return found
 
 
+def test_what_a_compactions_look_fetched_is_not_the_sessions_change(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A compacted (or resumed) conversation gets a fresh brief, whose look fetches what others
+    pushed meanwhile: the session did not change that, so a Stop with nothing of its own changed
+    is not held."""
+    bare, work = remote_and_clone
+    ok(work, "init")
+    ok(work, "thread", "add", "Release", "--check", "tag:v9")
+    claude_hook(work, "session-start", {"session_id": "c-1", "source": "startup"})
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(bare), str(other))
+    commit(other, "Someone else's work")
+    git(other, "push", "-q", "origin", "main")
+    claude_hook(work, "session-start", {"session_id": "c-1", "source": "compact"})
+    assert git(work, "rev-parse", "origin/main") == git(other, "rev-parse", "HEAD")  # the look fetched it
+    assert stop_hook(work, session="c-1")[0] == {}
+
+
 # -- 3. a session in a donor worktree judges the stream's claims at the home ---------------------
 
 
