@@ -136,7 +136,48 @@ def main() -> int:
                 print(f"{name:<34} {'no hook installed: the agent runs nothing':>44}")
                 continue
             print(f"{name:<34} {statistics.median(own):>9.1f} ms {statistics.median(helped):>6.1f} ms {budget:>8}")
+        hanging(work, rows["SessionStart (claude)"], said, args.runs)
     return 0
+
+
+def hanging(work: Path, session_start: tuple[str | None, dict[str, object]], said: dict[str, str], runs: int) -> None:
+    """The brief's fresh look (#33) when a remote never answers: a second remote whose server
+    takes the connection and says nothing. SessionStart and orient then take the look's bound
+    (continuity.freshLook, a second) plus their budget at most, and say what was not reached."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    held: list[socket.socket] = []
+
+    def take() -> None:
+        while True:
+            held.append(server.accept()[0])
+
+    threading.Thread(target=take, daemon=True).start()
+    sh(work, "git", "remote", "add", "mirror", f"git://127.0.0.1:{server.getsockname()[1]}/cli.git")
+    command, data = session_start
+    assert command is not None
+    stdin = json.dumps({**said, **data})
+    orient = "git continuity orient"
+    found: dict[str, tuple[list[float], list[float]]] = {"SessionStart (claude)": ([], []), "orient": ([], [])}
+    for _ in range(runs):
+        for name, line, text in (("SessionStart (claude)", command, stdin), ("orient", orient, "")):
+            for kept, env in zip(found[name], (OWN, HELPED), strict=True):
+                kept.append(timed(line, work, env, text))
+    said_now = subprocess.run(
+        ["git", "continuity", "orient"], cwd=work, env=HELPED, capture_output=True, text=True, check=True
+    ).stdout
+    (line,) = [x for x in said_now.splitlines() if x.startswith("Fresh look: mirror")]
+    print(f"a second remote that never answers; the brief says: {line.split(': ', 1)[1].split(';')[0]}")
+    for name, (own, helped) in found.items():
+        limit = 1000 + (BUDGETS["SessionStart"] if name.startswith("SessionStart") else 200)
+        shown = f"{name.split(' ')[0]}, a remote hangs"
+        print(f"{shown:<34} {statistics.median(own):>9.1f} ms {statistics.median(helped):>6.1f} ms {limit:>5.0f} ms")
+    print("budget with a remote that hangs: the fresh look's bound (1 s) + the hook's or orient's own budget")
+    server.close()
 
 
 if __name__ == "__main__":

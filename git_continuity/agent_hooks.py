@@ -16,8 +16,10 @@ reason, and any other code is an error the agent shows):
 - ``stop``: the closure gate. While an open thread does not verify now it answers
   ``{"decision": "block", "reason": <why, and how to park it>}``, so the agent keeps working
   instead of declaring false closure. It cannot loop: after ``stop_gate.STOP_BLOCK_LIMIT`` blocks in a
-  row (each continuation arrives with ``stop_hook_active``) it lets the agent stop and tells
-  the person why (Claude Code itself ends a turn after 8 consecutive Stop blocks).
+  row (each continuation arrives with ``stop_hook_active``) it blocks once more, asking the model to
+  tell the person in its answer that the work is not done (``claude -p`` and ``codex exec`` print
+  only that answer), then lets it stop (Claude Code itself ends a turn after 8 consecutive Stop
+  blocks).
 
 A directory that is not a repository, or a stream without state, gets ``{}``: the hooks must
 never get in the way of work that does not use git-continuity.

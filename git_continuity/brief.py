@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_continuity import labels, render, session, store
 from git_continuity import repo as git
@@ -25,8 +25,10 @@ from git_continuity.model import (
     Packet,
     Thread,
     ago,
+    now,
     parse_stamp,
     shown,
+    stamp,
 )
 from git_continuity.records import (
     SHOWN_COMMITS,
@@ -36,7 +38,9 @@ from git_continuity.records import (
     RefCommit,
     SessionShown,
     Stash,
+    StateUnsent,
     ThreadMoved,
+    Unshared,
     WorkTree,
     ref_label,
 )
@@ -44,6 +48,9 @@ from git_continuity.repo import Oid, Repo
 from git_continuity.store.lifespans import Journal
 from git_continuity.verify import Assessed
 from git_continuity.view import ThreadView, View
+
+if TYPE_CHECKING:
+    from git_continuity.syncing.look import Look, Reach
 
 UNREADABLE = "(unreadable packet: see the problems above)"
 REF_PREFIXES = ("refs/heads/", "refs/remotes/", "refs/tags/")
@@ -129,6 +136,38 @@ def moved_refs(repo: Repo, before: Mapping[str, str], after: Mapping[str, str]) 
     return found
 
 
+def other_clone(repo: Repo, last: Handoff, host: str) -> bool:
+    """Whether a handoff was written in another clone (its branches are that clone's own)."""
+    from git_continuity import siblings
+
+    if last.clone is not None:
+        return last.clone != siblings.clone_id(repo)
+    return last.host != host  # written before handoffs named their clone: its machine says it
+
+
+def clone_line(repo: Repo, entry: MovedRef, host: str) -> str:
+    """A branch that differs between the clone a handoff was written in and this one, said as
+    that: ``old-parser: laptop's is at e796f19, a commit this clone does not have (not pushed
+    from there); here at 6faf041``."""
+    name, theirs, ours = ref_label(entry.ref), entry.was, entry.now
+    if ours is None:
+        lacks = ", a commit this clone does not have" if entry.missing else ""
+        return f"{name}: only in {host}'s clone, at {short(theirs)}{lacks}"
+    if entry.missing or theirs is None:
+        return (
+            f"{name}: {host}'s is at {short(theirs)}, a commit this clone does not have (not pushed from there);"
+            f" here at {short(ours)}"
+        )
+    try:
+        ahead, behind = git.ahead_behind(repo, Oid(ours), Oid(theirs))
+    except git.HistoryCut:  # a shallow clone: the two tips are all that can be said
+        return f"{name}: here at {short(ours)}, {host}'s at {short(theirs)}"
+    return (
+        f"{name}: here at {short(ours)}, {host}'s at {short(theirs)}: {ahead} commit{'s' if ahead != 1 else ''} here"
+        f" not there, {behind} there not here"
+    )
+
+
 def ref_line(entry: MovedRef) -> str:
     """``main: +2 (0ca66e8 Fix the login loop; …)`` and the like."""
     name, was, now = ref_label(entry.ref), entry.was, entry.now
@@ -147,6 +186,72 @@ def ref_line(entry: MovedRef) -> str:
     if entry.lost:
         text += f", rewound or rewritten: {entry.lost} commits no longer on it"
     return text + (f", {gained} ({commits})" if entry.gained else "")
+
+
+def upstream_of(repo: Repo, branch: str) -> str | None:
+    """The remote-tracking ref a branch shares its commits through: its upstream, else the
+    same name on the default remote (``refs/remotes/origin/main``); None when neither is here."""
+    remote = (git.config_values(repo, f"branch.{branch}.remote") or [""])[-1]
+    merge = (git.config_values(repo, f"branch.{branch}.merge") or [""])[-1]
+    if remote and remote != "." and merge and merge.startswith("refs/heads/"):
+        tracked = f"refs/remotes/{remote}/{merge.removeprefix('refs/heads/')}"
+        if git.ref_target(repo, tracked) is not None:
+            return tracked
+    for name in ["origin", *git.remote_names(repo)]:
+        if git.ref_target(repo, f"refs/remotes/{name}/{branch}") is not None:
+            return f"refs/remotes/{name}/{branch}"
+    return None
+
+
+def unshared(repo: Repo, snap: store.Snapshot, tree: WorkTree | None) -> Unshared:
+    """What is only in this clone: the branch's commits its upstream lacks (``repo`` is where
+    the work is judged: the home's checkout), the state changes no remote has, and the files not
+    committed there (``tree``)."""
+    from git_continuity import tracking
+
+    branch = git.current_branch(repo)
+    head = git.head_commit(repo)
+    upstream = upstream_of(repo, branch) if branch else None
+    ahead, commits = 0, []
+    if head is not None and branch is not None and git.remote_names(repo):  # no remote: nothing to share with
+        # Without an upstream, what any remote has is shared: the branch's own commits are not.
+        remote_tips = list(git.ref_tips(repo, ("refs/remotes/",), 200).values())
+        hidden = [t for t in [git.ref_target(repo, upstream) if upstream else None] if t is not None] or remote_tips
+        found, ahead = git.commits_since(repo, head, hidden, show=SHOWN_COMMITS, count_up_to=COUNT_UP_TO)
+        commits = [RefCommit(c.oid, summary_of(c)) for c in found]
+    state = []
+    if snap.commit is not None:
+        for box in tracking.outbox(repo, snap.stream, Oid(snap.commit)):
+            if box.changes:
+                state.append(StateUnsent(box.remote, box.changes, box.never))
+    touched = (tree.touched or 0) if tree else 0
+    return Unshared(
+        branch, ref_label(upstream) if upstream else None, ahead, commits, state, touched, tree.paths if tree else []
+    )
+
+
+def unshared_lines(found: Unshared) -> list[str]:
+    """The brief's and the handoff's lines for work only in this clone (none when there is none)."""
+    lines = []
+    if found.ahead:
+        n = f"{found.ahead}{'+' if found.ahead >= COUNT_UP_TO else ''} commit{'s' if found.ahead != 1 else ''}"
+        named = "; ".join(f"{short(c.commit)} {c.summary}" for c in found.commits)
+        more = found.ahead - len(found.commits)
+        named += f"; {more} more" if more > 0 else ""
+        if found.upstream:
+            lines.append(f"- {found.branch}: {n} not on {found.upstream} ({named}): git push")
+        else:
+            lines.append(f"- {found.branch}: {n} on no remote ({named}): no remote has a branch {found.branch}")
+    for unsent in found.state:
+        n = f"{unsent.changes} state change{'s' if unsent.changes != 1 else ''}"
+        where = f"never sent to {unsent.remote}" if unsent.never else f"not on {unsent.remote}"
+        lines.append(f"- {n} {where}: git continuity push {unsent.remote}")
+    if found.uncommitted:
+        paths = ", ".join(found.paths)
+        more = found.uncommitted - len(found.paths)
+        paths += f", … {more} more" if more > 0 else ""
+        lines.append(f"- {found.uncommitted} file{'s' if found.uncommitted != 1 else ''} not committed: {paths}")
+    return lines
 
 
 # -- the state now and then -----------------------------------------------------------------
@@ -189,19 +294,22 @@ def claims_changed(was: Mapping[str, str], assessed: Sequence[Assessed]) -> list
 
 
 def unconfirmed(a: Assessed) -> bool:
-    """Not confirmed here: unknown, never checked, prose, or verified only by another
-    clone's report (view.trusted_verified)."""
-    return a.derived.state in UNCONFIRMED or (a.derived.state == "verified" and a.derived.elsewhere is not None)
+    """Not confirmed now: unknown, never checked, prose, or verified but not re-derived now
+    (recorded earlier, another clone's report, a cmd: not approved here: labels.verified_now)."""
+    return a.derived.state in UNCONFIRMED or (a.derived.state == "verified" and not labels.verified_now(a))
 
 
 # -- Markdown items -------------------------------------------------------------------------
 
 
-def claim_item(a: Assessed, *, state: bool, bold: bool = False) -> Item:
+def claim_item(a: Assessed, *, state: bool, bold: bool = False, at: datetime | None = None) -> Item:
+    """A claim's line: its state when ``state``, and how fresh that is when not re-derived now."""
     c = a.claim
     name = f"**{c.id}**" if bold else c.id
     handle = f" ({render.abbreviate(c.handle)})" if c.handle and c.handle != c.text else ""
     said = f" is {a.derived.state}" if state else ""
+    note = labels.freshness_note(a, at or now())
+    said += f" [{note}]" if note else ""
     return Item([f'- {name} "{c.text}"{handle}{said}: {first_line(a.derived.observed)}'], render.claim_json(a))
 
 
@@ -211,9 +319,11 @@ def thread_item(tv: ThreadView) -> Item:
     table = render.repository_table(checks)  # checks in sibling repositories: every one, as one table
     lines += table
     for a in checks:
-        if a.derived.state != "verified" and not table:
+        if (a.derived.state != "verified" or not labels.verified_now(a)) and not table:
             handle = render.abbreviate(a.claim.handle or "no handle")
-            lines.append(f"  - {a.derived.state} {a.claim.id} {handle}: {first_line(a.derived.observed)}")
+            note = labels.freshness_note(a, now())
+            fresh = f" [{note}]" if note else ""
+            lines.append(f"  - {a.derived.state} {a.claim.id} {handle}{fresh}: {first_line(a.derived.observed)}")
     return Item(lines, render.thread_json(tv))
 
 
@@ -291,9 +401,13 @@ def since_sections(snap: store.Snapshot, last: Handoff | None, assessed: Sequenc
     who = render.where(last.by.split(" <")[0], last.host, last.agent, last.session)
     group = f"## Since the last session: handoff {last.id}, {shown(last.at)} UTC by {who}"
     moved = moved_refs(snap.repo, last.refs, ref_snapshot(snap.repo))
+    here = session.hostname()
+    # Another clone's branches are its own: where they differ from this clone's, nothing moved.
+    apart = other_clone(snap.repo, last, here)
+    differ = [m for m in moved if apart and m.ref.startswith("refs/heads/") and m.was is not None]
+    moved = [m for m in moved if m not in differ and not (apart and m.ref.startswith("refs/heads/"))]
     heads = [m for m in moved if m.grew]
     others = [m for m in moved if not m.grew]
-    here = session.hostname()
     journal = [e for e in store.journal_since(snap, last.at) if e.host != here]
     changed = claims_changed(last.claims, assessed)
     quiet = Item(["- nothing changed: no commits, refs, claim states or journal entries"], None)
@@ -323,6 +437,15 @@ def since_sections(snap: store.Snapshot, last: Handoff | None, assessed: Sequenc
             group=group,
         ),
         Section(
+            "since_clones",
+            f"Branches that differ from {last.host}'s clone (nothing moved: each clone has its own)",
+            8,
+            [Item([f"- {clone_line(snap.repo, m, last.host)}"], m.to_json()) for m in differ],
+            see="git branch -v",
+            what="branches",
+            group=group,
+        ),
+        Section(
             "since_refs",
             "Refs that moved",
             8,
@@ -344,7 +467,7 @@ def since_sections(snap: store.Snapshot, last: Handoff | None, assessed: Sequenc
             "since_quiet",
             "",
             8,
-            [] if moved or journal or changed else [quiet],
+            [] if moved or differ or journal or changed else [quiet],
             what="the changes since the last session",
             group=group,
         ),
@@ -352,6 +475,66 @@ def since_sections(snap: store.Snapshot, last: Handoff | None, assessed: Sequenc
 
 
 # -- lines of the brief's header and sections ---------------------------------------------------
+
+
+def look_lines(looked: Look, moment: datetime) -> list[str]:
+    """What the fresh look at the session's start found: the remotes it reached, and each one
+    it did not with the age of what this clone knows of it; tags that differ; the state taken
+    in or not; network checks not answered."""
+    reached = [_remote_name(r) for r in looked.reaches if r.reached]
+    lines = [f"Fresh look: fetched now from {', '.join(reached)}."] if reached else []
+    for r in looked.reaches:
+        if not r.reached:
+            known = (
+                f"what this clone knows of it (its branches, tags and state, and every check that reads them) is "
+                f"as it last heard from it, {ago(r.known, moment)}"
+                if r.known
+                else "this clone never fetched from it"
+            )
+            url = f" ({r.url})" if r.url else ""
+            lines.append(f"Fresh look: {_remote_name(r)}{url} was not reached: {r.failed}; {known}.")
+        lines += [
+            f"Tag {tag} differs between this clone and {_remote_name(r)}: left as it is here (git ls-remote {r.remote} "
+            f"refs/tags/{tag} shows theirs)."
+            for tag in r.clobbered
+        ]
+    lines += [f"Fresh look: {said}." for said in looked.state]
+    if looked.unanswered:
+        n = len(looked.unanswered)
+        first = next(iter(looked.unanswered.values()))
+        lines.append(
+            f"Fresh look: {n} network check{'s' if n != 1 else ''} not answered ({first}): "
+            f"shown with {'their' if n != 1 else 'its'} last evidence and its age."
+        )
+    return lines
+
+
+def _remote_name(r: Reach) -> str:
+    return f"{r.repository}'s {r.remote}" if r.repository else r.remote
+
+
+def look_json(looked: Look) -> dict[str, Any]:
+    return {
+        "bound": looked.bound,
+        "took": round(looked.took, 3),
+        "remotes": [
+            {
+                "repository": r.repository or None,
+                "remote": r.remote,
+                "url": r.url,
+                "reached": r.reached,
+                "failed": r.failed,
+                "known_at": stamp(r.known) if r.known else None,
+                "tags_differ": list(r.clobbered),
+            }
+            for r in looked.reaches
+        ],
+        "network": {
+            "answered": sorted(looked.observed),
+            "unanswered": [{"handle": h, "why": why} for h, why in sorted(looked.unanswered.items())],
+        },
+        "state": list(looked.state),
+    }
 
 
 def let_go_entries(entries: Sequence[JournalEntry], seen: View) -> list[JournalEntry]:
@@ -368,6 +551,24 @@ def let_go_entries(entries: Sequence[JournalEntry], seen: View) -> list[JournalE
 
 def tally(assessed: Sequence[Assessed]) -> str:
     return ", ".join(f"{n} {s}" for s, n in render.counts(assessed).items() if n) or "no claims yet"
+
+
+FRESHNESS_SAID = {
+    "now": "re-derived now",
+    "recorded": "recorded earlier, not asked now",
+    "reported": "reported by another clone",
+    "unapproved": "not approved here",
+}
+
+
+def freshness_tally(assessed: Sequence[Assessed]) -> str:
+    """How many claims' states were re-derived now, and how many show earlier evidence."""
+    counts = {kind: 0 for kind in FRESHNESS_SAID}
+    for a in assessed:
+        kind = labels.freshness(a).kind
+        if kind in counts:
+            counts[kind] += 1
+    return ", ".join(f"{n} {FRESHNESS_SAID[k]}" for k, n in counts.items() if n)
 
 
 def next_line(packet: Packet | None, threads: Mapping[str, Thread]) -> str:

@@ -41,6 +41,9 @@ ENV_HOST = "GIT_CONTINUITY_HOST"
 ENV_TRACE = "GIT_CONTINUITY_TRACE"
 ENV_CHECK_JSON = "GIT_CONTINUITY_CHECK_JSON"
 ENV_BRIEF_TOKENS = "GIT_CONTINUITY_BRIEF_TOKENS"
+# Set by the helper in a command's copy of itself: the pid the kernel gave it for its client,
+# so that the command knows which process asked (session.caller_pid); never set by hand.
+ENV_CALLER = "GIT_CONTINUITY_CALLER_PID"
 # The roles of a place (places.py); nothing is committed in the GUARDED ones.
 PLACE_ROLES = ("home", "donor", "archive", "preservation", "cleanroom")
 GUARDED_ROLES = ("donor", "archive", "preservation")

@@ -38,6 +38,16 @@ _UNSAFE_IN_JSON = re.compile(f"[\x7f-\x9f{_BIDI}]")
 LONG = 1000  # characters of one field shown before it is cut
 
 
+def at_a_terminal() -> bool:
+    """Whether a person's terminal is this process's own (an agent's tool call has none): the
+    fixes that are a person's to choose are offered there only (helper.py and doctor ask the same)."""
+    try:
+        os.close(os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY))
+    except OSError:
+        return False
+    return True
+
+
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"

@@ -13,12 +13,35 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from git_continuity import brief, budget, machine, planning, policy, render, session, session_work, store, view
+from git_continuity import (
+    brief,
+    budget,
+    machine,
+    places,
+    planning,
+    policy,
+    render,
+    session,
+    session_work,
+    siblings,
+    store,
+    view,
+)
 from git_continuity import repo as git
 from git_continuity.budget import Item, Section
 from git_continuity.errors import UserError
 from git_continuity.model import JournalEntry, Thread, new_id, now, parse_stamp, shown, stamp
-from git_continuity.records import Arrived, Baseline, Did, Failing, Handoff, ThreadSummary, ref_label
+from git_continuity.records import (
+    Arrived,
+    Baseline,
+    Did,
+    Failing,
+    Handoff,
+    ThreadSummary,
+    Unshared,
+    WorkTree,
+    ref_label,
+)
 from git_continuity.repo import Repo
 from git_continuity.verify import Assessed
 
@@ -70,7 +93,7 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
     branches = [m for m in moved if m.ref.startswith("refs/heads/")]
     arrived: list[Arrived] = []
     if own is not None:  # this work tree's own session: what it made, told from what arrived
-        branches, arrived = session_work.split_commits(repo, branches, parse_stamp(own.started_at))
+        branches, arrived = session_work.split_commits(repo, branches, parse_stamp(own.started_at), session_id)
         added, threads_moved, came = session_work.split_state(
             repo, snap.commit, baseline.state, session_id, added, threads_moved
         )
@@ -94,7 +117,7 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
         next_action=packet.next_action,
         blockers=packet.open_blockers(),
         threads=[_thread(tv.thread, tv.checks) for tv in open_threads],
-        work_tree=brief.work_tree(repo),
+        work_tree=(tree := brief.work_tree(repo)),
         did=did,
         claims=brief.claim_states(assessed),
         refs=refs,
@@ -105,6 +128,8 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
         objective_change=changes[-1] if changes else None,
         note=note,
         machine=machine.here(repo.work_dir or git_dir),  # so a brief elsewhere can say whether that one is larger
+        clone=siblings.clone_id(repo),
+        unshared=_unshared(repo, snap, tree),
     )
     summary = _summary(data, known=known)
     entry = JournalEntry(
@@ -136,7 +161,7 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
         # The handoff is recorded either way; a session file that cannot be written only
         # means the next orient warns that this session ended without one.
         with contextlib.suppress(OSError):
-            session.save(git_dir, own._replace(ended_at=data.at, handoff=data.id))
+            session.save(found.where or git_dir, own._replace(ended_at=data.at, handoff=data.id))
     text = budget.fit(_sections(data, known=known), None).text
     document = {
         "stream": stream,
@@ -145,6 +170,13 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
         "handoff": stored_json,
     }
     return Handed(text, document, data)
+
+
+def _unshared(repo: Repo, snap: store.Snapshot, tree: WorkTree | None) -> Unshared:
+    """What only this clone has, judged where the work is (the home's checkout)."""
+    judged = places.judged_at(repo, snap)
+    there = judged.snap.repo
+    return brief.unshared(there, snap, brief.work_tree(there) if judged.away else tree)
 
 
 def _baseline(own: session.Session | None, previous: Handoff | None) -> tuple[Baseline, Mapping[str, str] | None]:
@@ -184,7 +216,13 @@ def _summary(data: Handoff, *, known: bool) -> str:
     done = "; ".join(parts) or (
         "no commits, claims or thread changes" if known else "what it did is unknown (no start recorded)"
     )
-    return f"Session {data.session} handed off ({data.id}): {done}. Next: {data.next_action or '(none set)'}"
+    kept = data.unshared
+    alone = ""
+    if kept is not None and kept.ahead:
+        alone = (
+            f" Not pushed: {kept.branch} +{kept.ahead}" + (f" (not on {kept.upstream})" if kept.upstream else "") + "."
+        )
+    return f"Session {data.session} handed off ({data.id}): {done}.{alone} Next: {data.next_action or '(none set)'}"
 
 
 def _sections(data: Handoff, *, known: bool) -> list[Section]:
@@ -235,6 +273,12 @@ def _sections(data: Handoff, *, known: bool) -> list[Section]:
         Section("did", "What this session did", 2, done),
         *([Section("arrived", "What arrived meanwhile (pull or sync), not this session's", 2, came)] if came else []),
         Section("work_tree", "Work tree", 3, brief.work_tree_items(data.work_tree)),
+        Section(
+            "unshared",
+            "Not yet shared: only in this clone",
+            2,
+            [Item([line], None) for line in (brief.unshared_lines(data.unshared) if data.unshared else [])],
+        ),
         Section("threads", "Open threads", 2, threads),
         Section("blockers", "Blockers", 2, blockers),
     ]

@@ -26,6 +26,7 @@ import sys
 from typing import Any, NoReturn
 
 from git_continuity import helper
+from git_continuity.constants import ENV_CALLER
 
 Taken = list[str]  # in a command's copy: the arguments it is to run
 GO_WAIT = 10.0  # seconds a copy waits for its client's go (the client waits HANDSHAKE at most)
@@ -51,6 +52,7 @@ def become(connection: socket.socket, request: dict[str, Any]) -> Taken:
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
+        os.environ[ENV_CALLER] = str(int(request.get("caller") or 0) or "")  # never the client's own word
         os.umask(int(request["umask"]))
         from git_continuity import repo as git
 

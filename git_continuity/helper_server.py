@@ -352,6 +352,7 @@ def _take(
         _say(connection, f"refused {refused}\n")
         connection.close()
         return None
+    asked["caller"] = each.pid  # the kernel's word for who asked (SO_PEERCRED), for session.caller_pid
     pid = os.fork()
     if pid == 0:
         signal.set_wakeup_fd(-1)

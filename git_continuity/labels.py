@@ -3,12 +3,15 @@ thread's standing, its withdrawn checks, a done thread that no longer holds, a c
 its gate. Every reader (status, orient, handoff, progress, thread show, check, the gates, MCP)
 says these through here, so they cannot word them apart.
 
-Standard library only at run time: render and the readers import it; the types are named for
-the checker alone."""
+The data floor at run time (model's times and the freshness a view sets): render and the
+readers import it; the view's types are named for the checker alone."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING
+
+from git_continuity.model import Freshness, ago, parse_stamp
 
 if TYPE_CHECKING:
     from git_continuity.verify import Assessed
@@ -35,6 +38,59 @@ def origin_label(a: Assessed) -> str:
     if origin == "recorded":
         return "recorded on this clone"
     return "never dereferenced" if a.claim.handle else "prose"
+
+
+def freshness(a: Assessed) -> Freshness:
+    """How fresh a claim's state is: the view's word where it set one (view.assess), else told
+    from where the evidence came from."""
+    if a.freshness is not None:
+        return a.freshness
+    origin = origin_of(a)
+    if origin == "reported":
+        found = Freshness("reported", a.derived.checked_at, elsewhere=a.derived.elsewhere)
+    else:
+        found = Freshness(origin, a.derived.checked_at if origin == "recorded" else None)
+    a.freshness = found  # kept: a brief asks it of every claim several times
+    return found
+
+
+def freshness_text(a: Assessed, at: datetime) -> str:
+    """The one wording of how fresh a claim's state is, for every reader."""
+    found = freshness(a)
+    age = f" {_ago(found.since, at)}" if found.since else ""
+    if found.kind == "now":
+        return "re-derived now"
+    if found.kind == "recorded":
+        return f"recorded here{age}, not asked now" + (f": {found.why}" if found.why else "")
+    if found.kind == "reported":
+        return f"{found.elsewhere}{age}, not re-derived here"
+    if found.kind == "unapproved":
+        last = f"; its last result {found.elsewhere or 'recorded here'}{age}" if found.since else ""
+        return f"{UNAPPROVED}{last}"
+    return "never dereferenced" if a.claim.handle else "prose"
+
+
+# A cmd: check is run only once a person approved it on this machine, at a terminal: no text an
+# agent reads names a command that would approve it.
+UNAPPROVED = "not approved here: it runs here only once a person approves it at a terminal"
+
+
+def freshness_note(a: Assessed, at: datetime) -> str | None:
+    """The freshness a reader adds beside a claim's state: every kind but re-derived now,
+    prose and never checked; a report from another clone says so in what it observed."""
+    kind = freshness(a).kind
+    if kind in ("now", "none") or (kind == "reported" and a.derived.observed.startswith(str(a.derived.elsewhere))):
+        return None
+    return freshness_text(a, at)
+
+
+def verified_now(a: Assessed) -> bool:
+    """Verified by a dereference made now, in this look: what a brief lists as "Verified now"."""
+    return a.derived.state == "verified" and freshness(a).kind == "now"
+
+
+def _ago(since: str, at: datetime) -> str:
+    return ago(parse_stamp(since), at)
 
 
 def trusted_verified(a: Assessed) -> bool:

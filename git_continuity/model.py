@@ -254,7 +254,7 @@ def reported_elsewhere(evidence: Evidence, clone: str | None, host: str) -> str 
     if (evidence.clone == clone) if evidence.clone is not None else evidence.host == host:
         return None
     who = f"another clone on {evidence.host}" if evidence.host == host else evidence.host
-    return f"reported by {who}{f' (session {evidence.session})' if evidence.session else ''}, not re-derived here"
+    return f"reported by {who}{f' (session {evidence.session})' if evidence.session else ''}"
 
 
 # What a journal entry is, and so how long it stays live (policy ``lifespans``): a decision
@@ -310,6 +310,20 @@ class Derived:
     elsewhere: str | None = None
 
 
+# How fresh what a view shows of a claim is (view.py sets it, labels.freshness_text words it):
+# re-derived now; recorded here, not asked now; reported by another clone; a cmd: check not
+# approved here (it cannot be re-derived here until a person approves it); nothing to show.
+FRESHNESS = ("now", "recorded", "reported", "unapproved", "none")
+
+
+@dataclass(frozen=True)
+class Freshness:
+    kind: str  # one of FRESHNESS
+    since: str | None = None  # when what is shown was derived (recorded, reported, unapproved)
+    why: str | None = None  # recorded: why it was not asked now; unapproved: who reported its last result
+    elsewhere: str | None = None  # reported (and unapproved): who reported it
+
+
 def derive_state(
     claim: Claim,
     live: Observation | None,
@@ -338,7 +352,10 @@ def derive_state(
         return Derived("unchecked", "never dereferenced: run git continuity verify", None)
     found = _from_evidence(evidence, at=at, moved=moved, max_age=max_age)
     origin = reported_elsewhere(evidence, *here) if here is not None else None
-    return replace(found, observed=f"{origin}: {found.observed}", elsewhere=origin) if origin else found
+    if origin is None:
+        return found
+    said = f"{origin} {ago(parse_stamp(evidence.checked_at), at)}, not re-derived here"
+    return replace(found, observed=f"{said}: {found.observed}", elsewhere=origin)
 
 
 def _from_evidence(evidence: Evidence, *, at: datetime, moved: Mapping[str, str | None], max_age: timedelta) -> Derived:

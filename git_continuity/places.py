@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -242,3 +243,56 @@ def situation(repo: Repo, snap: store.Snapshot) -> tuple[list[str], dict[str, An
         "home": {"kind": home["kind"], "name": home["name"]} if home else None,
         "lead": lead[0] if lead else None,
     }
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Where a stream's claims are judged: the home's checkout when this checkout is not the
+    home and the home is checked out in this clone, else here. ``said`` is the brief's line
+    naming where, when that is not simply here."""
+
+    snap: store.Snapshot
+    said: str | None
+    away: bool  # judged in another checkout than the one the command runs in
+
+
+def judged_at(repo: Repo, snap: store.Snapshot) -> Judged:
+    """Claims are judged where the work is: a file: or clean: check asked from a donor
+    worktree is about the home's HEAD and work tree, not the donor's (#33). Where the home is
+    no checkout of this clone, they are judged here, and the line says so."""
+    known = read(snap)
+    if not known:
+        return Judged(snap, None, False)
+    worktree, branch = here(repo)
+    keys = [p.key() for p in known]
+    home = place_guard.find_home(keys)
+    if home is None or place_guard.home_here(keys, worktree, branch) is not None:
+        return Judged(snap, None, False)
+    folder = _home_folder(repo, home)
+    mine = f"worktree {worktree}" if worktree else "this checkout"
+    mine += f" (branch {branch})" if branch else ""
+    if folder is None:
+        return Judged(
+            snap,
+            f"Claims are judged here, in {mine}: the home ({place_guard.label(home)}) is checked out nowhere in this"
+            " clone, so its checks of HEAD and the work tree read this checkout.",
+            False,
+        )
+    try:
+        there = git.open_repo(folder)
+    except UserError:
+        return Judged(snap, None, False)
+    if there.work_dir is not None and repo.work_dir is not None and there.work_dir.resolve() == repo.work_dir.resolve():
+        return Judged(snap, None, False)
+    return Judged(
+        store.snapshot(there, snap.stream),
+        f"Claims are judged in the home, {place_guard.label(home)} in {folder}, not in {mine} where this session is.",
+        True,
+    )
+
+
+def _home_folder(repo: Repo, home: Mapping[str, Any]) -> Path | None:
+    """The home's checkout folder in this clone (a branch home: the checkout that has it)."""
+    if home["kind"] in ("checkout", "branch"):
+        return place_guard.checkout_of(repo.common_dir, str(home["name"]))
+    return place_guard.worktree_path(repo.common_dir, str(home["name"]))

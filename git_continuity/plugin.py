@@ -207,7 +207,22 @@ class Repository:
     def ref_last_move(self, refname: str) -> tuple[datetime, str] | None:
         """When the ref last moved here and why, from its reflog: ``(when, "update by push")``
         after a push, ``(when, "fetch: …")`` after a fetch."""
-        return self._once("last move", refname, lambda: git.ref_last_move(self._repo, refname))
+        return self._once("last move", refname, lambda: self._last_move(refname))
+
+    def _last_move(self, refname: str) -> tuple[datetime, str] | None:
+        """The reflog's last move, or the fresh look's fetch of the ref's remote when that is
+        later: a fetch that brought nothing new leaves no reflog entry."""
+        from git_continuity import tracking
+
+        moved = git.ref_last_move(self._repo, refname)
+        if not refname.startswith("refs/remotes/"):
+            return moved
+        rest = refname.removeprefix("refs/remotes/")
+        looked = tracking.looked(self._repo)
+        remote = max((r for r in looked if rest.startswith(r + "/")), key=len, default=None)
+        if remote is not None and (moved is None or looked[remote] > moved[0]):
+            return looked[remote], "fetch (the fresh look at a session's start)"
+        return moved
 
     def refs(self, prefix: str) -> list[str]:
         """The full names of this repository's refs under ``prefix`` (``refs/remotes/origin/``)."""

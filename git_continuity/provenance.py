@@ -66,12 +66,19 @@ def _hostname() -> str:
         return ""
 
 
+# The agent conversation a command's environment names, as the hook's shell reads it (the first
+# set of these; session.CONVERSATION_ENV): a commit an agent makes is its session's.
+CONVERSATION_ENV = ("CLAUDE_CODE_SESSION_ID", "CODEX_SESSION_ID", "CODEX_THREAD_ID")
+
+
 def key(stream: str, *, environment: bool) -> str:
-    """What the shell compares before it takes the line: the stream, and the session, agent
-    and host the environment names (``environment=False``: as a process that names none)."""
+    """What the shell compares before it takes the line: the stream, and the session, agent,
+    host and agent conversation the environment names (``environment=False``: as a process
+    that names none)."""
     names = (ENV_SESSION, ENV_AGENT, ENV_HOST)
     session, agent, host = (os.environ.get(name, "") if environment else "" for name in names)
-    return f"{stream}|{session}|{agent}|{host or _hostname()}"
+    talk = next((os.environ[n] for n in CONVERSATION_ENV if os.environ.get(n)), "") if environment else ""
+    return f"{stream}|{session}|{agent}|{host or _hostname()}|{talk}"
 
 
 def keep(git_dir: Path, base: dict[str, Any], *, environment: bool, signer: str) -> None:

@@ -85,6 +85,46 @@ class RefCommit:
 
 
 @dataclass(frozen=True)
+class StateUnsent:
+    remote: str
+    changes: int  # at most tracking.OUTBOX_COUNT
+    never: bool  # the remote never had this stream's state, as far as this clone knows
+
+
+@dataclass(frozen=True)
+class Unshared:
+    """Work that is only in this clone: commits of the home branch not on its upstream, state
+    changes not sent to a remote, files not committed (#33). The brief and the handoff name it."""
+
+    branch: str | None  # the branch judged (the home's), None when detached
+    upstream: str | None  # "origin/main"; None when the branch tracks none and no remote has it
+    ahead: int  # commits of the branch not on the upstream (all of them when there is none)
+    commits: list[RefCommit]  # the first few
+    state: list[StateUnsent]
+    uncommitted: int  # paths changed in the work tree (staged, unstaged, untracked, conflicted)
+    paths: list[str]  # the first few
+
+    @property
+    def nothing(self) -> bool:
+        return not self.ahead and not self.state and not self.uncommitted
+
+    def to_json(self) -> Json:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Unshared:
+        return cls(
+            data["branch"],
+            data["upstream"],
+            data["ahead"],
+            [RefCommit(c["commit"], c["summary"]) for c in data["commits"]],
+            [StateUnsent(u["remote"], u["changes"], u["never"]) for u in data["state"]],
+            data["uncommitted"],
+            list(data["paths"]),
+        )
+
+
+@dataclass(frozen=True)
 class MovedRef:
     """A ref that differs between two snapshots of the refs. Branches and remote-tracking refs
     also say how many commits they gained (naming the first few) and lost (rewound or rewritten);
@@ -239,6 +279,8 @@ class Handoff:
     objective_change: ObjectiveChange | None = None
     note: str | None = None
     machine: dict[str, int] | None = None  # memory, disk_free (bytes), cpus here then (machine.here)
+    clone: str | None = None  # the clone it was written in (siblings.clone_id): its branches are that clone's
+    unshared: Unshared | None = None  # what was only in that clone then
 
     def to_json(self) -> Json:
         o = self.objective
@@ -270,6 +312,8 @@ class Handoff:
             "objective_change": _change_json(self.objective_change) if self.objective_change else None,
             "note": self.note,
             "machine": dict(self.machine) if self.machine else None,
+            "clone": self.clone,
+            "unshared": self.unshared.to_json() if self.unshared else None,
         }
         data.update({k: v for k, v in optional.items() if v is not None})
         return data
@@ -301,6 +345,8 @@ class Handoff:
             objective_change=ObjectiveChange(**change) if change else None,
             note=data.get("note"),
             machine=data.get("machine"),
+            clone=data.get("clone"),
+            unshared=Unshared.from_json(data["unshared"]) if data.get("unshared") else None,
         )
 
     def summary_json(self) -> Json:

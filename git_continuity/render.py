@@ -14,7 +14,7 @@ from git_continuity import display, planning
 from git_continuity.conflict_text import conflict_lines
 from git_continuity.constants import ENV_CHECK_JSON
 from git_continuity.display import cut, flat, hang, paint
-from git_continuity.labels import origin_of, withdrawn_lines
+from git_continuity.labels import freshness, freshness_note, freshness_text, origin_of, withdrawn_lines
 from git_continuity.model import (
     STATES,
     STATUS_WIDTH,
@@ -84,6 +84,7 @@ def claim_json(a: Assessed) -> dict[str, Any]:
         "observed": a.derived.observed,
         "checked_at": a.derived.checked_at,
         "origin": origin_of(a),
+        "freshness": {"kind": freshness(a).kind, "text": freshness_text(a, now())},
         "added_at": c.added_at,
         "added_by": c.added_by,
     }
@@ -237,10 +238,9 @@ def claim_lines(assessed: Sequence[Assessed], indent: str = "  ", signed: Mappin
         if c.handle and c.handle != c.text:
             put(pad, abbreviate(c.handle))
         put(pad, derived.observed)
-        if a.observation is None:  # dereferenced now: no age to say
-            age = _age(a)
-            if age:
-                lines.append(pad + age)
+        note = freshness_note(a, now()) if a.observation is None or a.freshness is not None else None
+        if note and derived.state != "stale":  # stale says how old it is itself
+            put(pad, f"[{note}]")
     return lines
 
 
@@ -255,13 +255,6 @@ def repository_table(checks: Sequence[Assessed]) -> list[str]:
         cells.append(cut(a.derived.observed.splitlines()[0] if a.derived.observed else "", STATUS_WHOLE, 160))
         rows.append("  | " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return rows
-
-
-def _age(a: Assessed) -> str:
-    """How old a state taken from recorded evidence is: it was not derived now."""
-    if a.observation is not None or a.derived.checked_at is None or a.derived.state == "stale":
-        return ""
-    return f"[recorded {ago(parse_stamp(a.derived.checked_at), now())}, not asked now]"
 
 
 def status_text(
@@ -356,9 +349,14 @@ def status_text(
     return "\n".join(out) + "\n"
 
 
-def standing_text(s: Standing) -> str:
-    """How the local state stands against a remote's, as of the last fetch (no network)."""
+def standing_text(s: Standing, *, fetched_now: bool = False) -> str:
+    """How the local state stands against a remote's, as of the last fetch (no network), or
+    as fetched just now (``fetched_now``: the fresh look at a session's start)."""
+    text = _standing_text(s)
+    return text.replace("(as of the last fetch)", "(fetched just now)") if fetched_now else text
 
+
+def _standing_text(s: Standing) -> str:
     def n(count: int) -> str:
         return f"{count} change{'s' if count != 1 else ''}"
 

@@ -8,6 +8,7 @@ state commit carries a ``Session:`` trailer). Everything else is "arrived from <
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -35,18 +36,33 @@ LIMIT = 1000
 CLAIM_ID = re.compile(rf"\bc-{ID_CHARS}{{6}}\b")
 
 
-def made_here(repo: Repo, since: datetime) -> set[str]:
-    """The commits this work tree made since ``since``."""
-    return {
+def made_here(repo: Repo, since: datetime, session_id: str | None = None) -> set[str]:
+    """The commits made in this clone since ``since``, in any of its work trees (a session is
+    the agent's, across them: ``git -C <other> commit`` too); with ``session_id``, not those
+    whose provenance note names another session (one working beside it)."""
+    from git_continuity import commit_notes
+
+    made: set[str] = {
         new
-        for _, new, message in git.head_reflog_since(repo, since)
+        for _, new, message in git.every_head_reflog_since(repo, since)
         if message.startswith(MADE_HERE) and "Fast-forward" not in message
     }
+    if session_id is None:
+        return made
+    theirs = set()
+    for commit in made:
+        with contextlib.suppress(KeyError, ValueError):
+            named = {r.get("session") for r in commit_notes.records(repo, Oid(commit)) if r.get("kind") == "provenance"}
+            if named and session_id not in named and None not in named:
+                theirs.add(commit)
+    return made - theirs
 
 
-def split_commits(repo: Repo, moved: Sequence[MovedRef], since: datetime) -> tuple[list[MovedRef], list[Arrived]]:
+def split_commits(
+    repo: Repo, moved: Sequence[MovedRef], since: datetime, session_id: str | None = None
+) -> tuple[list[MovedRef], list[Arrived]]:
     """Each moved branch's commits, this session's kept and the rest "arrived from <author>"."""
-    made = made_here(repo, since)
+    made = made_here(repo, since, session_id)
     mine: list[MovedRef] = []
     arrived: list[Arrived] = []
     for m in moved:

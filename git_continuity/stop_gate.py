@@ -2,7 +2,10 @@
 every open thread and every done thread that no longer holds, but for those another live
 session claimed (``thread claim``: planning.protected_elsewhere); lets a session that changed
 nothing stop; names once a close that accepted withdrawn checks; and after STOP_BLOCK_LIMIT
-blocks in a row lets the agent go, saying so where the user sees it and in the journal."""
+blocks in a row lets the agent go, through one last block that asks the model to tell the user
+in its answer (all a headless run prints), and in the journal. A state it cannot read, or one
+with problems, holds the stop once, asking the model to tell the user; it never offers the
+agent a repair, nor a write that the state would refuse."""
 
 from __future__ import annotations
 
@@ -120,6 +123,9 @@ def answer(repo: Any, stream: str, agent_session: str | None, active: bool) -> d
         _keep(path, agent_session, 0, told)
         return {}
     snap = store.snapshot(repo, stream)
+    problems = store.all_problems(snap)
+    if problems:  # nothing can be written on it, parking a thread included: the user must know
+        return unreadable(repo, agent_session, active, malformed(snap.ref, problems))
     result = closure.gate(snap, closing=True, online=False, via="stop", skip=_claimed_elsewhere(repo, snap))
     if result.stopped and result.exit_code == 0:
         # The stop-loss blocked a thread now: no more retrying it; one last turn to say why.
@@ -136,15 +142,21 @@ def answer(repo: Any, stream: str, agent_session: str | None, active: bool) -> d
         return {"systemMessage": "git-continuity: " + "; ".join(notes)} if notes else {}
     blocks = _blocks(path, agent_session, active)
     ids = ", ".join(v.thread.id for v in result.failing) or "the state"
-    if blocks >= STOP_BLOCK_LIMIT:
+    if blocks > STOP_BLOCK_LIMIT:  # it was asked to tell the person: let it stop, saying it here too
         _keep(path, agent_session, 0, told)
         said = (
             f"git-continuity: the agent stopped although {ids} did not verify "
-            f"(it was told {blocks} times in a row); git continuity check --closing shows why."
+            f"(it was told {STOP_BLOCK_LIMIT} times in a row); git continuity check --closing shows why."
         )
-        _let_go(repo, stream, [v.thread.id for v in result.failing], blocks)
-        print(said, file=sys.stderr)  # a headless run shows no systemMessage
+        print(said, file=sys.stderr)  # Gemini CLI shows the message; stderr, for a log
         return {"systemMessage": said}
+    if blocks == STOP_BLOCK_LIMIT:
+        # Let go, but through the one thing every agent shows the person who ran it headless
+        # (claude -p and codex exec print only the model's last answer): one last block whose
+        # reason asks the model to say it in that answer.
+        _keep(path, agent_session, blocks + 1, told)
+        _let_go(repo, stream, [v.thread.id for v in result.failing], blocks)
+        return {"decision": "block", "reason": _tell_reason(ids, blocks)}
     _keep(path, agent_session, blocks + 1, told)
     lines = result.report()
     reason = (
@@ -167,6 +179,15 @@ def _claimed_elsewhere(repo: Any, snap: Any) -> frozenset[str]:
     return frozenset(planning.protected_elsewhere(claims, who.session, who.host, who.by, now()))
 
 
+def _tell_reason(ids: str, blocks: int) -> str:
+    """The let-go's last block: the model is to tell the person, in its answer, what is not done."""
+    return (
+        f"git-continuity: you may stop now, but {ids} did not verify (you were told {blocks} times in a row), so what"
+        ' you said was done is not. Begin your answer to the user with: "Not done: '
+        f'{ids} did not verify (git continuity check --closing shows why)." Then stop.'
+    )
+
+
 # The fixes a refusal offers (accept, put back, trust a key) are the user's to choose, not the agent's.
 # So is the setting that turns the checks off (continuity.sign), which anything holding .git can set.
 _USERS_TO_CHOOSE = (
@@ -187,6 +208,15 @@ def for_agent(error: str) -> str:
         "\n".join(kept).rstrip(":")
         + "\nWhat to accept or put back is the user's decision (git continuity doctor shows them the state and"
         " the fixes): do not accept, restore or rewrite the state yourself."
+    )
+
+
+def malformed(ref: str, problems: list[str]) -> str:
+    """What the gate says of a malformed state: nothing can be written on it until it is repaired
+    (a journal entry, a thread parked), so there is nothing the agent can do about the stop."""
+    return (
+        f"the state on {ref} is malformed, so nothing can be written on it (a journal entry, a thread parked) until"
+        " it is repaired:\n  " + "\n  ".join(problems)
     )
 
 

@@ -15,16 +15,20 @@ error path of a clone that has no state at all.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Literal
 
+from git_continuity import atomic, transport
 from git_continuity import repo as git
-from git_continuity import transport
 from git_continuity.constants import NOTES_TRACKING_PREFIX, STATE_PREFIX, TRACKING_PREFIX
 from git_continuity.errors import NoState, UserError
-from git_continuity.model import ago, stamp
+from git_continuity.model import ago, parse_stamp, stamp
 from git_continuity.repo import Oid, Repo
 
 HINT_TIMEOUT = 10.0  # seconds: the no-state error path asks the remote, briefly
@@ -348,3 +352,44 @@ def elsewhere(repo: Repo, remote: str, stream: str) -> str | None:
         f"  git config continuity.{remote}.transport branches\n"
         f"  git config continuity.branchPrefix {prefix}\n  git continuity pull {remote}"
     )
+
+
+# -- when this clone last heard from each remote ----------------------------------------------
+# A fetch that brings nothing new leaves no reflog entry, so the fresh look (syncing.look)
+# keeps when it reached each remote: a remote-tracking ref read after it is "fetched just now".
+
+
+def _looked_file(repo: Repo) -> Path:
+    return repo.local_dir / "looked.json"
+
+
+def looked(repo: Repo) -> dict[str, datetime]:
+    """remote -> when the fresh look last fetched it here."""
+    try:
+        data = json.loads(_looked_file(repo).read_text())
+        return {str(k): parse_stamp(str(v)) for k, v in dict(data.get("remotes", {})).items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
+
+
+def remember_look(repo: Repo, remotes: Sequence[str], at: datetime) -> None:
+    """Keep that the fresh look fetched ``remotes`` at ``at`` (a file that cannot be written
+    only loses the word "just now")."""
+    if not remotes:
+        return
+    kept = {name: stamp(when) for name, when in looked(repo).items()}
+    kept.update(dict.fromkeys(remotes, stamp(at)))
+    with contextlib.suppress(OSError):
+        atomic.write(_looked_file(repo), json.dumps({"remotes": dict(sorted(kept.items()))}, indent=2) + "\n")
+
+
+def last_heard(repo: Repo, remote: str) -> datetime | None:
+    """When this clone last heard from ``remote``: the fresh look's fetch, or the latest move of
+    one of its remote-tracking refs or its state's tracking ref (a fetch or a push), or the clone."""
+    found = [when for when in [looked(repo).get(remote)] if when is not None]
+    names = [
+        *git.list_refs(repo, f"refs/remotes/{remote}/")[:50],
+        *git.list_refs(repo, f"{TRACKING_PREFIX}{remote}/")[:10],
+    ]
+    found += [moved[0] for name in names if (moved := git.ref_last_move(repo, name)) is not None]
+    return max(found) if found else git.cloned_at(repo)

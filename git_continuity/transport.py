@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -173,3 +174,97 @@ def push(repo: Repo, remote: str, refspecs: list[str], timeout: float) -> Pushed
         # No per-ref verdict: the push never got that far (unreachable, no permission).
         raise TransportError("\n".join([*said, failure(done.stderr, f"git push exited {done.returncode}")]))
     return Pushed(accepted, behind, refused, said)
+
+
+# -- a fetch started now and waited for until a deadline (the fresh look at a session's start) --
+
+CLOBBER = "(would clobber existing tag)"
+
+
+@dataclass
+class Started:
+    """A ``git fetch`` under way in a process group of its own, so that a remote that does not
+    answer is ended whole (git, ssh or the remote helper it started) at the deadline."""
+
+    remote: str
+    process: subprocess.Popen[bytes]
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """How a started fetch ended: ``failed`` is why it brought nothing (git's words, or the
+    deadline), ``clobbered`` the tags that differ here from the remote's (left as they are)."""
+
+    remote: str
+    failed: str | None
+    clobbered: tuple[str, ...] = ()
+
+
+def start_fetch(repo: Repo, remote: str, refspecs: list[str]) -> Started:
+    """Start fetching exactly these refspecs (no automatic tags, no FETCH_HEAD, no remote-tracking
+    branch moved but by a refspec named here, no maintenance started behind it)."""
+    # No prompt can hang it: GIT_TERMINAL_PROMPT for git's own, and a session without a
+    # controlling terminal for ssh's (it fails instead of asking).
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    args = ["fetch", "--no-tags", "--no-write-fetch-head", "--refmap=", "--no-auto-gc", remote, *refspecs]
+    process = subprocess.Popen(
+        ["git", "-c", "maintenance.auto=false", f"--git-dir={repo.common_dir}", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
+    return Started(remote, process)
+
+
+END_WAIT = 0.05  # seconds a fetch ended at the deadline has to remove its lock files (git does it on SIGTERM)
+POLL = 0.005  # seconds between looks at the fetches still running
+
+
+def _end_group(process: subprocess.Popen[bytes], signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signum)
+
+
+def finish_all(started: list[Started], deadline: float, bound: float) -> list[Fetched]:
+    """Wait for started fetches until ``deadline`` (time.monotonic()), all at once; those still
+    running then are ended with everything they started. ``bound`` is how long the look
+    waits, for the words."""
+    import time
+
+    running = list(started)
+    while running and time.monotonic() < deadline:
+        running = [s for s in running if s.process.poll() is None]
+        if running:
+            time.sleep(POLL)
+    late = {id(s) for s in running if s.process.poll() is None}
+    for s in started:
+        if id(s) in late:
+            _end(s.process)
+    return [Fetched(s.remote, f"did not answer within {bound:g} s") if id(s) in late else _ended(s) for s in started]
+
+
+def _end(process: subprocess.Popen[bytes]) -> None:
+    import signal
+
+    _end_group(process, signal.SIGTERM)  # git removes its lock files on SIGTERM
+    try:
+        process.communicate(timeout=END_WAIT)
+    except subprocess.TimeoutExpired:
+        _end_group(process, signal.SIGKILL)
+        process.communicate()
+
+
+def _ended(started: Started) -> Fetched:
+    """How a fetch that ended by itself went."""
+    process = started.process
+    _, err = process.communicate()
+    said = err.decode(errors="replace")
+    clobbered = tuple(
+        line.split("->")[0].split("]", 1)[1].strip() for line in said.splitlines() if CLOBBER in line and "]" in line
+    )
+    other = [line for line in said.splitlines() if line.strip() and CLOBBER not in line]
+    if process.returncode != 0 and (not clobbered or any(line.startswith(("fatal:", "error:")) for line in other)):
+        return Fetched(started.remote, failure(said, f"git fetch exited {process.returncode}"), clobbered)
+    return Fetched(started.remote, None, clobbered)

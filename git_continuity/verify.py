@@ -16,6 +16,7 @@ from git_continuity.model import (
     Claim,
     Derived,
     Evidence,
+    Freshness,
     Handle,
     Observation,
     derive_state,
@@ -172,6 +173,10 @@ class Assessed:
     observation: Observation | None  # set when dereferenced in this process
     not_asked: bool = False  # a network handle that `verify` left alone (no --online)
     clone: str | None = None  # this clone's id (siblings.clone_id): evidence made of it says so
+    # How fresh the state shown is, when the view knew more than where the evidence came from
+    # (a remote the fresh look did not reach, a cmd: not approved here); else labels.freshness
+    # tells it from the rest.
+    freshness: Freshness | None = None
 
 
 def network_schemes() -> set[str]:
@@ -210,6 +215,7 @@ def assess(
     progress: Progress | None = None,
     tree: str | None = None,
     head: tuple[str, str] | None = None,
+    given: Mapping[str, Observation] | None = None,
 ) -> list[Assessed]:
     """Every claim's state now.
 
@@ -222,6 +228,8 @@ def assess(
     commit being made (the commit-msg hook): checks of the tree judge it (VerifyContext.tree).
     ``head`` is the branch and commit that stand for HEAD (VerifyContext.head: a done
     thread's own branch).
+    ``given`` are dereferences made now elsewhere (the fresh look's network answers), by the
+    handle's text: taken as made here, never asked again.
     """
     installed = schemes()
     live_schemes = {name for name, (_, s) in installed.items() if s.live}
@@ -260,7 +268,7 @@ def assess(
     settled: dict[str, Derived] = {}
     wanted: dict[str, Handle] = {}  # by text; without reuse_fresh, each handle is asked about once
     for owner, handle in rows if reuse_fresh else [(None, h) for h in handles.values()]:
-        if handle is None or not (dereference_all or handle.scheme in live_schemes):
+        if handle is None or not (dereference_all or handle.scheme in live_schemes) or (given and handle.text in given):
             continue
         if handle.scheme in network and not online:
             continue  # never touch the network unless asked
@@ -287,6 +295,8 @@ def assess(
     if len(here_too) < len(wanted):  # handles scoped to a sibling, each dereferenced there
         there = scoped.dereference([h for h in wanted.values() if h.scope], where, context, dereference)
         observed.update((h.text, o) for h, o in there.items())
+    if given:
+        observed.update((text, o) for text, o in given.items() if text in handles)
     out = []
     fresh: dict[str, Derived] = {}  # what a dereference made now says rests on the handle alone
     for claim, handle in rows:

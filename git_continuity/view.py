@@ -13,19 +13,20 @@ ones (``cmd:``, the network) only when ``dereference`` asks, and the view says w
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from git_continuity import repo as git
 from git_continuity import store
-from git_continuity.model import Claim, Derived, Thread, now
+from git_continuity.model import Claim, Derived, Freshness, Handle, Observation, Thread, now, parse_handle, stamp
 
 if TYPE_CHECKING:  # render imports this module for the labels: a write pays for none of these
     from git_continuity.attempts import Waiting
     from git_continuity.plugin import Progress
     from git_continuity.policy import Policy
+    from git_continuity.syncing.look import Look, Reach
     from git_continuity.verify import Assessed
 
 Origin = Literal["now", "recorded", "reported", "none"]
@@ -118,12 +119,15 @@ def assess(
     with_waiting: bool = True,
     timeout: float | None = None,
     progress: Progress | None = None,
+    look: Look | None = None,
 ) -> View:
     """The view of ``snap`` now. ``thread_ids`` narrows it to those threads and their checks
     (thread show, a commit's gate), ``claim_ids`` to those claims (claim show, verify IDS);
     ``with_waiting`` derives whether open threads wait on someone else (reads evidence
     history; status and the brief show it). ``timeout`` and ``progress`` are a dereference's
-    (verify)."""
+    (verify). ``look`` is the fresh look taken just before (syncing.look): its network answers
+    are taken as dereferenced now, and what rests on a remote it did not reach is shown as
+    recorded, with its age."""
     from git_continuity import policy as policies
 
     at = at or now()
@@ -151,12 +155,14 @@ def assess(
     done = {t.id: t for t in chosen if t.status == "done"}
     branches = _Branches(snap.repo)
     homes = branches.homes(done.values())
-    asked = _Asked(at, rules, dereference, online, timeout, progress)
+    given = look.observed if look is not None else None
+    asked = _Asked(at, rules, dereference, online, timeout, progress, given)
     assessed = []
     for home in dict.fromkeys([*homes.values(), None]):  # each done thread's own branch, then HEAD
         group = [c for c in claims if homes.get(c.thread or "") == home]
         assessed += _dereferenced(snap, group, threads, asked, home) if group or home is None else []
     assessed.sort(key=lambda a: (a.claim.added_at, a.claim.id))
+    _set_freshness(snap, assessed, look)
     if done:
         assessed = [_as_closed(snap, a, done[a.claim.thread]) if a.claim.thread in done else a for a in assessed]
     checks: dict[str, list[Assessed]] = {t.id: [] for t in chosen}
@@ -184,6 +190,7 @@ class _Asked:
     online: bool
     timeout: float | None
     progress: Progress | None
+    given: Mapping[str, Observation] | None  # the fresh look's network answers (verify.assess)
 
 
 def _dereferenced(
@@ -201,7 +208,15 @@ def _dereferenced(
         heavy = [c for c in claims if _bearing(c, threads)]
         light = [c for c in claims if not _bearing(c, threads)]
         return verify.assess(
-            snap, heavy, at=at, policy=rules, dereference_all=True, online=online, reuse_fresh=True, head=head
+            snap,
+            heavy,
+            at=at,
+            policy=rules,
+            dereference_all=True,
+            online=online,
+            reuse_fresh=True,
+            head=head,
+            given=asked.given,
         ) + verify.assess(snap, light, at=at, policy=rules, head=head)
     return verify.assess(
         snap,
@@ -214,6 +229,72 @@ def _dereferenced(
         progress=asked.progress,
         head=head,
     )
+
+
+def _set_freshness(snap: store.Snapshot, assessed: Sequence[Assessed], look: Look | None) -> None:
+    """Where how fresh a claim's state is takes more than where its evidence came from: a
+    ``cmd:`` not approved here (whatever its last result says, it cannot be re-derived here),
+    a network handle the look asked and got no answer from, and a check that reads a remote's
+    refs where the look did not reach that remote."""
+
+    approved: dict[str | None, set[str]] = {}
+    for a in assessed:
+        text = a.claim.handle
+        # Cheap first: only a cmd:, a scoped handle, or one the look's reach may tell about is parsed
+        # (a status of 100,000 claims parses none here).
+        if not text or not (text.startswith(("cmd:", "@")) or (look is not None and _may_rest_on_look(text, look))):
+            continue
+        handle = parse_handle(text)
+        if handle.scheme == "cmd":
+            if handle.scope not in approved:
+                approved[handle.scope] = _approved(snap, handle.scope)
+            if handle.body not in approved[handle.scope]:
+                a.freshness = Freshness("unapproved", a.derived.checked_at, elsewhere=a.derived.elsewhere)
+            continue
+        if look is None:
+            continue
+        if a.observation is None and handle.text in look.unanswered and a.derived.checked_at:
+            a.freshness = Freshness("recorded", a.derived.checked_at, look.unanswered[handle.text])
+        elif a.observation is not None and (reach := _unreached(snap.repo, handle, a, look)) is not None:
+            since = stamp(reach.known) if reach.known else None
+            a.freshness = Freshness("recorded", since, f"{reach.remote} {reach.failed}")
+
+
+def _may_rest_on_look(text: str, look: Look) -> bool:
+    """Whether a handle may read a remote the look did not reach, or be one it got no answer for."""
+    return text in look.unanswered or (
+        any(not r.reached for r in look.reaches) and (text.startswith("pushed:") or "refs/remotes/" in text)
+    )
+
+
+def _approved(snap: store.Snapshot, scope: str | None) -> set[str]:
+    """The commands approved in the repository a scope names (this one: None); none where it is
+    not found here or its trust store cannot be read (the check says why when it is run)."""
+    from git_continuity import scoped, trust
+    from git_continuity.errors import UserError
+
+    there = snap.repo if scope is None else scoped.locate(snap, [scope])[scope].repo
+    try:
+        return set(trust.approved(there)) if there is not None else set()
+    except UserError:
+        return set()
+
+
+def _unreached(repo: git.Repo, handle: Handle, a: Assessed, look: Look) -> Reach | None:
+    """The remote a live check read the refs of (a ``pushed:`` check's, or one its observation
+    depended on) when the look did not reach it."""
+    repository = handle.scope or ""
+    reads = [k.removeprefix("refs/remotes/") for k in (a.observation.depends_on if a.observation else {})]
+    if handle.scheme == "pushed":
+        reads.append(handle.body.rpartition("@")[2])
+    for reach in look.reaches:
+        if (
+            reach.repository == repository
+            and not reach.reached
+            and any(r.startswith(reach.remote + "/") for r in reads)
+        ):
+            return reach
+    return None
 
 
 def _as_closed(snap: store.Snapshot, a: Assessed, thread: Thread) -> Assessed:

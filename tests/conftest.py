@@ -56,7 +56,13 @@ REMOVED_ENV = (
     "GIT_CONTINUITY_AGENT",
     "GIT_CONTINUITY_HOST",
     "GIT_CONTINUITY_BRIEF_TOKENS",
+    "GIT_CONTINUITY_FRESH_LOOK",
+    "GIT_CONTINUITY_CALLER_PID",
     "CLAUDE_PROJECT_DIR",
+    # ... nor the agent conversation the commands it runs name (session.CONVERSATION_ENV).
+    "CLAUDE_CODE_SESSION_ID",
+    "CODEX_SESSION_ID",
+    "CODEX_THREAD_ID",
 )
 
 

@@ -25,6 +25,7 @@ def test_every_agent_hook_runs_as_installed_at_a_reduced_size() -> None:
     shape = re.sub(r" +\d+\.\d+ ms", " T", done.stdout)
     shape = re.sub(r"built in \d+\.\ds", "built in S", shape)
     shape = re.sub(r"load average at the end: .*\n", "load average at the end: L\n", shape)
+    shape = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", shape)
     assert shape == (
         "repository: 50 commits, 10 claims, 20 journal entries; built in S\n"
         "load average at the end: L\n"
@@ -37,4 +38,9 @@ def test_every_agent_hook_runs_as_installed_at_a_reduced_size() -> None:
         "PostToolUse (codex) T T    30 ms\n"
         "PostToolUseFailure (claude) T T    30 ms\n"
         "UserPromptSubmit (claude)             no hook installed: the agent runs nothing\n"
+        "a second remote that never answers; the brief says: mirror (git://127.0.0.1:PORT/cli.git) was not reached: "
+        "did not answer within 1 s\n"
+        "SessionStart, a remote hangs T T  1100 ms\n"
+        "orient, a remote hangs T T  1200 ms\n"
+        "budget with a remote that hangs: the fresh look's bound (1 s) + the hook's or orient's own budget\n"
     )

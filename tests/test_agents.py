@@ -327,13 +327,19 @@ def test_claude_code_runs_the_installed_hooks(project: Path) -> None:
     assert steady(context["hookSpecificOutput"]["additionalContext"]) == (
         "# git-continuity brief: stream main\n"
         f"State refs/continuity/main at {state}, changed AGO. "
-        "Claims derived now, not read from storage: 2 contradicted.\n"
+        "Claims: 2 contradicted (2 re-derived now).\n"
         f"Session {session} (claude-code) started now on laptop; end it with: git continuity handoff\n"
+        "Fresh look: fetched now from origin.\n"
         "Warning: No closure gate here: this clone's git hooks are not installed, so a commit that closes a thread "
         "is not checked (git continuity hooks install).\n"
         "\n"
         "## Do not act on these: not true now\n"
         f'- **{untrue}** "v1.2 is tagged" (tag:v1.2) is contradicted: tag v1.2 does not exist here\n'
+        "\n"
+        "## Not yet shared: only in this clone\n"
+        f"- main: 1 commit not on origin/main ({fix[:7]} Fix the login loop): git push\n"
+        "- 5 state changes never sent to origin: git continuity push origin\n"
+        "- 1 file not committed: .claude/\n"
         "\n"
         "## Objective\n"
         "Ship 1.2\n"
@@ -381,6 +387,13 @@ def test_claude_code_runs_the_installed_hooks(project: Path) -> None:
     stop["stop_hook_active"] = True
     assert claude.ours("Stop", stop) == {"decision": "block", "reason": reason}
     assert claude.ours("Stop", stop) == {"decision": "block", "reason": reason}
+    # It lets go through one last block, whose reason the model says in its answer to the person.
+    assert claude.ours("Stop", stop) == {
+        "decision": "block",
+        "reason": f"git-continuity: you may stop now, but {thread} did not verify (you were told 3 times in a row), "
+        f'so what you said was done is not. Begin your answer to the user with: "Not done: {thread} did not verify '
+        '(git continuity check --closing shows why)." Then stop.',
+    }
     assert claude.ours("Stop", stop) == {
         "systemMessage": f"git-continuity: the agent stopped although {thread} did not verify "
         "(it was told 3 times in a row); git continuity check --closing shows why."
@@ -426,7 +439,8 @@ def test_claude_code_runs_the_installed_hooks(project: Path) -> None:
         "\n"
         "## Journal (latest 2 of 2)\n"
         f"- TIME UTC Ada Agent on laptop (claude-code, session {session}): Session {session} handed off "
-        f"({handoff['id']}): {thread} open → done. Next: tag v1.2 and push it\n"
+        f"({handoff['id']}): {thread} open → done. Not pushed: main +1 (not on origin/main). Next: tag v1.2 and "
+        "push it\n"
         f"- TIME UTC Ada Agent on laptop (claude-code, session {session}): Stop gate let go: session {session} "
         f"ended with {thread} unverified, after 3 blocks in a row; what it said was done is not (git continuity "
         "check --closing shows why)\n"

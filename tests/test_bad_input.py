@@ -14,9 +14,12 @@ from git_continuity import verify
 
 Run = Callable[..., Ran]
 PACKET = ".continuity/packet.yaml"
+# As an agent's tool call reads it (no terminal): what to tell the user, not the repair, which is
+# the person's (a person at a terminal is shown it: tests/test_true_now.py).
 MALFORMED_TAIL = (
-    "The packet is repaired with git continuity edit. Any other file: put the state back on the\n"
-    "last good change (git continuity log lists them): git update-ref refs/continuity/main <commit>\n"
+    "Nothing can be written on this state until it is repaired, and what to repair is the user's decision (git"
+    " continuity doctor shows them the state and its repair): tell them; do not repair or rewrite the state"
+    " yourself.\n"
 )
 NO_STATE = (
     "git-continuity: error: no continuity state for stream 'main' here (refs/continuity/main does not exist).\n"

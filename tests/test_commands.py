@@ -331,6 +331,7 @@ def test_claim_list_by_state(started: Path, inproc: Run) -> None:
         "observed": f"commit {head[:7]} exists here",
         "checked_at": everything[0]["checked_at"],
         "origin": "now",
+        "freshness": {"kind": "now", "text": "re-derived now"},
         "added_at": everything[0]["added_at"],
         "added_by": ME,
     }

@@ -260,8 +260,9 @@ def test_the_gate_letting_go_is_said_to_the_user_recorded_and_led_with(repo: Pat
     started(repo)
     ok(repo, "orient")
     tid = made_id(ok(repo, "thread", "add", "Release", "--check", "tag:v9"), "t")
-    answers = [stop_hook(repo, active=n > 0) for n in range(4)]
-    assert [a.get("decision") for a, _ in answers] == ["block", "block", "block", None]
+    answers = [stop_hook(repo, active=n > 0) for n in range(5)]
+    # The fourth asks the model to tell the person (a headless run prints only its answer); the fifth lets go.
+    assert [a.get("decision") for a, _ in answers] == ["block", "block", "block", "block", None]
     let_go, stderr = answers[-1]
     said = (
         f"git-continuity: the agent stopped although {tid} did not verify (it was told 3 times in a row); "

@@ -93,6 +93,7 @@ def test_thread_list(started: Path, inproc: Run) -> None:
                         "observed": "tag v1 does not exist here",
                         "checked_at": check["checked_at"],
                         "origin": "now",
+                        "freshness": {"kind": "now", "text": "re-derived now"},
                         "added_at": thread["added_at"],
                         "added_by": ME,
                     }
@@ -208,6 +209,7 @@ def test_claim_show(started: Path, inproc: Run) -> None:
             "observed": observed,
             "checked_at": found["checked_at"],
             "origin": "now",
+            "freshness": {"kind": "now", "text": "re-derived now"},
             "added_at": found["added_at"],
             "added_by": ME,
             "host": HOST,

@@ -61,7 +61,13 @@ def test_a_left_out_commit_shows_its_author_as_its_writers_not_verified_and_none
         " pull leaves it out: git continuity pull says whose"
     )
     assert ok(ada, "status").splitlines()[1] == f"Sync       {sync}"
-    assert f"Sync: {sync}" in ok(ada, "orient").splitlines()
+    # The brief fetched the remote just now, and tried to take its state in.
+    brief = ok(ada, "orient").splitlines()
+    assert f"Sync: {sync.replace('(as of the last fetch)', '(fetched just now)')}" in brief
+    assert (
+        "Fresh look: origin's state was not taken in: the state origin has for stream 'main' is not signed by keys "
+        "trusted here; nothing was merged."
+    ) in brief
     for command in ("status", "orient"):
         remotes = json.loads(ok(ada, command, "--json"))["remotes"]
         assert [(r["relation"], r["behind"], r["refused"]) for r in remotes] == [("behind", 1, "untrusted")], command

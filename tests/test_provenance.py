@@ -78,19 +78,24 @@ def test_evidence_names_the_clone_that_derived_it(two: tuple[Path, Path, str, st
     assert clone_of(a) == first["clone"]
 
 
+def aged(text: str) -> str:
+    """A report's age (how long ago the other clone derived it) as AGO."""
+    return re.sub(r" (just now|\d+ \w+ ago), not re-derived", " AGO, not re-derived", text)
+
+
 def test_another_clones_evidence_is_its_report_and_closes_nothing_here(two: tuple[Path, Path, str, str]) -> None:
     a, b, thread, check = two
     session = evidence(b)[0]["session"]
     (shown,) = json.loads(on("host-b", b, "status", "--json").out)["claims"]
     tree = git(a, "rev-parse", "HEAD^{tree}")
-    assert (shown["state"], shown["observed"]) == (
+    assert (shown["state"], aged(shown["observed"])) == (
         "verified",
-        f"reported by host-a (session {session}), not re-derived here: exit 0 in 0.0s on work tree {tree[:7]}",
+        f"reported by host-a (session {session}) AGO, not re-derived here: exit 0 in 0.0s on work tree {tree[:7]}",
     )
-    status = on("host-b", b, "status").out
-    assert f"reported by host-a (session {session}), not re-derived here: exit 0 in 0.0s" in status
-    shown_thread = on("host-b", b, "thread", "show", thread).out
-    assert f"reported by host-a (session {session}), not re-derived here" in shown_thread
+    status = aged(on("host-b", b, "status").out)
+    assert f"reported by host-a (session {session}) AGO, not re-derived here: exit 0 in 0.0s" in status
+    shown_thread = aged(on("host-b", b, "thread", "show", thread).out)
+    assert f"reported by host-a (session {session}) AGO, not re-derived here" in shown_thread
 
     # The gate does not take it for proof: the check runs here, and here it is not approved.
     closing = on("host-b", b, "thread", "close", thread)
@@ -111,7 +116,7 @@ def test_another_clones_evidence_is_its_report_and_closes_nothing_here(two: tupl
     assert on("host-b", b, "push").code == 0
     assert on("host-a", a, "pull").code == 0
     (shown,) = json.loads(on("host-a", a, "status", "--json").out)["claims"]
-    assert shown["observed"].startswith("reported by host-b, not re-derived here: exit 0 in ")
+    assert aged(shown["observed"]).startswith("reported by host-b AGO, not re-derived here: exit 0 in ")
 
 
 def test_two_clones_on_one_host_are_told_apart(two: tuple[Path, Path, str, str]) -> None:
@@ -121,8 +126,8 @@ def test_two_clones_on_one_host_are_told_apart(two: tuple[Path, Path, str, str])
     assert on("host-a", c, "pull").code == 0
     session = evidence(c)[0]["session"]
     (shown,) = json.loads(on("host-a", c, "status", "--json").out)["claims"]
-    assert shown["observed"].startswith(
-        f"reported by another clone on host-a (session {session}), not re-derived here: exit 0 in "
+    assert aged(shown["observed"]).startswith(
+        f"reported by another clone on host-a (session {session}) AGO, not re-derived here: exit 0 in "
     )
     (mine,) = json.loads(on("host-a", a, "status", "--json").out)["claims"]
     assert mine["observed"].startswith("exit 0 in ")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import git
 from test_sessions import made, ok
 
 from git_continuity import session
@@ -68,7 +69,7 @@ def test_which_session_is_current_is_one_rule(repo: Path, monkeypatch: pytest.Mo
 
     opened = session.Session("s-222222", "2026-11-30T10:00:00.000Z", "laptop", "a", "codex", "conversation-1")
     session.save(git_dir, opened)
-    mine = session.Current("s-222222", "codex", opened, None)
+    mine = session.Current("s-222222", "codex", opened, None, git_dir)
     # The stream written to does not enter into it; a command the agent runs names no conversation.
     assert session.resolve(git_dir) == mine
     assert session.resolve(git_dir, agent_session="conversation-1") == mine
@@ -83,7 +84,20 @@ def test_which_session_is_current_is_one_rule(repo: Path, monkeypatch: pytest.Mo
     assert session.resolve(git_dir) == mine._replace(agent="claude-code")
     assert session.current(git_dir) == ("s-222222", "claude-code")
 
+    # A command the agent runs in another work tree of the clone (git -C) names its conversation in
+    # its environment: it is that conversation's session, wherever it started (#33).
+    monkeypatch.delenv("GIT_CONTINUITY_SESSION")
+    git(repo, "worktree", "add", "-q", "-b", "other", str(repo.parent / "other"))
+    other = git_dir / "worktrees" / "other"
+    stale = session.Session("s-333333", "2026-11-30T09:00:00.000Z", "laptop", "a", "codex", "conversation-0")
+    session.save(other, stale)  # a session the other work tree still holds, of another conversation
+    monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "conversation-1")
+    assert session.resolve(other) == mine._replace(agent="claude-code")
+    monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "conversation-9")  # a conversation with no session here
+    assert session.resolve(other) == session.Current(None, "claude-code", None, stale)
+    monkeypatch.delenv("CLAUDE_CODE_SESSION_ID")
+    assert session.resolve(other) == session.Current("s-333333", "claude-code", stale, None, other)
+
     # An ended session is no one's.
     session.save(git_dir, opened._replace(ended_at="2026-11-30T11:00:00.000Z", handoff="h-222222"))
-    monkeypatch.delenv("GIT_CONTINUITY_SESSION")
     assert session.resolve(git_dir) == session.Current(None, "claude-code", None, None)

@@ -129,6 +129,11 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
         "- uncommitted: 1 unstaged: app.py\n"
         f"- 1 stash, the latest: WIP on main: {fix[:7]} Fix the login loop\n"
         "\n"
+        "## Not yet shared: only in this clone\n"
+        f"- main: 1 commit not on origin/main ({fix[:7]} Fix the login loop): git push\n"
+        "- 9 state changes never sent to origin: git continuity push origin\n"
+        "- 1 file not committed: app.py\n"
+        "\n"
         "## Open threads\n"
         f"- {thread} [open] Release v1.2: 0 of 1 checks verified now\n"
         f"  - contradicted {check}: tag v1.2 does not exist here\n"
@@ -215,13 +220,24 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
         "note": "the spike branch is a dead end",
         "journal": journal_id,
         "machine": data["machine"],  # memory, free disk, CPUs here (tests/test_machine_limit.py)
+        "clone": json.loads((laptop / ".git" / "continuity" / "clone.json").read_text())["id"],
+        "unshared": {
+            "branch": "main",
+            "upstream": "origin/main",
+            "ahead": 1,
+            "commits": [{"commit": fix, "summary": "Fix the login loop"}],
+            "state": [{"remote": "origin", "changes": 9, "never": True}],
+            "uncommitted": 1,
+            "paths": ["app.py"],
+        },
     }
     # The session entry in the journal, and the session ended with the handoff.
     entries = json.loads(ok(laptop, "journal", "--json").out)["entries"]
     assert entries[-1] == {
         "id": journal_id,
         "text": f"Session {session} handed off ({handoff}): main +1; spike +1; 3 claims added; "
-        f"{thread} new → open. Next: push the fix, then tag v1.2\nNote: the spike branch is a dead end",
+        f"{thread} new → open. Not pushed: main +1 (not on origin/main). Next: push the fix, then tag v1.2\n"
+        "Note: the spike branch is a dead end",
         "at": data["at"],
         "by": ME,
         "host": "laptop",
@@ -265,8 +281,9 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
     assert steady(brief.out) == (
         "# git-continuity brief: stream main\n"
         f"State refs/continuity/main at {state[:7]}, changed AGO. "
-        "Claims derived now, not read from storage: 1 verified, 2 contradicted.\n"
+        "Claims: 1 verified, 2 contradicted (3 re-derived now).\n"
         f"Session {second} started now on desktop; end it with: git continuity handoff\n"
+        "Fresh look: fetched now from origin.\n"
         "Warning: No closure gate here: this clone's git hooks are not installed, so a commit that closes a thread "
         "is not checked (git continuity hooks install).\n"
         "\n"
@@ -275,7 +292,7 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
         "\n"
         "## Verified now\n"
         f'- {pushed} "the fix is pushed" (pushed:{fix[:12]}…@origin/main): '
-        f"origin/main is at {fix[:7]} (as cloned AGO, not fetched since), which contains {fix[:7]}\n"
+        f"origin/main is at {fix[:7]} (fetched just now), which contains {fix[:7]}\n"
         "\n"
         "## Objective\n"
         "Fix the login loop and ship 1.2\n"
@@ -301,10 +318,12 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
         "\n"
         "### Claims whose state changed\n"
         f'- {pushed} "the fix is pushed": contradicted → verified: '
-        f"origin/main is at {fix[:7]} (as cloned AGO, not fetched since), which contains {fix[:7]}\n"
+        f"origin/main is at {fix[:7]} (fetched just now), which contains {fix[:7]}\n"
+        "\n"
+        "### Branches that differ from laptop's clone (nothing moved: each clone has its own)\n"
+        f"- spike: only in laptop's clone, at {spike[:7]}, a commit this clone does not have\n"
         "\n"
         "### Refs that moved\n"
-        f"- spike: not here now (it was at {spike[:7]}, a commit not in this clone)\n"
         f"- origin/main: {base[:7]} → {fix[:7]}, +1 ({fix[:7]} Fix the login loop)\n"
         "\n"
         "### Journal entries from other machines\n"
@@ -313,7 +332,8 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
         "## Journal (latest 3 of 3)\n"
         "- TIME UTC Ada Agent on laptop: pushed the fix after the handoff\n"
         f"- TIME UTC Ada Agent on laptop (session {session}): Session {session} handed off ({handoff}): "
-        f"main +1; spike +1; 3 claims added; {thread} new → open. Next: push the fix, then tag v1.2 …\n"
+        f"main +1; spike +1; 3 claims added; {thread} new → open. Not pushed: main +1 (not on origin/main). Next: "
+        "push the fix, then tag v1.2 …\n"
         f"- TIME UTC Ada Agent on laptop (session {session}): reproduced the loop with an expired cookie\n"
     )
 
@@ -336,12 +356,15 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
             "text": "the fix is pushed",
             "was": "contradicted",
             "now": "verified",
-            "observed": f"origin/main is at {fix[:7]} (as cloned AGO, not fetched since), which contains {fix[:7]}",
+            "observed": f"origin/main is at {fix[:7]} (fetched just now), which contains {fix[:7]}",
         }
     ]
     assert [(r["ref"], r["was"], r["now"], r["missing"]) for r in doc["since"]["refs"]] == [
-        ("refs/heads/spike", spike, None, True),
         ("refs/remotes/origin/main", base, fix, False),
+    ]
+    # The laptop's own branch: a difference between the clones, not a ref that moved.
+    assert [(r["ref"], r["was"], r["now"], r["missing"]) for r in doc["since"]["clones"]] == [
+        ("refs/heads/spike", spike, None, True),
     ]
     assert [e["text"] for e in doc["since"]["journal"]] == ["pushed the fix after the handoff"]
     assert doc["budget"] == {
@@ -357,15 +380,17 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(
         "(latest 2 of 3; --all shows every entry)\n\n"
         f"TIME UTC  {journal_id}  {ME} on laptop (session {session})\n"
         f"  Session {session} handed off ({handoff}): main +1; spike +1; 3 claims added; {thread} new → open. "
-        "Next: push the fix, then tag v1.2\\nNote: the spike branch is a dead end\n\n"
+        "Not pushed: main +1 (not on origin/main). Next: push the fix, then tag v1.2\\nNote: the spike branch is a "
+        "dead end\n\n"
         f"TIME UTC  {later}  {ME} on laptop\n"
         "  pushed the fix after the handoff\n\n"
     )
     # State written here and not pushed yet: the brief says so on top, with what to run.
     ok(desktop, "journal", "add", "picked it up on the desktop", host="desktop")
-    assert ok(desktop, "orient", host="desktop").out.splitlines()[3] == (
-        "Sync: origin: 1 change here not on origin yet (as of the last fetch): git continuity push"
-    )
+    assert ok(desktop, "orient", host="desktop").out.splitlines()[3:5] == [
+        "Fresh look: fetched now from origin.",
+        "Sync: origin: 1 change here not on origin yet (fetched just now): git continuity push",
+    ]
     assert json.loads(ok(desktop, "orient", "--json", host="desktop").out)["remotes"] == [
         {
             "remote": "origin",
@@ -457,7 +482,7 @@ def test_max_tokens_keeps_the_truth_first_and_says_what_it_left_out(repo: Path) 
     truth = (
         "# git-continuity brief: stream main\n"
         f"State refs/continuity/main at {state}, changed AGO. "
-        "Claims derived now, not read from storage: 12 verified, 1 contradicted.\n"
+        "Claims: 12 verified, 1 contradicted (13 re-derived now).\n"
         f"Session {session} continues, started AGO on laptop; end it with: git continuity handoff\n"
         "\n"
         "## Do not act on these: not true now\n"
@@ -548,8 +573,9 @@ def test_malformed_state_is_named_in_the_brief_and_blocks_a_handoff(repo: Path) 
     assert refused.err == (
         "git-continuity: error: the state on refs/continuity/main is malformed; nothing was written:\n"
         f"  {path} line {line}: next_action: 7 is not of type 'string', 'null'\n"
-        "The packet is repaired with git continuity edit. Any other file: put the state back on the\n"
-        "last good change (git continuity log lists them): git update-ref refs/continuity/main <commit>\n"
+        "Nothing can be written on this state until it is repaired, and what to repair is the user's decision (git"
+        " continuity doctor shows them the state and its repair): tell them; do not repair or rewrite the state"
+        " yourself.\n"
     )
     assert git(repo, "rev-parse", "refs/continuity/main") == before
 

@@ -118,7 +118,8 @@ def test_a_claim_another_clone_verified_is_its_report_in_every_reader(remote_and
     there = json.loads(ok(other, "status", "--json"))["claims"][0]
     assert (there["state"], there["origin"]) == ("verified", "reported")
     assert re.fullmatch(
-        r"reported by another clone on \S+, not re-derived here: exit 0 in \d+\.\ds on work tree [0-9a-f]{7}",
+        r"reported by another clone on \S+ (just now|\d+ \w+ ago), not re-derived here: exit 0 in \d+\.\ds on work "
+        r"tree [0-9a-f]{7}",
         there["observed"],
     ), there["observed"]
 
@@ -126,18 +127,30 @@ def test_a_claim_another_clone_verified_is_its_report_in_every_reader(remote_and
     verified = brief.split("## Verified now")[1].split("##")[0] if "## Verified now" in brief else ""
     assert cid not in verified
     unconfirmed = brief.split("## Not confirmed: check before relying on these")[1].split("##")[0]
-    assert f'- {cid} "the readme is there" (cmd:{command}) is verified: {there["observed"]}' in unconfirmed
+    # Not approved on this clone: every reader says so, in the one wording (labels.freshness_text).
+    fresh = there["freshness"]
+    assert fresh["kind"] == "unapproved"
+    assert re.fullmatch(
+        r"not approved here: it runs here only once a person approves it at a terminal; its last result reported "
+        r"by another clone on \S+ (just now|\d+ \w+ ago)",
+        fresh["text"],
+    ), fresh["text"]
+    assert f'- {cid} "the readme is there" (cmd:{command}) is verified [{fresh["text"]}]: {there["observed"]}' in (
+        unconfirmed
+    )
+    assert f"[{fresh['text']}]" in ok(other, "status")
+    assert f"  now     verified [{fresh['text']}]: " in ok(other, "claim", "show", cid)
     oriented = json.loads(ok(other, "orient", "--json"))
-    assert [(c["id"], c["origin"]) for c in oriented["unconfirmed"]] == [(cid, "reported")]
+    assert [(c["id"], c["origin"], c["freshness"]) for c in oriented["unconfirmed"]] == [(cid, "reported", fresh)]
     assert oriented["verified"] == []
 
     listed = json.loads(ok(other, "claim", "list", "--json"))["claims"]
-    assert [(c["id"], c["origin"]) for c in listed] == [(cid, "reported")]
+    assert [(c["id"], c["origin"], c["freshness"]) for c in listed] == [(cid, "reported", fresh)]
     shown = json.loads(ok(other, "claim", "show", cid, "--json"))["claim"]
-    assert (shown["state"], shown["origin"]) == ("verified", "reported")
+    assert (shown["state"], shown["origin"], shown["freshness"]) == ("verified", "reported", fresh)
     tool = mcp(other, "status")
-    assert [(c["id"], c["state"], c["origin"]) for c in (tool.document or {})["claims"]] == [
-        (cid, "verified", "reported")
+    assert [(c["id"], c["state"], c["origin"], c["freshness"]) for c in (tool.document or {})["claims"]] == [
+        (cid, "verified", "reported", fresh)
     ]
 
 

@@ -141,7 +141,7 @@ def test_a_pr_awaiting_review_counts_no_attempt_and_the_gate_lets_the_agent_stop
         f"    {line(seen['checked_at'])}\n"
         f"      contradicted  {cid}  {REVIEW}\n"
         "                    PR #830 is open, head 1111111\n"
-        "                    [recorded just now, not asked now]"
+        "                    [recorded here just now, not asked now]"
     )
     assert json.loads(gc.ok(started, "status", "--json"))["threads"][0]["waiting"] == expected
     assert json.loads(gc.ok(started, "thread", "show", tid, "--json"))["thread"]["waiting"] == expected
@@ -228,8 +228,9 @@ def test_a_pipeline_still_running_waits_on_ci_since_it_started_waiting(
     gc.run(started, "verify", "--online")
     github.runs[("octo", "app", sha)][0]["status"] = "in_progress"
     gc.run(started, "verify", "--online")
-    failed, queued, running = gc.evidence(started, cid)
-    assert [e.get("waiting") for e in (failed, queued, running)] == [None, "CI", "CI"]
+    # The brief's fresh look asked CI again, and recorded what it said (failed still).
+    failed, looked, queued, running = gc.evidence(started, cid)
+    assert [e.get("waiting") for e in (failed, looked, queued, running)] == [None, None, "CI", "CI"]
     assert running["observed"] == f"check 'build' is in_progress on {sha[:7]}; not decided yet"
     assert len(gc.attempts(started)) == 1
     since = queued["checked_at"]  # the first observation of this wait, not the failure before it

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from git_continuity import commit_notes, policy, render, session, store, verify, view
+from git_continuity import commit_notes, labels, policy, render, session, store, verify, view
 from git_continuity.display import hang
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, JournalEntry, ago, new_id, now, parse_stamp, shown, stamp, to_json
@@ -164,7 +164,9 @@ def show(repo: Repo, *, stream: str, claim_id: str, as_json: bool) -> int:
     if claim.thread:
         print(f"  thread  {claim.thread} (one of its acceptance checks)")
     print(hang("  added   ", f"{shown(claim.added_at)} UTC ({ago(parse_stamp(claim.added_at), at)}) by {added}"))
-    print(hang("  now     ", f"{assessed.derived.state}: {assessed.derived.observed}"))
+    note = labels.freshness_note(assessed, at)
+    fresh = f" [{note}]" if note else ""
+    print(hang("  now     ", f"{assessed.derived.state}{fresh}: {assessed.derived.observed}"))
     if not history:
         hint = " (git continuity verify " + claim.id + " records some)" if claim.handle else ""
         print(f"Evidence: none recorded{hint}")

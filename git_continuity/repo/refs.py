@@ -346,6 +346,28 @@ def head_reflog_since(repo: Repo, since: datetime) -> list[tuple[Oid, Oid, str]]
     ]
 
 
+def every_head_reflog_since(repo: Repo, since: datetime) -> list[tuple[Oid, Oid, str]]:
+    """The HEAD reflog entries of every work tree of the clone since ``since`` (old, new,
+    message): what a session that works across worktrees did, as git recorded it there. Read
+    as git writes them (``<old> <new> <who> <time> <zone>\t<message>``)."""
+    folders = [repo.common_dir]
+    with contextlib.suppress(OSError):
+        folders += sorted(p for p in (repo.common_dir / "worktrees").iterdir() if p.is_dir())
+    cut = since.timestamp()
+    found = []
+    for folder in folders:
+        try:
+            lines = (folder / "logs" / "HEAD").read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            head, _, message = line.partition("\t")
+            words = head.split()
+            if len(words) >= 4 and words[-2].isdigit() and int(words[-2]) >= int(cut):
+                found.append((Oid(words[0]), Oid(words[1]), message))
+    return found
+
+
 def ref_tips(repo: Repo, prefixes: Sequence[str], limit: int) -> dict[str, Oid]:
     """Where the refs under each prefix point, the prefixes in order of importance, at most
     ``limit`` refs in all (a repository with thousands of tags keeps its branches): the

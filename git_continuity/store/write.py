@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from git_continuity import atomic, packetfile, schema, session, signing
+from git_continuity import atomic, display, packetfile, schema, session, signing
 from git_continuity import repo as git
 from git_continuity.constants import ENV_CHECK_JSON
 from git_continuity.display import clean
@@ -216,13 +216,19 @@ def _validate_change(snap: Snapshot, change: Change) -> None:
 def require_well_formed(snap: Snapshot, *, replacing: str | None = None) -> None:
     """Refuse to go on from malformed state, naming every bad file (except ``replacing``)."""
     problems = [p for p in all_problems(snap) if not (replacing and p.startswith(replacing))]
-    if problems:
+    if not problems:
+        return
+    said = f"the state on {snap.ref} is malformed; nothing was written:\n  " + "\n  ".join(problems)
+    if not display.at_a_terminal():  # an agent's call: the repair is the person's to choose (#33)
         raise UserError(
-            f"the state on {snap.ref} is malformed; nothing was written:\n  "
-            + "\n  ".join(problems)
-            + "\nThe packet is repaired with git continuity edit. Any other file: put the state back on the"
-            f"\nlast good change (git continuity log lists them): git update-ref {snap.ref} <commit>"
+            said + "\nNothing can be written on this state until it is repaired, and what to repair is the user's"
+            " decision (git continuity doctor shows them the state and its repair): tell them; do not repair or"
+            " rewrite the state yourself."
         )
+    raise UserError(
+        said + "\nThe packet is repaired with git continuity edit. Any other file: put the state back on the"
+        f"\nlast good change (git continuity log lists them): git update-ref {snap.ref} <commit>"
+    )
 
 
 def remember_active(snap: Snapshot) -> dict[str, Any]:

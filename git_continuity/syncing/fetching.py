@@ -222,6 +222,19 @@ def fetch(repo: Repo, remote: str, layout: Layout, timeout: float = TIMEOUT) -> 
     """Ask the remote what state it has, fetch what is new, move the tracking refs to the
     chosen layout's refs, and drop tracking refs of streams the remote no longer has."""
     as_refs, as_branches, ignored = _list(repo, remote, layout, timeout)
+    return _settle(repo, remote, layout, as_refs, as_branches, ignored)
+
+
+def settle(repo: Repo, remote: str, layout: Layout, refs: dict[str, str]) -> Fetched:
+    """What ``fetch`` does once the remote's state refs are here: ``refs`` is the remote's
+    listing (its ref names) of what a fetch already brought (the fresh look's, syncing.look)."""
+    as_refs, as_branches, ignored = _sides(layout, refs)
+    if _missing(repo, as_refs, as_branches):
+        raise UserError(f"{remote}'s state was not all fetched; nothing was merged. Try again.")
+    return _settle(repo, remote, layout, as_refs, as_branches, ignored)
+
+
+def _settle(repo: Repo, remote: str, layout: Layout, as_refs: Side, as_branches: Side, ignored: list[str]) -> Fetched:
     chosen, other = (as_refs, as_branches) if layout.transport == "refs" else (as_branches, as_refs)
     foreign: list[str] = []
     misplaced: dict[str, str] = {}

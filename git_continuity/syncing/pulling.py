@@ -310,6 +310,12 @@ def _take_in_notes(repo: Repo, theirs: Oid, remote: str) -> str:
 def pull_from(repo: Repo, remote: str, layout: Layout, timeout: float = TIMEOUT) -> tuple[Fetched, list[Line]]:
     """Fetch, validate and take in every stream and the notes, in both layouts; what each did."""
     fetched = fetch(repo, remote, layout, timeout)
+    return fetched, take_in_fetched(repo, fetched)
+
+
+def take_in_fetched(repo: Repo, fetched: Fetched) -> list[Line]:
+    """Validate and take in every stream and the notes of a fetched state; what each did."""
+    remote = fetched.remote
     fetched.admitted = admitted(repo, fetched)
     validate(repo, fetched, fetched.admitted)
     # Every clone's lane (what it sent while others moved the shared ref) is folded in with
@@ -354,4 +360,4 @@ def pull_from(repo: Repo, remote: str, layout: Layout, timeout: float = TIMEOUT)
         Line(f"ignored {name}", f"the state of stream {held!r} under another prefix ({prefix}): left alone")
         for name, held in sorted(fetched.misplaced.items())
     ]
-    return fetched, lines
+    return lines

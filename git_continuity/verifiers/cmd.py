@@ -60,6 +60,7 @@ HOOK_GIT_VARIABLES = (
     "GIT_OBJECT_DIRECTORY",
     "GIT_ALTERNATE_OBJECT_DIRECTORIES",
     "GIT_QUARANTINE_PATH",
+    "GIT_CONTINUITY_CALLER_PID",  # who asked for this command, not for the one it runs
 )
 
 

@@ -1,0 +1,539 @@
+"""True now, wherever a session starts (#33), through the command line and the agents' hooks:
+the brief's fresh look at the remotes and the forge, freshness said the same way by every
+reader, claims judged at the home from a donor worktree, a session that is the agent's across
+worktrees, work not yet shared named, clones told apart, a cmd: check not approved here, the
+Stop gate's let-go said to the person, a malformed state held once. Real git, real remotes, a
+remote that never answers (a socket that accepts and stays silent), the loopback forge."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import at_a_terminal, claude_hook, commit, cont, git, made_id, ok, stop_hook, write_state
+from forge_fakes import FakeGitHub, Fault
+
+ID = r"[2-9a-hjkmnp-z]{6}"
+
+
+def oriented(work: Path, *args: str, **env: str) -> str:
+    done = subprocess.run(
+        ["git", "continuity", "orient", *args], cwd=work, capture_output=True, text=True, env={**os.environ, **env}
+    )
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    return done.stdout
+
+
+def section(brief: str, title: str) -> list[str]:
+    """The lines of one ``## title`` section of a brief (without its heading)."""
+    found = re.search(rf"^## {re.escape(title)}\n(.*?)(?=\n\n|\Z)", brief, re.S | re.M)
+    return found.group(1).splitlines() if found else []
+
+
+def ago(text: str) -> str:
+    return re.sub(r"(just now|\d+ (second|minute|hour|day)s? ago)", "AGO", text)
+
+
+@pytest.fixture
+def silent() -> Iterator[str]:
+    """A git:// remote that takes the connection and never says a word: a dead remote."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"git://127.0.0.1:{server.getsockname()[1]}/cli.git"
+    stop.set()
+    thread.join()
+    for each in held:
+        each.close()
+    server.close()
+
+
+@pytest.fixture
+def github(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitHub]:
+    with FakeGitHub() as fake:
+        monkeypatch.setenv("GITHUB_API_URL", fake.url)
+        yield fake
+
+
+# -- 1. recorded network evidence is never "Verified now" -----------------------------------------
+
+
+def test_a_pr_verified_earlier_is_asked_again_and_what_cannot_be_asked_is_never_verified_now(
+    repo: Path, github: FakeGitHub
+) -> None:
+    github.add_pull("acme", "cli", 12, "open")
+    ok(repo, "init")
+    pr = made_id(ok(repo, "claim", "add", "PR #12 is open", "--check", "github:pr/acme/cli#12=open"), "c")
+    assert "verified" in ok(repo, "verify", "--online")  # recorded here: PR #12 is open
+    github.add_pull("acme", "cli", 12, "merged")  # merged since
+
+    brief = oriented(repo)
+    assert section(brief, "Do not act on these: not true now") == [
+        f'- **{pr}** "PR #12 is open" (github:pr/acme/cli#12=open) is contradicted: PR #12 was merged at '
+        "2026-11-28T10:02Z by octocat (merge commit eeeeeee)"
+    ]
+    assert section(brief, "Verified now") == []
+    assert "Claims: 1 contradicted (1 re-derived now)." in brief
+
+    # The forge does not answer within the look's bound: the last evidence is shown as what it
+    # is, recorded here and not asked now, with why; never under "Verified now".
+    github.add_pull("acme", "cli", 12, "open")
+    assert "verified" in ok(repo, "verify", "--online")
+    github.fault("/pulls/12", Fault(200, delay=3.0))
+    brief = oriented(repo, GIT_CONTINUITY_FRESH_LOOK="0.5")
+    assert section(brief, "Verified now") == []
+    (line,) = section(brief, "Not confirmed: check before relying on these")
+    assert ago(line) == (
+        f'- {pr} "PR #12 is open" (github:pr/acme/cli#12=open) is verified [recorded here AGO, not asked now: '
+        "not answered within 0.5 s]: PR #12 is open, head 1111111"
+    )
+    assert "Claims: 1 verified (1 recorded earlier, not asked now)." in brief
+    document = json.loads(oriented(repo, "--json", GIT_CONTINUITY_FRESH_LOOK="0.5"))
+    (unconfirmed,) = document["unconfirmed"]
+    assert unconfirmed["freshness"]["kind"] == "recorded"
+    assert document["look"]["network"]["unanswered"][0]["handle"] == "github:pr/acme/cli#12=open"
+
+
+# -- 2. the brief looks at the remotes ------------------------------------------------------------
+
+
+def test_the_brief_fetches_and_sees_a_force_reset_a_new_tag_and_state_written_on_another_clone(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    bare, laptop = remote_and_clone
+    ok(laptop, "init")
+    ok(laptop, "objective", "set", "Ship 1.2", "--why", "release is due")
+    blocker = made_id(ok(laptop, "blocker", "add", "CI runner is offline"), "b")
+    fix = commit(laptop, "Fix the login loop", {"app.py": "fixed\n"})
+    git(laptop, "push", "-q", "origin", "main")
+    pushed = made_id(ok(laptop, "claim", "add", "the fix is pushed", "--check", "pushed:HEAD@origin/main"), "c")
+    tagged = made_id(ok(laptop, "claim", "add", "1.2 is tagged", "--check", "tag:v1.2"), "c")
+    ok(laptop, "push")
+
+    # Between the sessions, on another clone: the fix is reset away on origin, v1.2 is tagged
+    # there, the blocker is done and a journal entry says why.
+    desktop = tmp_path / "desktop"
+    git(tmp_path, "clone", "-q", str(bare), str(desktop))
+    ok(desktop, "pull")
+    ok(desktop, "blocker", "done", blocker)
+    ok(desktop, "journal", "add", "the CI runner is back")
+    ok(desktop, "push")
+    git(desktop, "reset", "-q", "--hard", "HEAD~1")
+    git(desktop, "push", "-q", "--force", "origin", "main")
+    git(desktop, "tag", "v1.2")
+    git(desktop, "push", "-q", "origin", "v1.2")
+    base = git(desktop, "rev-parse", "--short=7", "HEAD")
+
+    brief = oriented(laptop)
+    lines = brief.splitlines()
+    assert "Fresh look: fetched now from origin." in lines
+    assert any(re.fullmatch(r"Fresh look: took in origin's state: main: fast-forward \w+\.\.\w+\.", x) for x in lines)
+    assert section(brief, "Do not act on these: not true now") == [
+        f'- **{pushed}** "the fix is pushed" (pushed:{fix[:12]}…@origin/main) is contradicted: '
+        f"origin/main is at {base} (fetched just now), which does not contain {fix[:7]}"
+    ]
+    assert section(brief, "Verified now") == [f'- {tagged} "1.2 is tagged" (tag:v1.2): tag v1.2 points at {base}']
+    assert section(brief, "Blockers") == ["- none"]
+    assert re.search(r"^- \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC Ada Agent on \S+: the CI runner is back$", brief, re.M)
+
+
+def test_a_tag_that_differs_from_the_remotes_is_left_as_it_is_and_said(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    bare, work = remote_and_clone
+    ok(work, "init")
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(bare), str(other))
+    commit(other, "Release", {"release.txt": "1.2\n"})
+    git(other, "tag", "v1.2")
+    git(other, "push", "-q", "origin", "main", "v1.2")
+    git(work, "tag", "v1.2")  # here on another commit
+    ours = git(work, "rev-parse", "v1.2")
+    lines = oriented(work).splitlines()
+    assert lines[3:5] == [
+        "Fresh look: fetched now from origin.",
+        "Tag v1.2 differs between this clone and origin: left as it is here (git ls-remote origin refs/tags/v1.2 shows "
+        "theirs).",
+    ]
+    assert git(work, "rev-parse", "v1.2") == ours
+
+
+def test_a_remote_that_never_answers_is_said_with_what_is_known_of_it_and_its_age(
+    remote_and_clone: tuple[Path, Path], silent: str
+) -> None:
+    _, work = remote_and_clone
+    ok(work, "init")
+    head = git(work, "rev-parse", "HEAD")
+    pushed = made_id(ok(work, "claim", "add", "main is pushed", "--check", "pushed:HEAD@origin/main"), "c")
+    git(work, "remote", "set-url", "origin", silent)
+
+    brief = oriented(work, GIT_CONTINUITY_FRESH_LOOK="1")
+    assert ago(brief.splitlines()[3]) == (
+        f"Fresh look: origin ({silent}) was not reached: did not answer within 1 s; what this clone knows of it "
+        "(its branches, tags and state, and every check that reads them) is as it last heard from it, AGO."
+    )
+    assert section(brief, "Verified now") == []
+    assert [ago(x) for x in section(brief, "Not confirmed: check before relying on these")] == [
+        f'- {pushed} "main is pushed" (pushed:{head[:12]}…@origin/main) is verified [recorded here AGO, not asked '
+        f"now: origin did not answer within 1 s]: origin/main is at {head[:7]} (as cloned AGO, not fetched since), "
+        f"which contains {head[:7]}"
+    ]
+    look = json.loads(oriented(work, "--json", GIT_CONTINUITY_FRESH_LOOK="1"))["look"]
+    assert [(r["remote"], r["reached"], r["failed"]) for r in look["remotes"]] == [
+        ("origin", False, "did not answer within 1 s")
+    ]
+    # No git process of the look outlives it: none is left talking to the silent remote.
+    assert not [p for p in _processes() if silent in p]
+
+
+def _processes() -> list[str]:
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                found.append(Path(entry.path, "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+            except OSError:
+                continue
+    return found
+
+
+def test_what_a_compactions_look_fetched_is_not_the_sessions_change(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A compacted (or resumed) conversation gets a fresh brief, whose look fetches what others
+    pushed meanwhile: the session did not change that, so a Stop with nothing of its own changed
+    is not held."""
+    bare, work = remote_and_clone
+    ok(work, "init")
+    ok(work, "thread", "add", "Release", "--check", "tag:v9")
+    claude_hook(work, "session-start", {"session_id": "c-1", "source": "startup"})
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(bare), str(other))
+    commit(other, "Someone else's work")
+    git(other, "push", "-q", "origin", "main")
+    claude_hook(work, "session-start", {"session_id": "c-1", "source": "compact"})
+    assert git(work, "rev-parse", "origin/main") == git(other, "rev-parse", "HEAD")  # the look fetched it
+    assert stop_hook(work, session="c-1")[0] == {}
+
+
+# -- 3. a session in a donor worktree judges the stream's claims at the home ---------------------
+
+
+def test_a_session_started_in_a_donor_worktree_judges_the_claims_at_the_home(repo: Path, tmp_path: Path) -> None:
+    commit(repo, "config", {"conf/app.toml": "port = 80\n"})
+    ok(repo, "init")
+    ok(repo, "place", "set", "repo", "home", "--why", "the implementation lives here")
+    donor = tmp_path / "old"
+    git(repo, "worktree", "add", "-q", "-b", "old-parser", str(donor))
+    ok(repo, "place", "set", "old", "donor", "--why", "the old parser: copy parts, never commit")
+    config = made_id(
+        ok(repo, "claim", "add", "the config lives in conf/app.toml", "--check", "file:conf/app.toml"), "c"
+    )
+    git(repo, "rm", "-q", "conf/app.toml")
+    gone = commit(repo, "Move the config into the package")
+
+    brief = oriented(donor)
+    assert brief.splitlines()[1:3] == [
+        f"You are in a donor checkout (branch old-parser): copy from it, commit nothing. Work happens in the home: "
+        f"the checkout of branch main, in {repo}.",
+        f"Claims are judged in the home, the checkout of branch main in {repo}, not in worktree old (branch "
+        "old-parser) where this session is.",
+    ]
+    assert section(brief, "Verified now") == []
+    assert section(brief, "Do not act on these: not true now") == [
+        f'- **{config}** "the config lives in conf/app.toml" (file:conf/app.toml) is contradicted: '
+        f"conf/app.toml is not in HEAD ({gone[:7]})"
+    ]
+    # The same through an agent's SessionStart hook started in the donor.
+    answer, _ = claude_hook(donor, "session-start", {"session_id": "c-1", "source": "startup"})
+    said = answer["hookSpecificOutput"]["additionalContext"]
+    assert f"conf/app.toml is not in HEAD ({gone[:7]})" in said and "exists in HEAD" not in said
+
+
+# -- 4. a session is the agent's session, across the worktrees of one clone -----------------------
+
+AGENT = """
+import ctypes, json, os, subprocess, sys, time
+ctypes.CDLL(None).prctl(15, sys.argv[1].encode(), 0, 0, 0)  # its name, as an agent's process has one
+for step in json.loads(sys.argv[2]):
+    done = subprocess.run(step["argv"], cwd=step["cwd"], input=step["input"].encode(), capture_output=True,
+                          env={**os.environ, **step["env"]})
+    print(json.dumps({"out": done.stdout.decode(), "err": done.stderr.decode(), "code": done.returncode}), flush=True)
+if sys.argv[3] == "stay":
+    time.sleep(600)
+"""
+
+
+def agent(name: str, steps: list[dict[str, Any]], *, stay: bool) -> tuple[subprocess.Popen[str], list[dict[str, Any]]]:
+    """A process named like an agent that runs its hooks and commands as children, as an agent
+    does; it ends after them, or stays (a live agent) until killed."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", AGENT, name, json.dumps(steps), "stay" if stay else "go"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    said = [json.loads(child.stdout.readline()) for _ in steps]
+    if not stay:
+        child.wait(30)
+    return child, said
+
+
+def hook(where: Path, action: str, conversation: str) -> dict[str, Any]:
+    payload = {"session_id": conversation, "cwd": str(where), "hook_event_name": action, "source": "startup"}
+    return {
+        "argv": ["git-continuity-hook", "agent", "claude", action],
+        "cwd": str(where),
+        "input": json.dumps(payload),
+        "env": {},
+    }
+
+
+def run_as(where: Path, conversation: str, *args: str) -> dict[str, Any]:
+    env = {"CLAUDE_CODE_SESSION_ID": conversation}
+    return {"argv": ["git", *args], "cwd": str(where), "input": "", "env": env}
+
+
+def test_a_killed_session_is_reported_anywhere_in_the_clone_and_each_write_is_its_own_sessions(
+    repo: Path, tmp_path: Path
+) -> None:
+    ok(repo, "init")
+    ok(repo, "objective", "set", "Ship 1.2", "--why", "release is due")
+    other = tmp_path / "review"
+    git(repo, "worktree", "add", "-q", "-b", "review", str(other))
+    # An agent starts a session in the main checkout and is killed: no SessionEnd, no handoff.
+    _, said = agent("agent-one", [hook(repo, "session-start", "conversation-1")], stay=False)
+    first = json.loads((repo / ".git" / "continuity" / "session.json").read_text())["id"]
+    # Another agent starts in the other worktree: it is told, and its writes in the main
+    # checkout (git -C) are its own.
+    live, said = agent(
+        "agent-two",
+        [
+            hook(other, "session-start", "conversation-2"),
+            run_as(other, "conversation-2", "-C", str(repo), "continuity", "journal", "add", "reviewed the login fix"),
+            run_as(
+                other,
+                "conversation-2",
+                "-C",
+                str(repo),
+                "continuity",
+                "claim",
+                "add",
+                "README stays",
+                "--check",
+                "file:README",
+            ),
+            hook(other, "session-end", "conversation-2"),
+        ],
+        stay=True,
+    )
+    try:
+        brief = json.loads(said[0]["out"])["hookSpecificOutput"]["additionalContext"]
+        second = json.loads((repo / ".git" / "worktrees" / "review" / "continuity" / "session.json").read_text())["id"]
+        assert re.search(
+            rf"^Warning: The session {first} \(claude-code\), started \S+ \S+ UTC on \S+ in {re.escape(str(repo))}, "
+            r"ended without a handoff \(its agent is no longer running\): what it left is in that work tree and under "
+            r"'Since the last session'\.$",
+            brief,
+            re.M,
+        ), brief
+        entries = json.loads(ok(repo, "journal", "--json"))["entries"]
+        (written,) = [e for e in entries if e["text"] == "reviewed the login fix"]
+        assert written["session"] == second
+        handoff = json.loads(said[3]["out"])["systemMessage"]
+        assert handoff.startswith("git-continuity: handoff h-") and f"(session {second})" in handoff
+        (summary,) = [e["text"] for e in json.loads(ok(repo, "journal", "--json"))["entries"] if e.get("handoff")]
+        assert summary.startswith(f"Session {second} handed off") and "1 claim added" in summary
+        assert "arrived" not in summary
+    finally:
+        live.kill()
+        live.wait()
+    # The killed one is said once: the next session does not hear of it again.
+    third = ok(repo, "orient")
+    assert f"The session {first}" not in third
+
+
+# -- 5. work not yet shared ---------------------------------------------------------------------
+
+
+def test_work_not_yet_shared_is_named_in_the_brief_and_the_handoff(remote_and_clone: tuple[Path, Path]) -> None:
+    _, work = remote_and_clone
+    ok(work, "init")
+    ok(work, "objective", "set", "Ship 1.2", "--why", "release is due")
+    ok(work, "push")
+    one = commit(work, "Parse the new flags", {"flags.py": "x\n"})
+    two = commit(work, "Document the flags", {"FLAGS.md": "y\n"})
+    ok(work, "journal", "add", "the flags parse")
+    (work / "scratch.txt").write_text("half a thought\n")
+
+    brief = oriented(work)
+    assert section(brief, "Not yet shared: only in this clone") == [
+        f"- main: 2 commits not on origin/main ({two[:7]} Document the flags; {one[:7]} Parse the new flags): git push",
+        "- 1 state change not on origin: git continuity push origin",
+        "- 1 file not committed: scratch.txt",
+    ]
+    handed = ok(work, "handoff")
+    assert "## Not yet shared: only in this clone\n- main: 2 commits not on origin/main" in handed
+    summary = json.loads(ok(work, "journal", "--json"))["entries"][-1]["text"]
+    assert "Not pushed: main +2 (not on origin/main)." in summary
+    git(work, "push", "-q", "origin", "main")
+    ok(work, "push")
+    (work / "scratch.txt").unlink()
+    assert section(oriented(work), "Not yet shared: only in this clone") == []
+
+
+# -- 6. differences between clones are not moves ------------------------------------------------
+
+
+def test_a_branch_that_differs_between_two_clones_is_said_as_a_difference(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    bare, laptop = remote_and_clone
+    ok(laptop, "init")
+    ok(laptop, "objective", "set", "Ship 1.2", "--why", "release is due")
+    git(laptop, "switch", "-q", "-c", "old-parser")
+    shared = commit(laptop, "Old parser, as shipped", {"parser.py": "old\n"})
+    git(laptop, "push", "-q", "origin", "old-parser")
+    kept = commit(laptop, "Old parser: a fix never pushed", {"parser.py": "old, fixed\n"})
+    git(laptop, "switch", "-q", "main")
+    handed = subprocess.run(
+        ["git", "continuity", "handoff"], cwd=laptop, env={**os.environ, "GIT_CONTINUITY_HOST": "laptop"}, text=True
+    )
+    assert handed.returncode == 0
+    ok(laptop, "push")
+
+    desktop = tmp_path / "desktop"
+    git(tmp_path, "clone", "-q", str(bare), str(desktop))
+    git(desktop, "branch", "-q", "old-parser", "origin/old-parser")
+    ok(desktop, "pull")
+    brief = oriented(desktop, GIT_CONTINUITY_HOST="desktop")
+    assert (
+        "### Branches that differ from laptop's clone (nothing moved: each clone has its own)\n"
+        + (
+            f"- old-parser: laptop's is at {kept[:7]}, a commit this clone does not have (not pushed from there); "
+            f"here at {shared[:7]}\n"
+        )
+        in brief
+    )
+    assert f"{kept[:7]} → {shared[:7]}" not in brief and "is not in this clone" not in brief
+
+
+# -- 7. a cmd: check not approved here ----------------------------------------------------------
+
+
+def test_a_cmd_check_not_approved_here_says_a_person_must_approve_it_and_names_no_command(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare, laptop = remote_and_clone
+    monkeypatch.setenv("GIT_CONTINUITY_HOST", "laptop")
+    ok(laptop, "init")
+    ok(laptop, "orient")  # a session, named on the evidence
+    ok(laptop, "trust", "allow", "true")
+    tests = made_id(ok(laptop, "claim", "add", "the tests pass", "--check", "cmd:true"), "c")
+    ok(laptop, "verify", tests)
+    ok(laptop, "push")
+    desktop = tmp_path / "desktop"
+    git(tmp_path, "clone", "-q", str(bare), str(desktop))
+    monkeypatch.setenv("GIT_CONTINUITY_HOST", "desktop")
+    ok(desktop, "pull")
+
+    brief = oriented(desktop)
+    (line,) = section(brief, "Not confirmed: check before relying on these")
+    assert re.fullmatch(
+        rf'- {tests} "the tests pass" \(cmd:true\) is verified \[not approved here: it runs here only once a person '
+        rf"approves it at a terminal; its last result reported by laptop \(session s-{ID}\) just now\]: reported by "
+        rf"laptop \(session s-{ID}\) just now, not re-derived here: exit 0 in 0\.\ds on work tree [0-9a-f]{{7}}",
+        line,
+    ), line
+    assert "trust allow" not in brief
+    status = ok(desktop, "status")
+    assert "[not approved here: it runs here only once a person approves it at a terminal;" in status
+    shown = json.loads(ok(desktop, "claim", "show", tests, "--json"))
+    assert shown["claim"]["freshness"]["kind"] == "unapproved"
+
+
+# -- 8. the let-go reaches the person ------------------------------------------------------------
+
+
+def test_the_gate_lets_go_through_a_last_block_that_asks_the_model_to_tell_the_person(repo: Path) -> None:
+    ok(repo, "init")
+    ok(repo, "orient")
+    tid = made_id(ok(repo, "thread", "add", "Release", "--check", "tag:v9"), "t")
+    (repo / "draft.txt").write_text("work\n")
+    answers = [stop_hook(repo, active=n > 0)[0] for n in range(5)]
+    assert [a.get("decision") for a in answers] == ["block", "block", "block", "block", None]
+    assert answers[3]["reason"] == (
+        f"git-continuity: you may stop now, but {tid} did not verify (you were told 3 times in a row), so what you "
+        f'said was done is not. Begin your answer to the user with: "Not done: {tid} did not verify (git continuity '
+        'check --closing shows why)." Then stop.'
+    )
+    assert answers[4] == {
+        "systemMessage": f"git-continuity: the agent stopped although {tid} did not verify (it was told 3 times "
+        "in a row); git continuity check --closing shows why."
+    }
+
+
+# -- 9. a malformed state holds the stop once and offers the agent no repair -----------------------
+
+
+def test_a_malformed_state_holds_the_stop_once_and_names_nothing_the_agent_cannot_do(repo: Path) -> None:
+    ok(repo, "init")
+    ok(repo, "orient")
+    tid = made_id(ok(repo, "thread", "add", "Release", "--check", "tag:v9"), "t")
+    write_state(repo, {f".continuity/threads/{tid}.json": '{"id": 5}'})
+    (repo / "draft.txt").write_text("work\n")
+    held, _ = stop_hook(repo)
+    reason = held["reason"]
+    assert held["decision"] == "block"
+    assert reason.startswith(
+        "git-continuity: the closure gate cannot judge this stop: the state on refs/continuity/main is malformed, so "
+        "nothing can be written on it (a journal entry, a thread parked) until it is repaired:\n"
+        f"  .continuity/threads/{tid}.json: (top level): 'title' is missing\n"
+    )
+    assert reason.endswith("\nTell the user in your answer what happened to the state, then stop.")
+    for never in ("journal add", "thread set", "park it", "update-ref", "doctor --fix"):
+        assert never not in reason
+    said = (
+        "git-continuity: the agent stopped while the closure gate could not read the state: the state on "
+        "refs/continuity/main is malformed, so nothing can be written on it (a journal entry, a thread parked) until "
+        "it is repaired"
+    )
+    assert stop_hook(repo, active=True) == ({"systemMessage": said}, said + "\n")
+    # A write an agent tries on it is refused with what to tell the user, not with plumbing.
+    refused = cont(repo, "journal", "add", "why it is not done")
+    assert refused.code == 2
+    assert "update-ref" not in refused.err
+    assert refused.err.endswith(
+        "Nothing can be written on this state until it is repaired, and what to repair is the user's decision (git "
+        "continuity doctor shows them the state and its repair): tell them; do not repair or rewrite the state "
+        "yourself.\n"
+    )
+    # A person at a terminal is shown the repair.
+    shown = at_a_terminal(repo, "journal", "add", "why it is not done")
+    assert shown.code == 2
+    assert shown.out.endswith(
+        "The packet is repaired with git continuity edit. Any other file: put the state back on the\n"
+        "last good change (git continuity log lists them): git update-ref refs/continuity/main <commit>\n"
+    )
