@@ -149,7 +149,7 @@ def test_a_repository_of_another_user_is_refused_before_anything_is_touched(tmp_
     done = run(theirs, "status")
     assert (done.code, done.out) == (2, "")
     assert done.err == (
-        f"git-continuity: error: cannot open the repository at {theirs}/.git/: {theirs}/.git/: "
+        f"git-continuity: error: cannot open the repository at {theirs}/.git/: {theirs}: "
         f"repository path '{theirs}' is not owned by current user\n"
     )
     assert sorted((p.name, p.lstat().st_ino) for p in mine.iterdir()) == before

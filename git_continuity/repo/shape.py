@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pygit2
 
-from git_continuity import atomic, gitcli
+from git_continuity import atomic
 from git_continuity.repo.base import Oid, Repo, config_value, config_values, remote_names
 from git_continuity.repo.history import is_shallow, path_in_commit
 
@@ -53,6 +53,8 @@ def missing_objects(repo: Repo, tips: list[Oid]) -> list[Oid]:
     fetches), not counting what was found whole before (``mark_complete``)."""
     if not tips:
         return []
+    from git_continuity import gitcli  # a process runner: a write that fetches nothing loads none
+
     done = _known_complete(repo)
     listed = gitcli.run(
         "rev-list",

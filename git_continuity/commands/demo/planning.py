@@ -25,7 +25,7 @@ def planning(t: Tour) -> None:
     t.quiet("work", "git", "continuity", "sync")
     t.quiet("mate", "git", "continuity", "sync")
     t.run("mate", "git", "continuity", "ready")
-    t.run("mate", "git", "continuity", "thread", "claim", login, expect=1)
+    t.run("mate", "git", "continuity", "thread", "claim", login, expect=2)
     t.run("mate", "git", "continuity", "thread", "claim", write)
     t.say(
         "A claim ends with its session's handoff; --steal takes one over, and says whose it was. A thread\n"
