@@ -450,7 +450,7 @@ def test_a_cmd_check_not_approved_here_says_a_person_must_approve_it_and_names_n
     monkeypatch.setenv("GIT_CONTINUITY_HOST", "laptop")
     ok(laptop, "init")
     ok(laptop, "orient")  # a session, named on the evidence
-    ok(laptop, "trust", "allow", "true")
+    assert at_a_terminal(laptop, "trust", "allow", "true").code == 0
     tests = made_id(ok(laptop, "claim", "add", "the tests pass", "--check", "cmd:true"), "c")
     ok(laptop, "verify", tests)
     ok(laptop, "push")
@@ -537,3 +537,27 @@ def test_a_malformed_state_holds_the_stop_once_and_names_nothing_the_agent_canno
         "The packet is repaired with git continuity edit. Any other file: put the state back on the\n"
         "last good change (git continuity log lists them): git update-ref refs/continuity/main <commit>\n"
     )
+
+
+def test_a_cmd_check_verified_by_an_agent_where_it_is_not_approved_names_no_command_that_approves_it(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Evidence is data every clone and agent reads: what a cmd: check not approved here left
+    in it says a person must approve it, never a command an agent would run to approve it."""
+    bare, laptop = remote_and_clone
+    ok(laptop, "init")
+    assert at_a_terminal(laptop, "trust", "allow", "true").code == 0
+    tests = made_id(ok(laptop, "thread", "add", "Tests pass", "--check", "cmd:true"), "t")
+    ok(laptop, "push")
+    desktop = tmp_path / "desktop"
+    git(tmp_path, "clone", "-q", str(bare), str(desktop))
+    ok(desktop, "pull")
+
+    verified = cont(desktop, "verify")  # an agent's call: no terminal
+    assert verified.code == 1
+    read = [verified.out, oriented(desktop), ok(desktop, "status"), cont(desktop, "check", "--closing").out]
+    read += [ok(desktop, "thread", "show", tests), ok(desktop, "claim", "list", "--json")]
+    assert [text for text in read if "trust allow" in text] == []
+    (claim,) = json.loads(ok(desktop, "claim", "list", "--json"))["claims"]
+    assert claim["state"] == "unknown"
+    assert claim["observed"] == "not approved on this machine (approving a command is a person's act, at their terminal)"
