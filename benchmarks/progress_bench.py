@@ -25,8 +25,8 @@ from status_bench import ENV, PACKET, _code, sh
 
 from git_continuity import repo as git
 from git_continuity import store
-from git_continuity.attempts import Attempt, AttemptCheck, fingerprint
 from git_continuity.model import Claim, Thread, now, stamp
+from git_continuity.store.attempts import Attempt, AttemptCheck, fingerprint
 
 
 def build(path: Path, attempts: int) -> None:

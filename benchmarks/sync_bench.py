@@ -30,13 +30,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from git_continuity import merge, packetfile, store
 from git_continuity import repo as git
+from git_continuity import store
 from git_continuity.model import Claim, JournalEntry, new_id
-from git_continuity.remote_layout import layout_of
 from git_continuity.repo import Oid, Repo
+from git_continuity.store import merge, packetfile
 from git_continuity.syncing import pulling as sync
 from git_continuity.syncing.fetching import Fetched
+from git_continuity.syncing.layout import layout_of
 
 os.environ.update(
     {

@@ -1,3 +1,3 @@
-from git_continuity.cli import main
+from git_continuity.cli.main import main
 
 raise SystemExit(main())

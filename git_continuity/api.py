@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from git_continuity import __version__
 from git_continuity.errors import UserError
-from git_continuity.forge import (
+from git_continuity.model import Handle, Observation, ago, parse_stamp
+from git_continuity.plugins.forge import (
     Service,
     each,
     expectation,
@@ -38,13 +39,12 @@ from git_continuity.forge import (
     revision,
     short,
 )
-from git_continuity.model import Handle, Observation, ago, parse_stamp
-from git_continuity.plugin import Repository, Scheme, Undecided, Verifier, VerifyContext, hookimpl
-from git_continuity.redact import redact, tail
+from git_continuity.plugins.redact import redact, tail
+from git_continuity.plugins.tokens import from_env as token_from_env
+from git_continuity.plugins.tokens import github as github_token
+from git_continuity.plugins.values import Repository, Scheme, Undecided, Verifier, VerifyContext, hookimpl
 from git_continuity.repo import Changes
-from git_continuity.tokens import from_env as token_from_env
-from git_continuity.tokens import github as github_token
-from git_continuity.trust import approve_hint
+from git_continuity.trust.approvals import approve_hint
 
 # 1.1: Verifier.contradicted/unknown take waiting=; 1.2: VerifyContext.tree, Repository.path_in_tree;
 # 1.3: ref_name_fault, Repository.refs, ref_last_move and remote_refs; 1.4: VerifyContext.head

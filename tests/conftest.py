@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from git_continuity.cli import main
+from git_continuity.cli.main import main
 
 BIN = Path(sys.executable).parent
 

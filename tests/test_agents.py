@@ -17,7 +17,9 @@ from conftest import BIN, SHELL, Ran, commit, git, shell_found, shell_missing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_continuity import agent_settings, agents, jsonedit
+from git_continuity.agents import jsonedit
+from git_continuity.agents import settings as agent_settings
+from git_continuity.agents import table as agents
 
 ID = r"[2-9a-hjkmnp-z]{6}"
 ME = "Ada Agent <ada@example.com>"

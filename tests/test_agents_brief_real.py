@@ -22,8 +22,9 @@ import pytest
 from agent_harness import claude, claude_env, codex, setup_codex, trust_codex_hooks
 from model_imitation import Imitation, Reply, Turns, texts
 
-from git_continuity import agents, store
 from git_continuity import repo as git
+from git_continuity import store
+from git_continuity.agents import table as agents
 from git_continuity.model import Claim, JournalEntry, Thread, now, stamp
 
 pytestmark = pytest.mark.agents

@@ -12,7 +12,7 @@ from typing import Any
 
 from conftest import BIN, cont, git, shell_found
 
-from git_continuity import agent_probe
+from git_continuity.agents import probe as agent_probe
 
 HOOK = str(BIN / "git-continuity-hook")
 SETTINGS = """{

@@ -201,10 +201,10 @@ def test_the_loop_notice_imports_nothing_heavy(work: Path) -> None:
     probe = (
         "import runpy, sys\n"
         "sys.argv = ['git-continuity-hook', 'agent', 'claude', 'post-tool-use']\n"
-        "from git_continuity.hook_entry import main\n"
+        "from git_continuity.cli.hook_entry import main\n"
         "main()\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pygit2', 'jsonschema', 'argparse', 'pathlib')"
-        " or m in ('git_continuity.cli', 'typing')), file=sys.stderr)\n"
+        " or m in ('git_continuity.cli.main', 'typing')), file=sys.stderr)\n"
     )
     for n in range(3):
         done = subprocess.run(

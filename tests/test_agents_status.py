@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import BIN, cont
 
-from git_continuity import __version__, agent_probe, agent_trust
+from git_continuity import __version__
+from git_continuity.agents import codex_trust as agent_trust
+from git_continuity.agents import probe as agent_probe
 
 HOOK = str(BIN / "git-continuity-hook")
 SHELL = os.environ.get("SHELL") or "/bin/bash"

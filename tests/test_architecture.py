@@ -1,4 +1,4 @@
-"""The floors of docs/ARCHITECTURE.md, kept by a test rather than by memory.
+"""The layers of docs/ARCHITECTURE.md, kept by a test rather than by memory.
 
 Each rule reads the package's own source with ``ast`` (no import runs), so a violation is
 named by module and line. The rules on pygit2, on commands/ and on the hooks' cheap path are
@@ -108,48 +108,100 @@ def test_every_module_imports_only_what_exists(module: str) -> None:
 
 def test_these_rules_read_real_imports() -> None:
     """The reader above must see what Python sees: a known import is found."""
-    found = {name for _, name in _imports(PACKAGE / "cli.py")}
+    found = {name for _, name in _imports(PACKAGE / "cli" / "main.py")}
     assert "git_continuity.errors" in {_ours(n) for n in found}, found
 
 
 DOC = PACKAGE.parent / "docs" / "ARCHITECTURE.md"
 
 
-def _floors() -> dict[str, int]:
-    """module -> its floor's height (0 = leaves), read from the floors table of the page."""
-    rows = [line for line in DOC.read_text().splitlines() if line.startswith("| ") and "`" in line.split("|")[2]]
-    heights: dict[str, int] = {}
-    for height, row in enumerate(reversed(rows)):
-        for name in re.findall(r"`([^`]+)`", row.split("|")[2]):
-            heights[name.removesuffix("*.py").removesuffix("/").removesuffix(".py").replace("/", ".")] = height
-    return heights
+def _section(title: str) -> str:
+    return DOC.read_text().split(f"\n{title}\n", 1)[1].split("\n#", 1)[0]
 
 
-def _floor_of(module: str, floors: dict[str, int]) -> int | None:
-    name = module.removeprefix("git_continuity.")
-    while name not in floors and "." in name:
+def _table(title: str) -> list[list[str]]:
+    """The rows of the first table under a heading, as cells (the header and rule left out)."""
+    rows = [line for line in _section(title).splitlines() if line.startswith("| ")]
+    return [[c.strip() for c in row.split("|")[1:-1]] for row in rows[2:]]
+
+
+def _listed(cell: str) -> list[str]:
+    """The folders and modules a cell names (`cli/`, `api.py`), as module names."""
+    return [
+        "git_continuity." + n.removesuffix("/").removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        for n in re.findall(r"`([^`]+)`", cell)
+    ]
+
+
+def _layers() -> dict[str, int]:
+    """folder or top-level module -> its layer (0 = the top row of the page's table)."""
+    return {name: height for height, row in enumerate(_table("## Layers")) for name in _listed(row[0])}
+
+
+def _layer_of(module: str, layers: dict[str, int]) -> int | None:
+    name = module
+    while name not in layers and name.count(".") > 1:
         name = name.rsplit(".", 1)[0]
-    return floors.get(name.rstrip("."))
+    return layers.get(name)
 
 
-def test_every_module_has_a_floor_on_the_architecture_page() -> None:
-    floors = _floors()
-    assert [m for m in _modules() if m != "git_continuity" and _floor_of(m, floors) is None] == []
+def test_every_module_sits_in_a_layer_and_every_layer_is_there() -> None:
+    layers = _layers()
+    assert [m for m in _modules() if m != "git_continuity" and _layer_of(m, layers) is None] == []
+    folders = {"git_continuity." + p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert [name for name in layers if name not in _modules() and name not in folders] == []
 
 
-def test_no_module_imports_from_a_floor_above_its_own() -> None:
-    floors, paths = _floors(), _modules()
-    found = sorted(
-        {
-            f"{paths[module].relative_to(PACKAGE.parent)}:{line}: imports {target} from a floor above"
-            for module in paths
-            if module != "git_continuity"
-            for line, name in _imports(paths[module])
-            if (target := _ours(name)) is not None
-            and (_floor_of(target, floors) or 0) > (_floor_of(module, floors) or 0)
-        }
-    )
-    assert found == []
+def test_every_folder_says_what_lives_there_and_what_it_may_import() -> None:
+    folders = [p for p in sorted(PACKAGE.iterdir()) if (p / "__init__.py").is_file()]
+    said = {p.name: ast.get_docstring(ast.parse((p / "__init__.py").read_text())) or "" for p in folders}
+    assert [name for name, doc in said.items() if len(doc) < 80] == []
+    new = {"agents", "cli", "clone", "doctor", "gate", "helper", "hooks", "mcp", "plugins", "render", "sessions"}
+    assert [name for name in sorted(new | {"trust", "view"}) if "May import" not in said[name]] == []
+
+
+def _exceptions() -> set[tuple[str, str]]:
+    return {(_listed(row[0])[0], _listed(row[1])[0]) for row in _table("### Exceptions")}
+
+
+def test_no_import_goes_up_a_layer_but_the_listed_exceptions() -> None:
+    layers, paths, allowed = _layers(), _modules(), _exceptions()
+    found, used = set(), set()
+    for module, path in paths.items():
+        here = _layer_of(module, layers)
+        for line, name in _imports(path):
+            target = _ours(name)
+            if target is None or here is None or (_layer_of(target, layers) or 0) >= here:
+                continue
+            if (module, target) in allowed:
+                used.add((module, target))
+            else:
+                found.add(f"{path.relative_to(PACKAGE.parent)}:{line}: imports {target}, a layer above")
+    assert sorted(found) == []
+    assert used == allowed  # an exception no longer needed goes from the page
+
+
+def _names_on_the_page() -> list[str]:
+    """Every path (``a/b.py``, ``cli/``) and dotted name of ours the page writes in backticks."""
+    return [
+        n
+        for n in re.findall(r"`([^`\s]+)`", DOC.read_text())
+        if re.fullmatch(r"[\w./]+", n) and ("/" in n or n.endswith(".py") or n.startswith("git_continuity."))
+    ]
+
+
+def test_every_path_and_name_on_the_page_exists() -> None:
+    missing = []
+    for name in _names_on_the_page():
+        if name.startswith("git_continuity."):
+            module = name.partition(":")[0]
+            if _ours(module) != module:
+                missing.append(name)
+            continue
+        if not ((PACKAGE / name).exists() or (PACKAGE.parent / name).exists()):
+            missing.append(name)
+    assert missing == []
+    assert len(_names_on_the_page()) > 60  # the reader sees the page's names
 
 
 # The modules that start another program, and what each starts. git itself is started only
@@ -157,20 +209,20 @@ def test_no_module_imports_from_a_floor_above_its_own() -> None:
 # pygit2. A module that starts a program gets a row here saying which.
 STARTS_PROGRAMS = {
     "git_continuity.gitcli": "git, for all but the network",
-    "git_continuity.transport": "git, for the network",
-    "git_continuity.tokens": "gh auth token",
-    "git_continuity.helper": "the helper process (this Python)",
-    "git_continuity.health_setup": "the Python the git hooks recorded",
+    "git_continuity.syncing.transport": "git, for the network",
+    "git_continuity.plugins.tokens": "gh auth token",
+    "git_continuity.helper.door": "the helper process (this Python)",
+    "git_continuity.doctor.setup": "the Python the git hooks recorded",
     "git_continuity.verifiers.cmd": "a cmd: handle's approved command",
     "git_continuity.commands.ci": "the command `ci run` records",
     "git_continuity.commands.edit": "the user's editor",
     "git_continuity.commands.demo": "the tour's steps, as a user types them",
-    "git_continuity.signing": "ssh-keygen or the user's gpg.program, signing a state commit",
-    "git_continuity.agent_probe": "each agent hook's command, on a no-op event",
-    "git_continuity.agent_shell": "the shell the agent gives its model, asked whether it finds git-continuity",
-    "git_continuity.signatures": "ssh-keygen -Y verify (or git's gpg.program), checking a state commit's signature",
+    "git_continuity.trust.signing": "ssh-keygen or the user's gpg.program, signing a state commit",
+    "git_continuity.agents.probe": "each agent hook's command, on a no-op event",
+    "git_continuity.agents.shell": "the shell the agent gives its model, asked whether it finds git-continuity",
+    "git_continuity.trust.signatures": "ssh-keygen -Y verify (or git's gpg.program), checking a state signature",
 }
-GIT_DOORS = {"git_continuity.gitcli", "git_continuity.transport"}
+GIT_DOORS = {"git_continuity.gitcli", "git_continuity.syncing.transport"}
 STARTERS = re.compile(r"os\.(exec|spawn|posix_spawn|system$|popen$)|asyncio\.create_subprocess")
 
 
@@ -216,83 +268,6 @@ def test_only_gitcli_and_transport_start_git() -> None:
 
 def test_gitcli_imports_nothing_of_ours() -> None:
     assert _violations("the git door", set(), ["git_continuity.gitcli"]) == []
-
-
-# Imports that break the groups of docs/ARCHITECTURE.md today, each with what would end it.
-# A new one is not added here: the module moves to the group it belongs to, or the page gets
-# a new group, argued for.
-ALLOWED_FOR_NOW = {
-    ("git_continuity.guards", "git_continuity.agent_hooks"): (
-        "hook_impl dispatches the agents' hooks too; that dispatch belongs with hook_entry"
-    ),
-}
-
-
-def _groups() -> dict[str, tuple[str, str, int]]:
-    """table name -> (floor, group, the group's height in its floor: 0 = the bottom one), read
-    from the page's groups table, where each floor's groups are listed from the top down."""
-    section = DOC.read_text().split("### Groups inside a floor", 1)[1].split("\n## ", 1)[0]
-    listed: dict[str, list[tuple[str, list[str]]]] = {}
-    for row in section.splitlines():
-        cells = [c.strip() for c in row.split("|")[1:-1]]
-        if len(cells) == 4 and "`" in cells[2]:
-            listed.setdefault(cells[0], []).append((cells[1], re.findall(r"`([^`]+)`", cells[2])))
-    found = {}
-    for floor, groups in listed.items():
-        for height, (group, names) in enumerate(reversed(groups)):
-            for name in names:
-                found[name.removesuffix("*.py").removesuffix("/").removesuffix(".py").replace("/", ".")] = (
-                    floor,
-                    group,
-                    height,
-                )
-    return found
-
-
-def _entry(module: str, names: dict[str, tuple[str, str, int]]) -> str | None:
-    """The table entry naming a module (itself, or the package it is in)."""
-    name = module.removeprefix("git_continuity.")
-    while name not in names and "." in name:
-        name = name.rsplit(".", 1)[0]
-    name = name.rstrip(".")
-    return name if name in names else None
-
-
-def test_every_module_of_a_grouped_floor_is_in_one_of_its_groups() -> None:
-    floors, groups = _floors(), _groups()
-    rows = [line for line in DOC.read_text().splitlines() if line.startswith("| ") and "`" in line.split("|")[2]]
-    named = {height: row.split("|")[1].strip() for height, row in enumerate(reversed(rows))}
-    placed = {
-        m: named.get(_floor_of(m, floors) or -1) for m in _modules() if m != "git_continuity"
-    }  # module -> its floor's name
-    grouped = {floor for floor, _, _ in groups.values()}
-    assert [m for m, floor in placed.items() if floor in grouped and _entry(m, groups) is None] == []
-    # a module grouped under one floor and placed on another by the floors table
-    assert [m for m, floor in placed.items() if (e := _entry(m, groups)) and groups[e][0] != floor] == []
-
-
-def test_a_module_imports_from_its_own_floor_only_the_groups_below_its_own() -> None:
-    floors, groups, paths = _floors(), _groups(), _modules()
-    found, used = [], set()
-    for module, path in paths.items():
-        here = _entry(module, groups)
-        if module == "git_continuity" or here is None:
-            continue
-        for line, name in _imports(path):
-            target = _ours(name)
-            there = _entry(target, groups) if target is not None else None
-            if there is None or there == here or _floor_of(target or "", floors) != _floor_of(module, floors):
-                continue
-            if groups[there][2] >= groups[here][2]:
-                if (module, target) in ALLOWED_FOR_NOW:
-                    used.add((module, target))
-                    continue
-                found.append(
-                    f"{path.relative_to(PACKAGE.parent)}:{line}: {here} ({groups[here][1]}) imports {there} "
-                    f"({groups[there][1]}), not a group below its own"
-                )
-    assert sorted(set(found)) == []
-    assert used == set(ALLOWED_FOR_NOW)  # an entry no longer needed goes
 
 
 def _command_of(module: str) -> str | None:

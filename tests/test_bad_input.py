@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import Ran, commit, cont, git, state_refs, untouched, write_state
 
-from git_continuity import verify
+from git_continuity.plugins import verify
 
 Run = Callable[..., Ran]
 PACKET = ".continuity/packet.yaml"

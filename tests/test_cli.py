@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 from conftest import Ran
 
-from git_continuity import cli, commands
-from git_continuity.cli_spec import WROTE_DEST, Command
-from git_continuity.cli_table import COMMANDS
+from git_continuity import commands
+from git_continuity.cli import main as cli
+from git_continuity.cli.spec import WROTE_DEST, Command
+from git_continuity.cli.table import COMMANDS
 
 Run = Callable[..., Ran]
 Leaf = tuple[tuple[str, ...], Command, tuple[str, ...]]
@@ -281,13 +282,13 @@ def test_version_imports_only_the_command_line(tmp_path: Path) -> None:
         0,
         [
             "git_continuity",
-            "git_continuity.cli",
-            "git_continuity.cli_places",
-            "git_continuity.cli_plan",
-            "git_continuity.cli_spec",
-            "git_continuity.cli_state",
-            "git_continuity.cli_table",
-            "git_continuity.cli_threads",
+            "git_continuity.cli.main",
+            "git_continuity.cli.table_places",
+            "git_continuity.cli.table_plan",
+            "git_continuity.cli.spec",
+            "git_continuity.cli.table_state",
+            "git_continuity.cli.table",
+            "git_continuity.cli.table_threads",
             "git_continuity.constants",
             "git_continuity.display",  # main's output is cleaned (standard library only)
             "git_continuity.errors",
@@ -298,7 +299,7 @@ def test_version_imports_only_the_command_line(tmp_path: Path) -> None:
 
 
 def test_importing_the_cli_imports_neither_pygit2_nor_jsonschema() -> None:
-    probe = "import json, sys, git_continuity.cli; print(json.dumps(sorted(sys.modules)))"
+    probe = "import json, sys, git_continuity.cli.main; print(json.dumps(sorted(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     modules = {m.split(".")[0] for m in json.loads(done.stdout)}
     assert ("git_continuity" in modules, modules & HEAVY) == (True, set())

@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 from conftest import Ran, git, state_refs, untouched, write_state
 
-from git_continuity import __version__, cli, packetfile
+from git_continuity import __version__
+from git_continuity.cli import main as cli
 from git_continuity.model import shown, stamp
+from git_continuity.store import packetfile
 
 Run = Callable[..., Ran]
 HOST = socket.gethostname()

@@ -30,7 +30,7 @@ def test_claim_add_with_an_unapproved_cmd_names_trust_allow(inproc: Run, repo: P
 def test_max_tokens_is_a_promise_or_says_what_it_cannot_cut(inproc: Run, repo: Path) -> None:
     import re
 
-    from git_continuity.budget import estimate
+    from git_continuity.sessions.budget import estimate
 
     assert inproc(repo, "init").code == 0
     for n in range(14):

@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 from conftest import cont, on_a_pty
 
-from git_continuity import cli, display, manpage
+from git_continuity import display
+from git_continuity.cli import main as cli
+from git_continuity.cli import manpage
 
 Run = Any  # the inproc fixture's runner
 ALL_HELP = list(manpage._parsers(cli.build_parser(eager=True)))

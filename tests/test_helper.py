@@ -388,9 +388,9 @@ def test_a_command_the_helper_runs_imports_next_to_nothing_in_its_own_process(wo
     ours = [name for name in imported if name.startswith("git_continuity")]
     assert ours == [
         "git_continuity",
-        "git_continuity.helper",
-        "git_continuity.helper_place",
-        "git_continuity.helper_peer",
+        "git_continuity.helper.door",
+        "git_continuity.helper.place",
+        "git_continuity.helper.peer",
     ]
     assert {"re", "enum", "subprocess", "pygit2", "typing"} & set(imported) == set()
 

@@ -26,8 +26,8 @@ from helper_harness import (
     work,
 )
 
-from git_continuity import helper
-from git_continuity.cli_table import COMMANDS
+from git_continuity.cli.table import COMMANDS
+from git_continuity.helper import door as helper
 
 __all__ = ["work"]  # a fixture
 

@@ -21,9 +21,11 @@ from test_lifespans import old_entry, write_old
 from test_notes_signed import SHELL_MADE, shown
 
 from git_continuity import repo as gitrepo
-from git_continuity import store, tracking, view
+from git_continuity import store
 from git_continuity.repo import reach
 from git_continuity.repo.reach import SLOP
+from git_continuity.syncing import tracking
+from git_continuity.view import assessed as view
 
 
 def history(repo: Path, commits: int) -> list[str]:

@@ -58,7 +58,7 @@ def test_no_module_below_the_commands_imports_them() -> None:
         name: {m for m in imports(path) if m.startswith("git_continuity.commands")}
         for name, path in modules().items()
         if not name.startswith("git_continuity.commands")
-        and name not in ("git_continuity.cli", "git_continuity.__main__")
+        and name not in ("git_continuity.cli.main", "git_continuity.__main__")
     }
     assert {name: found for name, found in upward.items() if found} == {}
 

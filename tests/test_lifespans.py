@@ -19,10 +19,10 @@ import conftest
 import pytest
 from conftest import Ran, git
 
-from git_continuity import cli_state
+from git_continuity.cli import table_state as cli_state
 from git_continuity.model import JOURNAL_KINDS, shown
-from git_continuity.policy import LIFESPANS
 from git_continuity.store.lifespans import faded
+from git_continuity.store.policy import LIFESPANS
 
 Run = Callable[..., Ran]
 ME = "Ada Agent <ada@example.com>"

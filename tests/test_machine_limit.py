@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from conftest import approve, cont
 
-from git_continuity import attempts, machine
+from git_continuity.clone import machine
+from git_continuity.store import attempts
 
 Run = Any
 

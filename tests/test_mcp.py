@@ -21,7 +21,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from pydantic import FileUrl
 
-from git_continuity import schema
+from git_continuity.store import schema
 
 Session = Callable[[ClientSession], Awaitable[Any]]
 

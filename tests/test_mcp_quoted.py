@@ -16,7 +16,7 @@ from test_mcp import calls, text
 from test_quoted import teammate
 from test_signing import ok
 
-from git_continuity import schema
+from git_continuity.store import schema
 
 REF = "refs/continuity/main"
 TOOLS = ("status", "thread_list", "ready", "progress", "next", "check")

@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 from conftest import git as run_git
 
-from git_continuity import merge, packetfile, store
 from git_continuity import repo as git
+from git_continuity import store
 from git_continuity.model import Claim, JournalEntry
 from git_continuity.repo import Oid, Repo
+from git_continuity.store import merge, packetfile
 
 T0 = 1_800_000_000  # commit times are set, so which change is newer is part of the test
 

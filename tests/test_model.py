@@ -290,7 +290,7 @@ def test_the_thread_id_pattern_is_the_same_everywhere_it_is_written() -> None:
     import re
     from pathlib import Path
 
-    from git_continuity import guards
+    from git_continuity.hooks import guards
 
     assert "".join(c for c in map(chr, range(128)) if re.fullmatch(constants.ID_CHARS, c)) == constants.ID_ALPHABET
     assert guards.THREAD_ID.pattern == constants.THREAD_ID.pattern  # type: ignore[attr-defined]

@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 from conftest import Ran, git, state_refs
 
-from git_continuity import __version__, cli, manpage
+from git_continuity import __version__
+from git_continuity.cli import main as cli
+from git_continuity.cli import manpage
 from git_continuity.model import shown
 
 Run = Callable[..., Ran]

@@ -16,9 +16,9 @@ import pytest
 import yaml
 from conftest import made_id, ok
 
-from git_continuity import packetedit, packetfile
 from git_continuity.model import Blocker, Objective, to_json
-from git_continuity.packetfile import Edit
+from git_continuity.store import packetedit, packetfile
+from git_continuity.store.packetfile import Edit
 
 ADA = "Ada Agent <ada@example.com>"  # the tests' git identity (conftest.FIXED_ENV)
 

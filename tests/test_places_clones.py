@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import Ran, cont, git
 
-from git_continuity import places, store
 from git_continuity import repo as gitrepo
+from git_continuity import store
+from git_continuity.store import places
 
 Run = Callable[..., Ran]
 OVERRIDE = (

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from conftest import Ran, git, state_refs
 
-from git_continuity import planning
 from git_continuity.errors import UserError
 from git_continuity.model import Blocker, Thread
+from git_continuity.store import planning
 
 Run = Any  # the inproc fixture's runner
 
@@ -398,7 +398,7 @@ def test_two_clones_claiming_at_once_the_loser_is_told_at_its_next_sync_and_plan
 
 
 def test_the_mcp_ready_tool_answers_with_the_ready_document(inproc: Run, repo: Path) -> None:
-    from git_continuity import mcp_tools
+    from git_continuity.mcp import tools as mcp_tools
     from git_continuity.repo import open_repo
 
     assert inproc(repo, "init").code == 0

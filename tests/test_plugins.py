@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 from conftest import commit, cont, git
 
-from git_continuity import hookspecs, plugin_manager, verify
-from git_continuity.meter import Progress, on_terminal
+from git_continuity.plugins import hookspecs, verify
+from git_continuity.plugins import manager as plugin_manager
+from git_continuity.render.meter import Progress, on_terminal
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -160,7 +161,7 @@ def test_the_progress_line_is_drawn_on_a_terminal_only_once_asking_takes_a_secon
 
 
 def test_the_entry_point_list_is_remembered_and_read_back(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from git_continuity import plugin_manager
+    from git_continuity.plugins import manager as plugin_manager
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     scanned = plugin_manager.entry_points()

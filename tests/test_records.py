@@ -8,9 +8,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from git_continuity import schema
 from git_continuity.model import Blocker, Objective, ObjectiveChange
-from git_continuity.records import (
+from git_continuity.store import schema
+from git_continuity.store.records import (
     Baseline,
     ClaimAdded,
     ConflictRecord,

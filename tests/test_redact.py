@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from git_continuity.redact import redact, tail
+from git_continuity.plugins.redact import redact, tail
 
 
 def test_secret_looking_values_are_masked() -> None:
@@ -34,7 +34,7 @@ def test_tail_keeps_the_end_within_its_caps() -> None:
 
 
 def test_an_answer_is_scrubbed_of_the_secrets_it_was_sent_however_it_spells_them() -> None:
-    from git_continuity.redact import scrub, scrub_bytes
+    from git_continuity.plugins.redact import scrub, scrub_bytes
 
     secrets = ["Bearer tok-987654321", "tok-987654321"]
     assert scrub({"tok-987654321": ["by tok-987654321", 7]}, secrets) == {"[redacted]": ["by [redacted]", 7]}

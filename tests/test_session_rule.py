@@ -13,7 +13,7 @@ import pytest
 from conftest import git
 from test_sessions import made, ok
 
-from git_continuity import session
+from git_continuity.clone import session
 
 
 def hook(repo: Path, action: str, conversation: str) -> dict[str, Any]:

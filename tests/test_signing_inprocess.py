@@ -15,7 +15,7 @@ import pytest
 from conftest import git, signing_key
 from helper_harness import listening
 
-from git_continuity import signers, sshsig
+from git_continuity.trust import signers, sshsig
 
 PAYLOAD = b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor A <a@x> 1 +0000\n\nstate\n"
 

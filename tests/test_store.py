@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from conftest import Ran, approvals, commit, git, state_refs, untouched, write_state
 
-from git_continuity import packetfile, store
 from git_continuity import repo as gitrepo
+from git_continuity import store
 from git_continuity.errors import UserError
-from git_continuity.store import queue
+from git_continuity.store import packetfile, queue
 
 Run = Callable[..., Ran]
 ID = r"[2-9a-hjkmnp-z]{6}"
@@ -526,7 +526,7 @@ def test_two_streams_are_independent(repo: Path, inproc: Run, monkeypatch: pytes
 
 WRITER = """\
 import contextlib, io, os, sys, time
-from git_continuity.cli import main
+from git_continuity.cli.main import main
 tag, go, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 while not os.path.exists(go):
     time.sleep(0.001)
@@ -572,7 +572,7 @@ def test_two_writers_at_once_both_land(repo: Path, tmp_path: Path, inproc: Run) 
 def test_inits_at_once_make_one_root(repo: Path, tmp_path: Path) -> None:
     go = tmp_path / "go"
     script = (
-        "import os, sys, time\nfrom git_continuity.cli import main\n"
+        "import os, sys, time\nfrom git_continuity.cli.main import main\n"
         "while not os.path.exists(sys.argv[1]): time.sleep(0.001)\nsys.exit(main(['init']))\n"
     )
     procs = [
@@ -590,7 +590,7 @@ def test_inits_at_once_make_one_root(repo: Path, tmp_path: Path) -> None:
 
 PACKET_WRITER = """\
 import contextlib, io, os, sys, time
-from git_continuity.cli import main
+from git_continuity.cli.main import main
 tag, go, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 while not os.path.exists(go):
     time.sleep(0.001)

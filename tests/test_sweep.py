@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import Cli, Ran, git, sign_with_own_key, signing_key
 
-from git_continuity.cli import main
+from git_continuity.cli.main import main
 
 ROOT = ".continuity"
 DAY = "2026-11-30"

@@ -41,7 +41,7 @@ def fleet(tmp_path: Path, url: str, size: int, inproc) -> list[Path]:  # type: i
 def at_once(clones: list[Path], round_: int) -> list[tuple[int, str, str]]:
     """Every clone adds one journal entry and syncs, all at the same moment."""
     script = (
-        "import contextlib, io, sys\nfrom git_continuity.cli import main\n"
+        "import contextlib, io, sys\nfrom git_continuity.cli.main import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    code = main(['journal', 'add', sys.argv[1]])\n"
         "raise SystemExit(code or main(['sync', '--json']))\n"

@@ -26,11 +26,13 @@ from conftest import commit, git
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from git_continuity import commit_notes, constants, packetfile, store
+from git_continuity import constants, store
 from git_continuity import repo as gitrepo
 from git_continuity.commands import blocker, claim, conflict, init, journal, objective, sync
 from git_continuity.commands import next as next_
 from git_continuity.errors import UserError
+from git_continuity.store import notes as commit_notes
+from git_continuity.store import packetfile
 
 CLONES = 3
 STREAM = "main"

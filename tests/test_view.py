@@ -14,8 +14,8 @@ from typing import Any
 
 from conftest import approve, cont, git, made_id, ok, stop_hook
 
-from git_continuity import mcp_tools
 from git_continuity import repo as gitrepo
+from git_continuity.mcp import tools as mcp_tools
 
 
 def mcp(work: Path, tool: str, **arguments: Any) -> mcp_tools.Answer:

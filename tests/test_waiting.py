@@ -17,8 +17,8 @@ import pytest
 from conftest import Ran, git
 from forge_fakes import FakeGitea, FakeGitHub, FakeGitLab
 
-from git_continuity.attempts import waiting_on
 from git_continuity.model import Derived, shown
+from git_continuity.store.attempts import waiting_on
 
 Run = Callable[..., Ran]
 REVIEW = "github:pr/octo/app#830=merged"

@@ -115,10 +115,10 @@ WATCHED = (
     "subprocess",
     "http.client",
     "urllib.request",
-    "git_continuity.http",
-    "git_continuity.closure",
-    "git_continuity.stoploss",
-    "git_continuity.attempts",
+    "git_continuity.plugins.http",
+    "git_continuity.gate.closure",
+    "git_continuity.view.stoploss",
+    "git_continuity.store.attempts",
 )
 
 

@@ -11,9 +11,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from git_continuity import agent_files, agent_settings, agent_trust, agents
+from git_continuity.agents import codex_trust as agent_trust
+from git_continuity.agents import files as agent_files
+from git_continuity.agents import settings as agent_settings
+from git_continuity.agents import table as agents
+from git_continuity.agents.jsonedit import JSONEditError
 from git_continuity.errors import UserError
-from git_continuity.jsonedit import JSONEditError
 from git_continuity.repo import Repo
 
 _top, _record_path, _read_record, _write, _read = (
@@ -35,7 +38,7 @@ def install(repo: Repo, *, agent: str, mcp: bool = False) -> int:
     except JSONEditError as error:
         raise UserError(f"{error}; nothing was written") from None
     if mcp:
-        from git_continuity import mcp_install
+        from git_continuity.agents import mcp_install
 
         mcp_install.check_sdk()  # before anything is written
         mcp_install.check(top, agent)
@@ -100,7 +103,7 @@ def install(repo: Repo, *, agent: str, mcp: bool = False) -> int:
     if program is not None:
         _write(hook_program, program + "\n")
     if mcp:
-        from git_continuity import mcp_install
+        from git_continuity.agents import mcp_install
 
         mcp_install.install(repo, top, agent)
     print(_after(agent))
@@ -112,7 +115,7 @@ def install(repo: Repo, *, agent: str, mcp: bool = False) -> int:
 def _shell(repo: Repo, agent: str, program: str | None) -> None:
     """Ask the shell the agent gives the model whether it finds git-continuity; where it does
     not, the brief names the absolute command (agent_shell.py)."""
-    from git_continuity import agent_shell
+    from git_continuity.agents import shell as agent_shell
 
     answer = agent_shell.ask(agent, _top(repo))
     beside = Path(program).parent / "git-continuity" if program else None
@@ -124,7 +127,7 @@ def _shell(repo: Repo, agent: str, program: str | None) -> None:
 
 def _report(repo: Repo, target: agents.Target, program: str | None) -> None:
     """What the hooks run on this machine, asked of one of them as the agent would."""
-    from git_continuity import agent_probe
+    from git_continuity.agents import probe as agent_probe
 
     where = f".git/continuity/{agents.HOOK_PROGRAM}"
     runs = f"{program} (recorded in {where}), else " if program else ""
@@ -202,7 +205,9 @@ TRUST_SAID = {
 
 def status_document(repo: Repo) -> dict[str, Any]:
     """Which agents have our hooks here, whether each would run, and when each last ran."""
-    from git_continuity import agent_probe, agent_shell, hook_log
+    from git_continuity.agents import hook_log
+    from git_continuity.agents import probe as agent_probe
+    from git_continuity.agents import shell as agent_shell
 
     top = _top(repo)
     checks = agent_probe.installed_hooks(top, common_dir=repo.common_dir)
@@ -267,7 +272,7 @@ def _unreadable(settings: Path) -> str | None:
 
 
 def status(repo: Repo, *, as_json: bool = False) -> int:
-    from git_continuity import render
+    from git_continuity.render import text as render
 
     document = status_document(repo)
     if as_json:
@@ -301,7 +306,7 @@ def status(repo: Repo, *, as_json: bool = False) -> int:
             program, how = BINARIES[name]
             print(f"  {program} is not on this PATH: nothing runs these hooks here until it is ({how})")
         if entry.get("shell") is not None:
-            from git_continuity import agent_shell
+            from git_continuity.agents import shell as agent_shell
 
             print(f"  {agent_shell.said(entry['shell'])}")
     print(f"(each hook run adds a line to {document['log']})")

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
-from git_continuity import packetfile, store
 from git_continuity import repo as git
+from git_continuity import store
 from git_continuity.errors import UserError
 from git_continuity.model import Blocker, new_id, now, shown, stamp, to_json
 from git_continuity.repo import Repo
+from git_continuity.store import packetfile
 
 
 def add(repo: Repo, *, stream: str, text: str, thread: str | None = None) -> int:
@@ -50,7 +51,7 @@ def done(repo: Repo, *, stream: str, blocker_id: str) -> int:
 
 def list_blockers(repo: Repo, *, stream: str, as_json: bool) -> int:
     """Every blocker of the packet: the open ones, then the done ones, each oldest first."""
-    from git_continuity import render
+    from git_continuity.render import text as render
 
     snap = store.snapshot(repo, stream)
     store.require_state(snap)

@@ -2,7 +2,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from git_continuity import closure, render, signed_items, store
+from git_continuity import store
+from git_continuity.gate import closure
+from git_continuity.render import signed_items
+from git_continuity.render import text as render
 from git_continuity.repo import Repo
 
 
@@ -75,7 +78,8 @@ def check(repo: Repo, *, stream: str, closing: bool, online: bool, as_json: bool
 
 
 def _unjudged(repo: Repo, snap: store.Snapshot) -> list[str]:
-    from git_continuity import gate_presence, policy
+    from git_continuity.clone import gate_presence
+    from git_continuity.store import policy
 
     threads = store.read_threads(snap)
     return gate_presence.unjudged(repo, threads, policy.load(repo.work_dir).closing_keywords) if threads else []

@@ -4,12 +4,13 @@ import shlex
 import subprocess
 import time
 
-from git_continuity import __version__, commit_notes
+from git_continuity import __version__
 from git_continuity import repo as git
 from git_continuity.constants import hostname
 from git_continuity.errors import UserError
 from git_continuity.model import now, stamp
 from git_continuity.repo import Repo
+from git_continuity.store import notes as commit_notes
 from git_continuity.verifiers.ci import RUN_NAME
 
 

@@ -2,12 +2,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from git_continuity import commit_notes, labels, policy, render, session, store, verify, view
+from git_continuity import store
+from git_continuity.clone import session
 from git_continuity.display import hang
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, JournalEntry, ago, new_id, now, parse_stamp, shown, stamp, to_json
+from git_continuity.plugins import verify
+from git_continuity.render import text as render
 from git_continuity.repo import Repo
-from git_continuity.retractions import retractions
+from git_continuity.store import notes as commit_notes
+from git_continuity.store import policy
+from git_continuity.view import assessed as view
+from git_continuity.view import labels
+from git_continuity.view.retractions import retractions
 
 
 def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | None = None) -> int:
@@ -65,7 +72,7 @@ def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | 
     print(f"  handle  {render.abbreviate(claim.handle)}{written}")
     (assessed,) = verify.assess(snap, [claim], at=now(), policy=policy.load(repo.work_dir))
     if claim.handle.startswith("cmd:") and assessed.derived.state == "unchecked":
-        from git_continuity import trust
+        from git_continuity.trust import approvals as trust
 
         if not trust.is_approved(repo, claim.handle[4:]):  # verify would only say it is not approved
             hint = trust.approve_hint(claim.handle[4:])

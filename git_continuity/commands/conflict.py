@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from git_continuity import conflict_text, render, store
+from git_continuity import store
 from git_continuity.errors import UserError
-from git_continuity.merge import conflict_path
+from git_continuity.render import text as render
 from git_continuity.repo import Repo
+from git_continuity.store import conflict_text
+from git_continuity.store.merge import conflict_path
 
 
 def list_conflicts(repo: Repo, *, stream: str, as_json: bool) -> int:

@@ -14,20 +14,25 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from git_continuity import constants, health, health_setup, quarantine, render, tracking, trust
+from git_continuity import constants
 from git_continuity import repo as git
 from git_continuity.display import clean
+from git_continuity.doctor import quarantine
+from git_continuity.doctor import setup as health_setup
+from git_continuity.doctor import state as health
+from git_continuity.doctor.state import Finding
 from git_continuity.errors import UserError
-from git_continuity.health import Finding
+from git_continuity.render import text as render
 from git_continuity.repo import Oid, Repo, locks
-from git_continuity.syncing import pulling
+from git_continuity.syncing import pulling, tracking
+from git_continuity.trust import approvals as trust
 
 
 def signing_checks(repo: Repo) -> list[Finding]:
     """Every stream whose state a read would refuse: not what this user last saw, or not
     signed by a key trusted here (store/integrity.py)."""
-    from git_continuity import signing
     from git_continuity.store import integrity
+    from git_continuity.trust import signing
 
     try:
         signing.enabled(repo)
@@ -228,7 +233,8 @@ def _at_a_terminal() -> bool:
 def _accept_state(repo: Repo, rev: str) -> int:
     """Take a stream's state as it is now at COMMIT, after a look: the witness is re-anchored
     there (this user's record of the newest state seen, outside .git), and the journal says so."""
-    from git_continuity import session, store
+    from git_continuity import store
+    from git_continuity.clone import session
     from git_continuity.errors import UserError
     from git_continuity.model import JournalEntry, new_id, now, stamp
     from git_continuity.store import integrity
@@ -268,7 +274,7 @@ def _accept_state(repo: Repo, rev: str) -> int:
             f"journal add {entry.id}: {text}", {store.journal_path(entry, moment): store.entry_bytes(entry)}
         )
         if store.all_problems(store.snapshot(repo, stream)):  # nothing is written on a malformed state
-            from git_continuity import witness
+            from git_continuity.trust import witness
 
             kept = witness.path(repo, stream)
             print(

@@ -6,12 +6,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from git_continuity import atomic, display, gitcli, packetfile, schema, session, store
+from git_continuity import atomic, display, gitcli, store
 from git_continuity import repo as git
+from git_continuity.clone import session
 from git_continuity.display import cut
 from git_continuity.errors import UserError
 from git_continuity.model import ObjectiveChange, new_id, now, stamp
 from git_continuity.repo import Repo
+from git_continuity.store import packetfile, schema
 
 REMOVED_WHY = "removed by hand with git continuity edit"
 

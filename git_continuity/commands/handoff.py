@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from git_continuity import handoffs, render
+from git_continuity.render import text as render
 from git_continuity.repo import Repo
+from git_continuity.sessions import handoff as handoffs
 
 
 def handoff(repo: Repo, *, stream: str, note: str | None, as_json: bool) -> int:

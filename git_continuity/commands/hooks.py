@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from git_continuity import githooks
+from git_continuity.hooks import install as githooks
 from git_continuity.repo import Repo
 
 

@@ -2,10 +2,13 @@ from __future__ import annotations
 
 import sys
 
-from git_continuity import constants, packetfile, remote_layout, signers, signing, store, tracking, transport
+from git_continuity import constants, store
 from git_continuity import repo as git
 from git_continuity.repo import Repo
-from git_continuity.syncing import pulling
+from git_continuity.store import packetfile
+from git_continuity.syncing import layout as remote_layout
+from git_continuity.syncing import pulling, tracking, transport
+from git_continuity.trust import signers, signing
 
 
 def init(

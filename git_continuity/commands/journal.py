@@ -1,10 +1,12 @@
 from __future__ import annotations
 
-from git_continuity import policy, session, store
+from git_continuity import store
+from git_continuity.clone import session
 from git_continuity.display import cut, flat, hang
 from git_continuity.errors import UserError
 from git_continuity.model import JOURNAL_KINDS, JournalEntry, new_id, now, shown, stamp
 from git_continuity.repo import Repo
+from git_continuity.store import policy
 
 # render, attempts and the journal's reader are imported where used: `journal add` is a
 # write, and imports are most of its time (issue 13).
@@ -36,7 +38,7 @@ def add(repo: Repo, *, stream: str, text: str, kind: str = "note") -> int:
     if kind == "note":
         print(f"Journal entry {entry.id} recorded.")
     else:
-        from git_continuity.attempts import duration_text
+        from git_continuity.store.attempts import duration_text
 
         lasts = "it never fades" if span is None else f"it fades after {duration_text(span)}"
         print(f"Journal entry {entry.id} recorded as a {kind} ({lasts}).")
@@ -46,7 +48,7 @@ def add(repo: Repo, *, stream: str, text: str, kind: str = "note") -> int:
 def show(repo: Repo, *, stream: str, count: int | None, as_json: bool) -> int:
     """The latest live entries (``-n``), or with ``--all`` (count None) every entry, the
     faded ones marked. Nothing fades by being deleted."""
-    from git_continuity import render
+    from git_continuity.render import text as render
     from git_continuity.store.lifespans import read_live_journal
 
     if count is not None and count < 1:

@@ -3,11 +3,13 @@ from __future__ import annotations
 import sys
 from itertools import islice
 
-from git_continuity import render, session, store
 from git_continuity import repo as git
+from git_continuity import store
+from git_continuity.clone import session
 from git_continuity.display import cut
 from git_continuity.errors import UserError
 from git_continuity.model import shown, stamp
+from git_continuity.render import text as render
 from git_continuity.repo import Repo
 
 

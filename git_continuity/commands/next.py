@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from git_continuity import display, packetfile, planning, store
+from git_continuity import display, store
 from git_continuity.errors import UserError
 from git_continuity.model import Packet, Thread
 from git_continuity.repo import Repo
+from git_continuity.store import packetfile, planning
 
 WHOLE = "git continuity next --full"  # what shows a long next action whole (display.cut)
 
@@ -23,7 +24,8 @@ def next_action(repo: Repo, *, stream: str, text: str | None, as_json: bool = Fa
             raise UserError("the packet is malformed:\n  " + "\n  ".join(snap.problems))
         first = _first_ready(snap, packet)
         if as_json:
-            from git_continuity import render, signed_items
+            from git_continuity.render import signed_items
+            from git_continuity.render import text as render
 
             document = _document(stream, packet.next_action, first)
             render.emit_json("next", document, signed_items.marker(repo, stream, snap.commit))
@@ -43,7 +45,7 @@ def next_action(repo: Repo, *, stream: str, text: str | None, as_json: bool = Fa
 
     store.update(repo, stream, make)
     if as_json:
-        from git_continuity import render
+        from git_continuity.render import text as render
 
         render.emit_json("next", {"stream": stream, "next_action": text})
     else:
@@ -75,7 +77,7 @@ def _clear(repo: Repo, stream: str, text: str | None, as_json: bool) -> int:
     current = store.read_packet(first)
     if current is not None and current.next_action is None:
         if as_json:  # nothing to clear: no state commit for a change that changes nothing
-            from git_continuity import render
+            from git_continuity.render import text as render
 
             render.emit_json("next", _document(stream, None, _first_ready(first, current)))
         else:
@@ -91,7 +93,7 @@ def _clear(repo: Repo, stream: str, text: str | None, as_json: bool) -> int:
 
     store.update(repo, stream, make)
     if as_json:
-        from git_continuity import render
+        from git_continuity.render import text as render
 
         after = store.snapshot(repo, stream)
         render.emit_json("next", _document(stream, None, _first_ready(after, store.read_packet(after))))

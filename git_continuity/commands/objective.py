@@ -1,10 +1,12 @@
 from __future__ import annotations
 
-from git_continuity import packetfile, session, store
+from git_continuity import store
+from git_continuity.clone import session
 from git_continuity.display import cut
 from git_continuity.errors import UserError
 from git_continuity.model import Objective, ObjectiveChange, new_id, now, shown, stamp, to_json
 from git_continuity.repo import Repo
+from git_continuity.store import packetfile
 
 WHOLE = "git continuity objective log --json"
 
@@ -35,7 +37,7 @@ def set_objective(repo: Repo, *, stream: str, text: str, why: str) -> int:
 
 
 def objective_log(repo: Repo, *, stream: str, as_json: bool) -> int:
-    from git_continuity import render
+    from git_continuity.render import text as render
 
     snap = store.snapshot(repo, stream)
     store.require_state(snap)

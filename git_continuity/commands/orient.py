@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from git_continuity import orientation, render
+from git_continuity.render import text as render
 from git_continuity.repo import Repo
+from git_continuity.sessions import orient as orientation
 
 
 def orient(repo: Repo, *, stream: str, as_json: bool, max_tokens: int | None, online: bool) -> int:

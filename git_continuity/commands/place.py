@@ -3,10 +3,14 @@ preservation branches and cleanrooms (places.py)."""
 
 from __future__ import annotations
 
-from git_continuity import place_guard, places, render, session, store
+from git_continuity import store
+from git_continuity.clone import places as place_guard
+from git_continuity.clone import session
 from git_continuity.errors import UserError
 from git_continuity.model import now, shown, stamp, to_json
+from git_continuity.render import text as render
 from git_continuity.repo import Repo
+from git_continuity.store import places
 
 
 def set_place(repo: Repo, *, stream: str, where: str, role: str, why: str) -> int:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from git_continuity import render, verify
+from git_continuity.plugins import verify
+from git_continuity.render import text as render
 
 
 def plugins(*, as_json: bool) -> int:

@@ -7,12 +7,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from git_continuity import attempts, policy, render, signed_items, stoploss, store, view
-from git_continuity.attempts import Attempt, Course, Waiting
+from git_continuity import store
 from git_continuity.display import cut
 from git_continuity.errors import UserError
 from git_continuity.model import Thread, ago, now, parse_stamp, shown
+from git_continuity.render import signed_items
+from git_continuity.render import text as render
 from git_continuity.repo import Repo
+from git_continuity.store import attempts, policy
+from git_continuity.store.attempts import Attempt, Course, Waiting
+from git_continuity.view import assessed as view
+from git_continuity.view import stoploss
 
 WHOLE = "git continuity progress --json"
 
@@ -38,7 +43,8 @@ def progress(repo: Repo, *, stream: str, thread_id: str | None, as_json: bool, h
     if html is not None:
         from pathlib import Path
 
-        from git_continuity import atomic, progress_html
+        from git_continuity import atomic
+        from git_continuity.render import progress_html
 
         target = Path(html)
         folder = target.parent

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 
-from git_continuity import quarantine, session, store
+from git_continuity import store
+from git_continuity.clone import session
+from git_continuity.doctor import quarantine
 from git_continuity.model import JournalEntry, new_id, now, stamp
 from git_continuity.repo import Repo
 
@@ -20,7 +22,7 @@ def list_kept(repo: Repo, *, stream: str, as_json: bool) -> int:
     snap = _snap(repo, stream)
     found = quarantine.kept(snap)
     if as_json:
-        from git_continuity import render
+        from git_continuity.render import text as render
 
         files = [
             {

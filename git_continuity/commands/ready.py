@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from git_continuity import display, planning, store
+from git_continuity import display, store
 from git_continuity.errors import UserError
 from git_continuity.repo import Repo
+from git_continuity.store import planning
 
 
 def ready(repo: Repo, *, stream: str, as_json: bool) -> int:
@@ -20,7 +21,8 @@ def ready(repo: Repo, *, stream: str, as_json: bool) -> int:
     standings = planning.plan(threads, packet.blockers)
     claims = planning.claims_from(store.read_thread_claims(snap))
     if as_json:
-        from git_continuity import render, signed_items
+        from git_continuity.render import signed_items
+        from git_continuity.render import text as render
 
         render.emit_json(
             "ready",

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from git_continuity import render, session, siblings, store
+from git_continuity import store
+from git_continuity.clone import session
 from git_continuity.errors import UserError
 from git_continuity.model import now, parse_handle, stamp, to_json
+from git_continuity.render import text as render
 from git_continuity.repo import Repo
+from git_continuity.store import siblings
 
 
 def _listed(snap: store.Snapshot, name: str) -> siblings.Sibling:

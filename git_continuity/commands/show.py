@@ -2,9 +2,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from git_continuity import commit_notes, constants, render
+from git_continuity import constants
 from git_continuity import repo as git
+from git_continuity.render import text as render
 from git_continuity.repo import Repo
+from git_continuity.store import notes as commit_notes
 
 
 def _describe(record: dict[str, Any]) -> str:

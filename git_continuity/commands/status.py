@@ -4,11 +4,17 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from git_continuity import labels, places, policy, quarantine, render, signed_items, store, team, tracking, view
 from git_continuity import repo as git
+from git_continuity import store
+from git_continuity.doctor import quarantine
 from git_continuity.model import ago, now, stamp
+from git_continuity.render import signed_items
+from git_continuity.render import text as render
 from git_continuity.repo import Oid, Repo
-from git_continuity.store import integrity
+from git_continuity.store import integrity, places, policy, team
+from git_continuity.syncing import tracking
+from git_continuity.view import assessed as view
+from git_continuity.view import labels
 
 JOURNAL_SHOWN = 5
 
@@ -130,7 +136,7 @@ def _labels(repo: Repo, stream: str, tip: Oid, ids: list[str]) -> dict[str, str]
     ``objective`` and ``next_action`` for the packet's fields): ``[signed by EMAIL]``, or
     ``[not signed by a key trusted here]``; this user's own items have none, so a single-user
     status does not change. From authorship's cached entry→commit map."""
-    from git_continuity import authorship
+    from git_continuity.trust import authorship
 
     fields = {key: name for name, key in authorship.packet_now(repo, tip).items()}
     found = signed_items.others(repo, stream, tip, [*ids, *fields])

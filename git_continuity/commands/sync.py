@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from git_continuity import render, tracking
 from git_continuity.constants import env_stream
 from git_continuity.display import clean
 from git_continuity.errors import UserError
+from git_continuity.render import text as render
 from git_continuity.repo import Repo
-from git_continuity.syncing import exchange
+from git_continuity.syncing import exchange, tracking
 from git_continuity.syncing.fetching import Line
 
 

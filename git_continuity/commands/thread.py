@@ -3,11 +3,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from git_continuity import commit_notes, planning, policy, session, store, verify
+from git_continuity import store
+from git_continuity.clone import session
 from git_continuity.display import flat
 from git_continuity.errors import UserError
 from git_continuity.model import STATUS_WIDTH, Claim, Thread, ago, new_id, now, parse_stamp, shown, stamp
+from git_continuity.plugins import verify
 from git_continuity.repo import Repo
+from git_continuity.store import notes as commit_notes
+from git_continuity.store import planning, policy
 
 # The judging modules (closure, stoploss, attempts) and render are imported by the commands
 # that use them: `thread add` is a write, and imports are most of its time (issue 13).
@@ -91,7 +95,7 @@ def add(
         print(f"  no checks yet: it cannot close until one verifies ({hint})")
     for _, handle in handles:
         if handle.startswith("cmd:"):
-            from git_continuity import trust
+            from git_continuity.trust import approvals as trust
 
             if not trust.is_approved(repo, handle[4:]):
                 print(f"  {handle} runs only once approved on this machine: {trust.approve_hint(handle[4:])}")
@@ -110,7 +114,7 @@ def add(
 def _spend(budget: str | None) -> dict[str, Any] | None:
     if budget is None:
         return None
-    from git_continuity import attempts
+    from git_continuity.store import attempts
 
     return attempts.parse_budget(budget).to_json()
 
@@ -121,7 +125,7 @@ def _plan_text(thread: Thread) -> str:
 
 
 def _budget_text(spend: dict[str, Any]) -> str:
-    from git_continuity import attempts
+    from git_continuity.store import attempts
 
     return attempts.budget_from_json(spend).text()
 
@@ -245,7 +249,7 @@ def reopen(repo: Repo, *, stream: str, thread_id: str) -> int:
 def close(repo: Repo, *, stream: str, thread_id: str, online: bool, accept_withdrawn: str | None = None) -> int:
     """Close a thread only when every check verifies now; exit 1 listing them otherwise. A
     thread whose checks were withdrawn while it was open closes only with ``accept_withdrawn``."""
-    from git_continuity import closure
+    from git_continuity.gate import closure
 
     if accept_withdrawn is not None and not accept_withdrawn.strip():
         raise UserError("--accept-withdrawn needs a reason: it is recorded on the thread; nothing was written")
@@ -254,7 +258,7 @@ def close(repo: Repo, *, stream: str, thread_id: str, online: bool, accept_withd
     store.require_well_formed(snap)
     thread = _thread(snap, thread_id)
     if thread.status == "done":
-        from git_continuity import view
+        from git_continuity.view import assessed as view
 
         undone = view.assess(snap, thread_ids=[thread.id], with_waiting=False).thread(thread.id).undone
         if undone:
@@ -297,7 +301,9 @@ def close(repo: Repo, *, stream: str, thread_id: str, online: bool, accept_withd
 
 def list_threads(repo: Repo, *, stream: str, statuses: list[str] | None, as_json: bool) -> int:
     """Every thread (or those with the given statuses), oldest first, with its checks' tally."""
-    from git_continuity import render, signed_items, view
+    from git_continuity.render import signed_items
+    from git_continuity.render import text as render
+    from git_continuity.view import assessed as view
 
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
@@ -323,7 +329,9 @@ def list_threads(repo: Repo, *, stream: str, statuses: list[str] | None, as_json
 
 def show(repo: Repo, *, stream: str, thread_id: str, as_json: bool) -> int:
     """One thread: who opened it and when, its status, and each check's state now."""
-    from git_continuity import labels, render, view
+    from git_continuity.render import text as render
+    from git_continuity.view import assessed as view
+    from git_continuity.view import labels
 
     snap = store.snapshot(repo, stream)
     store.require_state(snap)

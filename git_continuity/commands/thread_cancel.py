@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from git_continuity import planning, session, store
+from git_continuity import store
+from git_continuity.clone import session
 from git_continuity.errors import UserError
 from git_continuity.model import Thread, now, stamp
 from git_continuity.repo import Repo
+from git_continuity.store import planning
 
 
 def cancel(repo: Repo, *, stream: str, thread_id: str, why: str) -> int:

@@ -5,10 +5,12 @@ ends when its session's handoff is recorded."""
 
 from __future__ import annotations
 
-from git_continuity import planning, session, store
+from git_continuity import store
+from git_continuity.clone import session
 from git_continuity.errors import UserError
 from git_continuity.model import now, stamp
 from git_continuity.repo import Repo
+from git_continuity.store import planning
 
 
 class Held(UserError):

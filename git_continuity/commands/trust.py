@@ -6,12 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from git_continuity import constants, render, signers, signing, team, trust
+from git_continuity import constants
 from git_continuity import repo as git
 from git_continuity.display import clean
 from git_continuity.errors import UserError
 from git_continuity.model import now, stamp
+from git_continuity.render import text as render
 from git_continuity.repo import Repo
+from git_continuity.store import team
+from git_continuity.trust import approvals as trust
+from git_continuity.trust import signers, signing
 
 
 def allow(repo: Repo, *, command: str) -> int:

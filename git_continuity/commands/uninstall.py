@@ -3,8 +3,9 @@ put there (uninstalling.py), and say what stays and why."""
 
 from __future__ import annotations
 
-from git_continuity import render, uninstalling
 from git_continuity.display import clean
+from git_continuity.doctor import uninstall as uninstalling
+from git_continuity.render import text as render
 from git_continuity.repo import Repo
 
 

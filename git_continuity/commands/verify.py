@@ -2,10 +2,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from git_continuity import meter, policy, render, session, stoploss, store, verify, view
+from git_continuity import store
+from git_continuity.clone import session
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, Thread, now
+from git_continuity.plugins import verify
+from git_continuity.render import meter
+from git_continuity.render import text as render
 from git_continuity.repo import Repo
+from git_continuity.store import policy
+from git_continuity.view import assessed as view
+from git_continuity.view import stoploss
 
 
 def verify_claims(
@@ -24,7 +31,7 @@ def verify_claims(
     claims = store.read_claims(snap)
     unknown = [i for i in ids if i not in claims]
     if unknown:
-        from git_continuity.retractions import retractions
+        from git_continuity.view.retractions import retractions
 
         said = retractions(snap, unknown)
         rest = [i for i in unknown if i not in said]

@@ -30,12 +30,13 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from git_continuity import repo as git
-from git_continuity import signing, trust, witness
 from git_continuity.errors import UserError
 from git_continuity.repo import Oid, Repo
+from git_continuity.trust import approvals as trust
+from git_continuity.trust import signing, witness
 
 if TYPE_CHECKING:  # signatures (and the threads and processes it checks with) only when something is new
-    from git_continuity.signatures import Verdict
+    from git_continuity.trust.signatures import Verdict
 
 SHOWN = 5  # refused commits named in one message
 
@@ -65,7 +66,7 @@ def check(repo: Repo, stream: str, tip: Oid | None) -> None:
 def judge(repo: Repo, stream: str, tip: Oid, seen: witness.Seen | None) -> str | None:
     """What is wrong with the stream at tip given what the witness saw (None: nothing, and
     then the witness moves to tip)."""
-    from git_continuity import signatures
+    from git_continuity.trust import signatures
 
     ref = f"refs/continuity/{stream}"
     if seen is None:
@@ -82,7 +83,7 @@ def judge(repo: Repo, stream: str, tip: Oid, seen: witness.Seen | None) -> str |
 
 
 def _first_sight(repo: Repo, stream: str, tip: Oid) -> str | None:
-    from git_continuity import signatures
+    from git_continuity.trust import signatures
 
     ref = f"refs/continuity/{stream}"
     verdict = signatures.judge(repo, [tip])[0]
@@ -155,7 +156,7 @@ def _moved(repo: Repo, ref: str, tip: Oid, seen: witness.Seen) -> str | None:
 def refusal(repo: Repo, ref: str, refused: Sequence[Verdict], why: str = "") -> str:
     """The message that refuses these commits of ref, each named with what is wrong (and
     ``why``, after the first)."""
-    from git_continuity import signatures
+    from git_continuity.trust import signatures
 
     lines = [describe(repo, v) for v in refused[:SHOWN]]
     if why:
@@ -186,8 +187,8 @@ def refusal(repo: Repo, ref: str, refused: Sequence[Verdict], why: str = "") -> 
 
 def describe(repo: Repo, verdict: Verdict) -> str:
     """One refused commit: what is wrong with its signature, and whose it says it is."""
-    from git_continuity import signatures
     from git_continuity.display import quoted
+    from git_continuity.trust import signatures
 
     # Subject, author and time are what the writer's environment said: shown as theirs, in
     # quotes, so that a subject cannot read as the tool's own words (#26).
@@ -308,7 +309,7 @@ def admission(repo: Repo, ours: Oid | None, theirs: Oid, shape: Callable[[Oid], 
     commit for the notes); a new state is judged by its newest good commits, each covering its
     history, as a first read is. Left out: the rest, never merged, never lost (the tracking ref
     keeps it)."""
-    from git_continuity import signatures
+    from git_continuity.trust import signatures
 
     if not signing.enabled(repo) and shape is None:
         return Admission([theirs])
@@ -332,7 +333,7 @@ def admission(repo: Repo, ours: Oid | None, theirs: Oid, shape: Callable[[Oid], 
 
 def _judged(repo: Repo, commits: Sequence[Oid], shape: Callable[[Oid], bool] | None) -> list[Verdict]:
     """The signatures' verdicts, and a commit of the wrong shape refused as bad."""
-    from git_continuity import signatures
+    from git_continuity.trust import signatures
 
     if not signing.enabled(repo):
         verdicts = [signatures.Verdict(c, signatures.GOOD) for c in commits]
@@ -349,7 +350,7 @@ NOT_NOTES = "not a notes commit"
 def _newest_good(repo: Repo, tip: Oid, shape: Callable[[Oid], bool] | None) -> Admission:
     """For a state new here: walked down from tip, the first good commits on each path (each
     covers its history), and the refused ones above them."""
-    from git_continuity import signatures
+    from git_continuity.trust import signatures
 
     frontier, seen, heads, refused = [tip], {tip}, [], []
     while frontier and len(seen) <= NEWEST_WALK:

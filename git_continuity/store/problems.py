@@ -12,8 +12,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from git_continuity import packetfile
 from git_continuity import repo as git
+from git_continuity.store import packetfile
 from git_continuity.store.read import _entry, _files, _shards, read_packet_doc
 from git_continuity.store.state import FORMAT, KINDS, ROOT, Snapshot, good
 

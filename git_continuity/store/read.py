@@ -12,15 +12,16 @@ import json
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
-from git_continuity import atomic, packetfile, schema
+from git_continuity import atomic
 from git_continuity import repo as git
 from git_continuity.model import Claim, Evidence, JournalEntry, ObjectiveChange, Packet, Thread
 from git_continuity.repo import Oid
+from git_continuity.store import packetfile, schema
 from git_continuity.store.state import KINDS, ROOT, Snapshot, good
 
 if TYPE_CHECKING:  # imported where they are read: a write command needs neither (~8 ms)
-    from git_continuity.attempts import Attempt
-    from git_continuity.records import ConflictRecord, Handoff
+    from git_continuity.store.attempts import Attempt
+    from git_continuity.store.records import ConflictRecord, Handoff
 
 
 def _json_line(text: str, key: str | int | None) -> str:
@@ -260,7 +261,7 @@ def read_conflicts(snap: Snapshot) -> list[ConflictRecord]:
     listed = _files(snap, "conflicts")
     if not listed:
         return []  # most states: records (14 dataclasses, ~6 ms to import) are not needed
-    from git_continuity.records import ConflictRecord
+    from git_continuity.store.records import ConflictRecord
 
     found = []
     for e in listed:
@@ -377,7 +378,7 @@ def journal_since(snap: Snapshot, moment: str) -> list[JournalEntry]:
 
 def latest_handoff(snap: Snapshot) -> Handoff | None:
     """The newest handoff of the stream (the file names sort by time), or None."""
-    from git_continuity.records import Handoff
+    from git_continuity.store.records import Handoff
 
     if snap.tree is None:
         return None
@@ -413,7 +414,7 @@ def read_attempts(snap: Snapshot, thread_id: str) -> list[Attempt]:
     puts them in time order across clones). A thread's folder read once without problems is
     kept whole under the cache folder by its tree id, as _by_id keeps flat folders: a thread
     with 10,000 attempts is then one file to read, not 10,000 objects."""
-    from git_continuity.attempts import Attempt
+    from git_continuity.store.attempts import Attempt
 
     folder = f"{ROOT}/attempts/{thread_id}"
     folder_oid = _folder_oid(snap, f"attempts/{thread_id}")

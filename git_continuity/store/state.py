@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from git_continuity import repo as git
-from git_continuity import signing
 from git_continuity.constants import ENV_STREAM, RESERVED_STREAMS, STATE_PREFIX, usable_stream
 from git_continuity.errors import NoState, UserError
 from git_continuity.repo import Oid, Repo
+from git_continuity.trust import signing
 
 ROOT = ".continuity"
 FORMAT = "1"
@@ -197,7 +197,7 @@ class Snapshot:
 
 
 def validity_path(repo: Repo) -> Path:
-    from git_continuity import schema
+    from git_continuity.store import schema
 
     return repo.local_dir / "cache" / f"valid-{schema.digest()}-{RULES}.d"
 

@@ -11,20 +11,22 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from git_continuity import atomic, display, packetfile, schema, session, signing
+from git_continuity import atomic, display
 from git_continuity import repo as git
+from git_continuity.clone import session
 from git_continuity.constants import ENV_CHECK_JSON
 from git_continuity.display import clean
 from git_continuity.errors import UserError
 from git_continuity.model import Evidence, JournalEntry, ObjectiveChange, Packet, sortable_name, stamp, to_json
 from git_continuity.repo import Oid, Repo
-from git_continuity.store import integrity, queue
+from git_continuity.store import integrity, packetfile, queue, schema
 from git_continuity.store.problems import all_problems
 from git_continuity.store.read import _keep, _kept, read_packet, read_packet_doc, read_places
 from git_continuity.store.state import KINDS, ROOT, Snapshot, good, ref_name, require_state, snapshot_at
+from git_continuity.trust import signing
 
 if TYPE_CHECKING:
-    from git_continuity.attempts import Attempt
+    from git_continuity.store.attempts import Attempt
 
 
 _recording = threading.local()  # per thread: the MCP server runs tool calls in threads of their own
@@ -263,7 +265,7 @@ def _keep_provenance_line(repo: Repo, stream: str, state: str, objective: str | 
     """The line of this work tree's next commit, for the post-commit hook's shell (provenance.py),
     as a process that names no session in its environment has it: an agent's hook names its
     agent in its own environment only, and the commands the agent runs name none."""
-    from git_continuity import provenance
+    from git_continuity.clone import provenance
 
     git_dir = git.worktree_git_dir(repo)
     try:

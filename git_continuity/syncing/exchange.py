@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from git_continuity import claiming, planning, tracking, transport
 from git_continuity import repo as git
 from git_continuity.errors import UserError
-from git_continuity.remote_layout import Layout, advice, layout_of
 from git_continuity.repo import Repo
+from git_continuity.store import claiming, planning
+from git_continuity.syncing import tracking, transport
 from git_continuity.syncing.fetching import TIMEOUT, LeftOut, Line
+from git_continuity.syncing.layout import Layout, advice, layout_of
 from git_continuity.syncing.pulling import left_out_text, pull_from
 from git_continuity.syncing.pushing import (
     BACKOFF_CAP,

@@ -14,11 +14,12 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-from git_continuity import constants, tracking, transport
+from git_continuity import constants
 from git_continuity import repo as git
 from git_continuity.errors import UserError
-from git_continuity.remote_layout import NOTES_BRANCH, Lane, Layout, is_notes_commit, is_state_commit
 from git_continuity.repo import Oid, Repo
+from git_continuity.syncing import tracking, transport
+from git_continuity.syncing.layout import NOTES_BRANCH, Lane, Layout, is_notes_commit, is_state_commit
 
 if TYPE_CHECKING:
     from git_continuity.store.integrity import Admission

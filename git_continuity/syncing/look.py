@@ -22,12 +22,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from git_continuity import constants, tracking, transport
+from git_continuity import constants
 from git_continuity import repo as git
 from git_continuity.errors import UserError
 from git_continuity.model import Handle, Observation, now
-from git_continuity.remote_layout import layout_of
 from git_continuity.repo import Repo
+from git_continuity.syncing import tracking, transport
+from git_continuity.syncing.layout import layout_of
 
 BOUND = 1.0  # seconds the look waits in all (README: Sessions)
 ENV_BOUND = "GIT_CONTINUITY_FRESH_LOOK"

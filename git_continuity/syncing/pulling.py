@@ -5,14 +5,15 @@ freezes no one (integrity.admission)."""
 
 from __future__ import annotations
 
-from git_continuity import conflict_text, constants, merge, store, tracking
+from git_continuity import constants, store
 from git_continuity import repo as git
 from git_continuity.errors import UserError
-from git_continuity.records import ConflictRecord
-from git_continuity.remote_layout import Layout, is_notes_commit
 from git_continuity.repo import Oid, Repo
-from git_continuity.store import integrity
+from git_continuity.store import conflict_text, integrity, merge
+from git_continuity.store.records import ConflictRecord
+from git_continuity.syncing import tracking
 from git_continuity.syncing.fetching import NOTES, TIMEOUT, Fetched, LeftOut, Line, fetch
+from git_continuity.syncing.layout import Layout, is_notes_commit
 
 Heads = dict[tuple[str, Oid], integrity.Admission]  # (stream, a remote head) -> what of it is taken in
 
@@ -162,8 +163,9 @@ def left_out(repo: Repo, name: str, admission: integrity.Admission, kept_in: str
     """What was left out of one head: the refused commits by what is wrong and whose key (a
     thousand unsigned commits are one such group), each group with the author its newest
     commit's writer gave (not verified) and the owner the team's list names for the key."""
-    from git_continuity import signers, team
-    from git_continuity.signatures import Verdict
+    from git_continuity.store import team
+    from git_continuity.trust import signers
+    from git_continuity.trust.signatures import Verdict
 
     try:
         found_team = team.at_head(repo)
@@ -218,7 +220,7 @@ def removals(repo: Repo, before: Oid | None, after: Oid | None) -> list[str]:
     """``2 journal entries removed by ada@example.com (abc1234)``: the entries the commits
     taken in removed, each named with the key that signed the commit that removed it (a
     trusted signer's deletion arrives as a plain fast-forward otherwise)."""
-    from git_continuity import authorship
+    from git_continuity.trust import authorship
 
     if before is None or after is None or before == after:
         return []

@@ -9,12 +9,14 @@ import random
 import time
 from dataclasses import dataclass, field
 
-from git_continuity import constants, siblings, store, tracking, transport
+from git_continuity import constants, store
 from git_continuity import repo as git
 from git_continuity.errors import UserError
-from git_continuity.remote_layout import Lane, Layout, advice
 from git_continuity.repo import Oid, Repo
+from git_continuity.store import siblings
+from git_continuity.syncing import tracking, transport
 from git_continuity.syncing.fetching import NOTES, TIMEOUT, Fetched, LeftOut, Line, unreachable
+from git_continuity.syncing.layout import Lane, Layout, advice
 from git_continuity.syncing.pulling import pull_from
 
 MAX_RETRIES = 5  # pushes again after the remote moved meanwhile, before giving up
@@ -201,8 +203,8 @@ def _notes_held(repo: Repo, notes: Oid, theirs: Oid | None) -> str | None:
     """Why the local notes are not sent (a notes commit the remote lacks that no key trusted
     here signed, or that is not a notes commit at all: a teammate's pull would leave it out,
     as this one's does), or None."""
-    from git_continuity.remote_layout import is_notes_commit
     from git_continuity.store import integrity
+    from git_continuity.syncing.layout import is_notes_commit
 
     base = theirs if theirs is not None and git.has_commit(repo, theirs) else None
     admission = integrity.admission(repo, base, notes, lambda c: is_notes_commit(repo, c))

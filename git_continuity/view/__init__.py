@@ -1,0 +1,6 @@
+"""The one assessment of a stream at a moment (``assessed``), which every reader renders and
+none re-derives; its one wording of each fact (``labels``); the stop-loss that blocks a
+thread whose budget is spent (``stoploss``); why an id names a retracted claim.
+
+May import: ``plugins`` (dereferencing), ``syncing`` and every folder below.
+"""
