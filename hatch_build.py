@@ -21,7 +21,7 @@ class ManPage(BuildHookInterface):
             return
         sys.path.insert(0, self.root)  # the command line needs only the standard library
         try:
-            from git_continuity import manpage
+            from git_continuity.cli import manpage
 
             text = manpage.render()
         finally:
