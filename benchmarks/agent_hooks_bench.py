@@ -10,7 +10,7 @@ file, through `sh -c`, with no controlling terminal and the agent's JSON on stdi
     nothing since SessionStart (a question answered: let go at once) and after one that
     changed the work tree (the gate judges every open thread);
   - PostToolUse (Codex, after every shell command) and PostToolUseFailure (Claude Code):
-    the loop notice, which runs in its own process either way (hook_entry.py: handing it to
+    the loop notice, which runs in its own process either way (cli/hook_entry.py: handing it to
     the helper costs more than it saves);
   - UserPromptSubmit: no hook is installed for it (the row says so);
 

@@ -115,7 +115,7 @@ def main() -> int:
         base = sh(work, "git", "rev-parse", "refs/continuity/main").strip()
         seen = witness_files()
         alone = run_writer(work, 99, args.alone)
-        # Back where the writers start, the witness with it (the newest state seen: witness.py).
+        # Back where the writers start, the witness with it (the newest state seen: trust/witness.py).
         sh(work, "git", "update-ref", "refs/continuity/main", base)
         for path, data in seen.items():
             path.write_bytes(data)

@@ -16,7 +16,7 @@ starting and importing pygit2) measured in the same run:
 - ``handoff`` (each run ends a session; it writes one commit).
 
 Each command runs as an agent runs it, with no controlling terminal, twice: in its own
-process (GIT_CONTINUITY_HELPER=0) and handed to the repository's helper process (helper.py),
+process (GIT_CONTINUITY_HELPER=0) and handed to the repository's helper process (helper/door.py),
 which the agent hooks are not.
 
     python benchmarks/orient_bench.py [--runs 15] [--commits 10000] [--journal 10000] [--claims 1000]

@@ -11,7 +11,7 @@ Each size's first run reads every entry, checks it against schema/ and keeps wha
 object id under .git/continuity/cache/ (the validity cache, the claims folder by its tree id,
 what each tree holds); the medians are of the runs after it, as a status runs once anything
 has read the state. The median is printed twice: run as an agent or a script runs it, with
-no terminal, so the repository's helper process serves it (helper.py), and with
+no terminal, so the repository's helper process serves it (helper/door.py), and with
 GIT_CONTINUITY_HELPER=0, a process of its own as at a terminal. Either way every handle is
 dereferenced now. The load average is printed with the figures.
 
@@ -40,7 +40,7 @@ from git_continuity.model import Claim, JournalEntry, now, stamp
 
 # Bytecode is written and used, as in an installed package (a shell that sets
 # PYTHONDONTWRITEBYTECODE would otherwise make every run compile the sources again).
-# The signing key, the trusted signers and the witness (signing.py, signers.py, witness.py)
+# The signing key, the trusted signers and the witness (trust/signing.py, trust/signers.py, trust/witness.py)
 # live in the user's config and state folders: a benchmark's are its own, never the user's,
 # and the processes it starts of itself (contention_bench's writers) share them.
 SANDBOX = Path(os.environ.get("CONTINUITY_BENCH_SANDBOX") or tempfile.mkdtemp(prefix="continuity-bench-user-"))

@@ -45,7 +45,7 @@ SEEN: dict[Path, bytes] = {}  # the witness as the first write found it
 
 
 def witness_files() -> dict[Path, bytes]:
-    """The witness as it is now (witness.py): put back with the state ref before each run,
+    """The witness as it is now (trust/witness.py): put back with the state ref before each run,
     so every run writes onto a state this user has seen, as a write does."""
     folder = SANDBOX / "state" / "git-continuity" / "witness"
     return {p: p.read_bytes() for p in folder.rglob("*.json")}

@@ -16,7 +16,7 @@ DEFAULT_STREAM = "main"
 # under refs/continuity-remotes/<remote>/<stream>, so `git branch -a` stays clean.
 STATE_PREFIX = "refs/continuity/"
 NOTES_REF = "refs/notes/continuity"
-# What the commit-msg hook judged for the post-commit hook of the same commit (pending_close.py),
+# What the commit-msg hook judged for the post-commit hook of the same commit (gate/pending_close.py),
 # under the work tree's own git folder: the shell hook tests for it before any Python starts.
 CLOSING_FILE = "continuity/closing.json"
 TRACKING_PREFIX = "refs/continuity-remotes/"
@@ -44,14 +44,14 @@ ENV_BRIEF_TOKENS = "GIT_CONTINUITY_BRIEF_TOKENS"
 # Set by the helper in a command's copy of itself: the pid the kernel gave it for its client,
 # so that the command knows which process asked (session.caller_pid); never set by hand.
 ENV_CALLER = "GIT_CONTINUITY_CALLER_PID"
-# The roles of a place (places.py); nothing is committed in the GUARDED ones.
+# The roles of a place (store/places.py); nothing is committed in the GUARDED ones.
 PLACE_ROLES = ("home", "donor", "archive", "preservation", "cleanroom")
 GUARDED_ROLES = ("donor", "archive", "preservation")
 # Commit in a donor, archive or preservation place, or move a preservation branch, on purpose
 # (or: git -c continuity.allowPlace=true ...).
 ENV_ALLOW_PLACE = "GIT_CONTINUITY_ALLOW_PLACE"
 CONFIG_ALLOW_PLACE = "continuity.allowPlace"
-# A sibling repository's name (siblings.py), as a scoped handle names it: @api:pushed:…
+# A sibling repository's name (store/siblings.py), as a scoped handle names it: @api:pushed:…
 SIBLING_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 
 

@@ -40,7 +40,7 @@ LONG = 1000  # characters of one field shown before it is cut
 
 def at_a_terminal() -> bool:
     """Whether a person's terminal is this process's own (an agent's tool call has none): the
-    fixes that are a person's to choose are offered there only (helper.py and doctor ask the same)."""
+    fixes that are a person's to choose are offered there only (helper/door.py and doctor ask the same)."""
     try:
         os.close(os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY))
     except OSError:

@@ -1,4 +1,4 @@
-"""The one door for running git as a program, apart from the network (transport.py) and the
+"""The one door for running git as a program, apart from the network (syncing/transport.py) and the
 object work (repo/, through pygit2).
 
 The hooks ask git itself (write-tree, rev-parse, log, config) where loading pygit2 would cost

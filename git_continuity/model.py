@@ -93,7 +93,7 @@ def ago(moment: datetime, reference: datetime) -> str:
 @dataclass(frozen=True, repr=False)
 class Handle:
     """An address plus an expectation: ``scheme:body``, e.g. ``tag:v1.2=9c1e…``; scoped to a
-    sibling repository, ``@scope:scheme:body`` (dereferenced there: siblings.py)."""
+    sibling repository, ``@scope:scheme:body`` (dereferenced there: store/siblings.py)."""
 
     scheme: str
     body: str
@@ -196,7 +196,7 @@ class Claim:
     handle: str | None = None  # None: prose, shown but never trusted
     written: str | None = None  # the handle as typed, when resolving changed it
     thread: str | None = None
-    session: str | None = None  # the session that wrote it (session.py), and its agent
+    session: str | None = None  # the session that wrote it (clone/session.py), and its agent
     agent: str | None = None
     # A thread's check retracted while the thread is open: it stays on the thread, shown with
     # its reason (why, at, by, session), and the thread closes only with --accept-withdrawn.
@@ -224,7 +224,7 @@ class Thread:
     # Closed although checks were withdrawn (thread close --accept-withdrawn): why, at, by,
     # session and the withdrawn checks' ids; shown as "done with N withdrawn checks".
     accepted_withdrawn: dict[str, Any] | None = None
-    after: list[str] | None = None  # threads that must be done before this one is ready (planning.py)
+    after: list[str] | None = None  # threads that must be done before this one is ready (store/planning.py)
     priority: int | None = None  # 0 (highest) to 4; None: the default, 2
     cancelled: dict[str, Any] | None = None  # thread cancel: why, at, by, host, session
 
@@ -310,7 +310,7 @@ class Derived:
     elsewhere: str | None = None
 
 
-# How fresh what a view shows of a claim is (view.py sets it, labels.freshness_text words it):
+# How fresh what a view shows of a claim is (view/assessed.py sets it, labels.freshness_text words it):
 # re-derived now; recorded here, not asked now; reported by another clone; a cmd: check not
 # approved here (it cannot be re-derived here until a person approves it); nothing to show.
 FRESHNESS = ("now", "recorded", "reported", "unapproved", "none")

@@ -35,7 +35,7 @@ FIXED_ENV = {
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_CONTINUITY_CHECK_JSON": "1",  # every --json document is checked against schema/
     # Commands run as agents run them: with no terminal, through the repository's helper
-    # (helper.py); the in_process fixture runs a test's commands in their own process.
+    # (helper/door.py); the in_process fixture runs a test's commands in their own process.
     "GIT_CONTINUITY_HELPER": "1",
     "LC_ALL": "C",
     "TZ": "UTC",

@@ -90,7 +90,7 @@ def fitted(brief: str, agent: str) -> None:
     assert brief.startswith("# git-continuity brief: stream main\n")
     found = FOOTER.search(brief)
     second = brief.split("\n")[1]
-    # Where the model's shell does not find the tool (agent_shell.py), that line's room is taken off.
+    # Where the model's shell does not find the tool (agents/shell.py), that line's room is taken off.
     note = (len(second.encode()) + 3) // 3 if second.startswith("In the shell you run commands in") else 0
     assert found and int(found.group(1)) == agents.TARGETS[agent].brief_tokens - note, brief[-600:]
     assert "git continuity status" in found.group(0) and "git continuity journal" in found.group(0)

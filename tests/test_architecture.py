@@ -205,7 +205,7 @@ def test_every_path_and_name_on_the_page_exists() -> None:
 
 
 # The modules that start another program, and what each starts. git itself is started only
-# through gitcli.py (and transport.py, for the network); repo/ reads the repository with
+# through gitcli.py (and syncing/transport.py, for the network); repo/ reads the repository with
 # pygit2. A module that starts a program gets a row here saying which.
 STARTS_PROGRAMS = {
     "git_continuity.gitcli": "git, for all but the network",

@@ -59,7 +59,7 @@ def test_every_command_dispatches_to_a_function_taking_its_options(
     if command.repo:
         assert params[0].name == "repo" and params[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
         params = params[1:]
-    given = [d for d in dests if d != WROTE_DEST]  # a write's --json is the door's (wrote.py)
+    given = [d for d in dests if d != WROTE_DEST]  # a write's --json is the door's (render/wrote.py)
     assert sorted(p.name for p in params) == sorted([*given, *(["stream"] if command.stream else [])])
     assert all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)
 
@@ -83,7 +83,7 @@ WRITES = (
 
 
 def test_the_writes_answer_json_with_what_they_wrote() -> None:
-    """Every write that makes an entry or changes one offers --json (wrote.py); the readers
+    """Every write that makes an entry or changes one offers --json (render/wrote.py); the readers
     have --json of their own (cli_spec.JSON), and no command has both."""
     writes = [" ".join(path) for path, _, dests in ALL_LEAVES if WROTE_DEST in dests]
     assert writes == list(WRITES)

@@ -1,4 +1,4 @@
-"""The helper process (helper.py, helper_server.py): commands it runs print and write exactly
+"""The helper process (helper/door.py, helper/server.py): commands it runs print and write exactly
 what they print and write in their own process; a killed helper, a stale socket, another
 installation's helper and two repositories at once each still get their commands run once.
 

@@ -286,7 +286,7 @@ def test_every_hookspec_is_documented_and_exercised() -> None:
         assert f"test_hook_{name}" in tests, f"no test_hook_{name} in {__file__}"
         doc = inspect.getdoc(getattr(hookspecs, name)) or ""
         assert "Arguments:" in doc and "Returns:" in doc and "firstresult" in doc, name
-    # hookspecs.py holds only specs.
+    # plugins/hookspecs.py holds only specs.
     assert [
         n for n, f in inspect.getmembers(hookspecs, inspect.isfunction) if f.__module__ == hookspecs.__name__
     ] == specs()

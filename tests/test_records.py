@@ -1,4 +1,4 @@
-"""records.py on plain values: each typed shape's JSON is what its schema in schema/ describes,
+"""store/records.py on plain values: each typed shape's JSON is what its schema in schema/ describes,
 and reads back as the same value."""
 
 from __future__ import annotations

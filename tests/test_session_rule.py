@@ -51,7 +51,7 @@ def test_one_agent_session_keeps_one_session_id_across_streams_and_commands(repo
     assert (handoff["session"], handoff["agent_session"]) == (session, "conversation-1")
     assert handoff["baseline"] == {"kind": "none"}  # its start was on main: nothing on b to diff with
 
-    # The rule (session.py): a handoff on another stream than the session's own leaves it open;
+    # The rule (clone/session.py): a handoff on another stream than the session's own leaves it open;
     # the handoff on its own stream, at the agent's session end, ends it.
     assert json.loads((repo / ".git" / "continuity" / "session.json").read_text())["ended_at"] is None
     said = hook(repo, "session-end", "conversation-1")["systemMessage"]

@@ -1,4 +1,4 @@
-"""Ed25519 SSH signatures made and checked in-process (sshsig.py): a signature made here is
+"""Ed25519 SSH signatures made and checked in-process (trust/sshsig.py): a signature made here is
 ssh-keygen's own, byte for byte, and git and ssh-keygen verify it; a check here says good only
 where ssh-keygen says good, and leaves every refusal to ssh-keygen, which is compared here
 case by case (wrong namespace, wrong key, altered payload, a bad signature blob)."""
@@ -33,7 +33,7 @@ def keygen_sign(key: Path, payload: bytes, namespace: str = "git") -> bytes:
 
 
 def keygen_verdict(folder: Path, public: str, signature: bytes, payload: bytes) -> bool:
-    """ssh-keygen's own verdict, as signatures.py asks for it."""
+    """ssh-keygen's own verdict, as trust/signatures.py asks for it."""
     allowed = folder / "allowed"
     allowed.write_text(f'ada@example.com namespaces="git" {public}\n')
     (folder / "sig").write_bytes(signature)

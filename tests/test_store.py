@@ -120,7 +120,7 @@ def test_one_state_shared_by_linked_worktrees(repo: Path, tmp_path: Path, inproc
     assert state_refs(repo) == state_refs(wt)
     assert len(subjects(wt)) == 6
     assert (untouched(repo), worktree_index(repo), untouched(wt), worktree_index(wt)) == before
-    # One state, in the common dir; a work tree's own folder holds only its next note (provenance.py).
+    # One state, in the common dir; a work tree's own folder holds only its next note (clone/provenance.py).
     assert [p.name for p in (repo / ".git" / "worktrees").rglob("continuity/*")] == ["provenance.line"]
 
 
@@ -236,7 +236,7 @@ def test_each_change_is_one_commit_that_says_what_changed(
 
     # The bodies say the rest: the handle as stored, why the objective is what it is.
     bodies = git(repo, "log", "--format=%B%x00", "refs/continuity/main").split("\0")
-    # Each ends with a trailer saying on which machine it was written (session.py).
+    # Each ends with a trailer saying on which machine it was written (clone/session.py).
     host = f"\n\nHost: {socket.gethostname()}"
     assert bodies[3].strip() == f"claim add {first}: the first commit exists\n\nhandle: commit:{head}" + host
     assert bodies[4].strip() == f"claim add {prose}: the reviewers are happy\n\nprose: no handle" + host

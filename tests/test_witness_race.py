@@ -1,6 +1,6 @@
 """A read that another process's write overtook is read again, not refused as a ref moved back.
 
-The witness (witness.py) moves forward with every write, in whichever process makes it. A
+The witness (trust/witness.py) moves forward with every write, in whichever process makes it. A
 reader that read the ref just before another process wrote meanwhile holds a commit that is
 older than the witness: that is a stale read, not a rollback. Seen in the fleet benchmark
 (20 worktrees writing at once), where such a read failed a write with "moved back"."""

@@ -1,4 +1,4 @@
-"""A write's --json (wrote.py): the state commits it made, the id it made or was given, and
+"""A write's --json (render/wrote.py): the state commits it made, the id it made or was given, and
 what it said, as an agent reads them; run as agents run the tool (a process each, no
 terminal, so the helper serves them)."""
 

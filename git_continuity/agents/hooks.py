@@ -92,7 +92,7 @@ def main(agent: str, action: str) -> int:
     if agent not in AGENT_NAMES or action not in ACTIONS:
         print(f"usage: git-continuity-hook agent {{{','.join(AGENT_NAMES)}}} {{{','.join(ACTIONS)}}}", file=sys.stderr)
         return 2
-    if action == "post-tool-use":  # hook_entry.py sends it there first; this is the same
+    if action == "post-tool-use":  # cli/hook_entry.py sends it there first; this is the same
         from git_continuity.agents import loop_notice as tool_calls
 
         return tool_calls.main(agent)
@@ -107,7 +107,7 @@ def main(agent: str, action: str) -> int:
 
 
 def _run(agent: str, action: str, data: dict[str, Any], where: str) -> int:
-    # Everything this process writes carries the agent's name (session.py reads it).
+    # Everything this process writes carries the agent's name (clone/session.py reads it).
     os.environ.setdefault("GIT_CONTINUITY_AGENT", AGENT_NAMES[agent])
     agent_session = str(data["session_id"]) if data.get("session_id") else None
     from git_continuity import repo as git
@@ -156,7 +156,7 @@ def _session_start(repo: Repo, stream: str, agent_session: str | None, max_token
     from git_continuity.sessions import orient as orientation
 
     note = agent_shell.note(repo.common_dir, agent)  # the model's shell does not find the tool
-    room = max_tokens - (len(note.encode()) + 1 + 2) // 3 if note else max_tokens  # budget.py: 3 bytes a token
+    room = max_tokens - (len(note.encode()) + 1 + 2) // 3 if note else max_tokens  # sessions/budget.py: 3 bytes a token
     result = orientation.build(repo, stream=stream, max_tokens=room, agent_session=agent_session)
     first, _, rest = result.text.partition("\n")
     from git_continuity import repo as git

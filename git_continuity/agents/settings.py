@@ -1,5 +1,5 @@
 """A coding agent's settings file (``.claude/settings.json``, ``.codex/hooks.json``) with our
-hooks merged in, and taken out again, byte for byte: pure text in, text out (jsonedit.py
+hooks merged in, and taken out again, byte for byte: pure text in, text out (agents/jsonedit.py
 edits the JSON where it stands, so comments of layout, order and indentation stay).
 """
 

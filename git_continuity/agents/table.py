@@ -1,5 +1,5 @@
 """What git-continuity adds to coding agents' project configuration: the hooks of each agent
-and the commands they run (agent_settings.py merges them into the settings file and takes
+and the commands they run (agents/settings.py merges them into the settings file and takes
 them out again; ``commands/agent.py`` reads and writes the files).
 
 Claude Code (``.claude/settings.json``, ``hooks.<Event>[].hooks[]`` with ``type: "command"``):
@@ -8,8 +8,8 @@ Claude Code (``.claude/settings.json``, ``hooks.<Event>[].hooks[]`` with ``type:
   (``hookSpecificOutput.additionalContext``), also after a compaction or a resume;
 - PreCompact and SessionEnd: ``handoff``;
 - Stop: the closure gate, answering ``{"decision": "block", "reason": …}`` while an open
-  thread does not verify (``agent_hooks.py`` says how it avoids looping);
-- PostToolUseFailure, matcher ``Bash``: the loop notice (tool_calls.py).
+  thread does not verify (``agents/hooks.py`` says how it avoids looping);
+- PostToolUseFailure, matcher ``Bash``: the loop notice (agents/loop_notice.py).
 
 Codex (``.codex/hooks.json``, the same shape): SessionStart without a matcher (Codex sends
 ``startup``, ``resume``, ``clear``, ``compact`` and ``fork``, and each needs the brief: after an
@@ -25,7 +25,7 @@ the folder named as the agent names its project at run time (``$CLAUDE_PROJECT_D
 the launcher there (launcher.sh, copied by install) names no path of one machine: what a team
 commits runs on every clone. The launcher runs the git-continuity-hook this clone's install
 recorded (``.git/continuity/agents/hook-program``), else the one on PATH, and when that does
-not start it says so where the agent shows it (agent_probe.py asks it, for status and doctor).
+not start it says so where the agent shows it (agents/probe.py asks it, for status and doctor).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class Target:
     settings: str  # the file, relative to the top of the work tree
     hooks: tuple[Hook, ...]
     instructions: str | None  # a Markdown file that gets the routine in words, if any
-    # The brief's size at session start, in budget.py's tokens (3 bytes each): under what the
+    # The brief's size at session start, in sessions/budget.py's tokens (3 bytes each): under what the
     # agent passes on whole, as measured with the pinned binary (test_agents_brief_real.py).
     brief_tokens: int = 2500
     timeout_unit: int = 1  # what one second is in the file's "timeout" (Gemini CLI counts milliseconds)
@@ -83,7 +83,7 @@ CODEX = Target(
         Hook("PreCompact", None, "pre-compact", 60),
         Hook("Stop", None, "stop", 600),
         Hook("SessionEnd", None, "session-end", 3),  # Codex clamps it to 3 s, with a warning on every run
-        Hook("PostToolUse", "Bash", "post-tool-use", 10),  # after every shell command: tool_calls.py
+        Hook("PostToolUse", "Bash", "post-tool-use", 10),  # after every shell command: agents/loop_notice.py
     ),
     "AGENTS.md",
     # Codex 0.171.0 passes on 2,500 of its tokens (about 4 bytes each, counted on the hook's

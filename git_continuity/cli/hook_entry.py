@@ -1,10 +1,10 @@
 """``git-continuity-hook``: the hooks' entry point.
 
 The loop notice runs after every tool call an agent makes, so it goes straight to
-tool_calls.py, before the command line is imported and its parser built (twice what the
+agents/loop_notice.py, before the command line is imported and its parser built (twice what the
 notice itself costs), and imports no more than a helper's client would (handing it over would
 cost a fork more). Every other coding agent's hook is handed to the repository's helper
-process when it can take it, under the same rules as any command (helper.py: no terminal, a
+process when it can take it, under the same rules as any command (helper/door.py: no terminal, a
 repository of this user's, a helper alike), else enters the same ``main`` as the command line;
 git's hooks, and the pre-commit framework's, never go to the helper.
 """

@@ -75,7 +75,7 @@ class Command(NamedTuple):
     stream: bool = True
     epilog: str = ""  # after the example
     hidden: bool = False  # not in the help, nor among the choices an error lists
-    served: bool = False  # the repository's helper process may run it (helper.py), actions and all
+    served: bool = False  # the repository's helper process may run it (helper/door.py), actions and all
 
 
 class AfterDashes(argparse.Action):

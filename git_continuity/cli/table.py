@@ -1,5 +1,5 @@
 """Every command of the command line, declared once: its words, its options and the function
-it calls. cli.py builds parsers from this table and dispatches generically; a test checks
+it calls. cli/main.py builds parsers from this table and dispatches generically; a test checks
 that every option's dest is a keyword of the function the command names. The commands on a
 stream's state are in cli_state; the ones on the repository, sessions and the world around
 it are here, and COMMANDS puts them all in the order the help lists them.

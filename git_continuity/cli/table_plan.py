@@ -1,5 +1,5 @@
 """The planning rows of the command table: the ready queue, a thread's --after and --priority,
-cancelling a thread and claiming one (the rules are in planning.py)."""
+cancelling a thread and claiming one (the rules are in store/planning.py)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ INSTALL = "git continuity hooks install"
 SCANNED = 200  # commits of HEAD's first-parent history read for closing claims no gate judged
 
 
-HUSKY_MARK = "# git-continuity:"  # the line githooks.py adds to husky's .husky/<hook>
+HUSKY_MARK = "# git-continuity:"  # the line hooks/install.py adds to husky's .husky/<hook>
 
 
 def husky(repo: Repo) -> Path | None:

@@ -3,7 +3,7 @@ exists), and the same line left ready for the post-commit hook's shell.
 
 ``record`` makes the line's record and ``line`` writes it, for guards.post_commit and for
 every other note (commit_notes.line). Python also leaves the line of this work tree's next commit in
-``<git dir>/continuity/provenance.line``, computed once with the one session rule (session.py)
+``<git dir>/continuity/provenance.line``, computed once with the one session rule (clone/session.py)
 whenever what it says may change: a state write (store.remember_active), a session opened or
 ended (session.save), a commit noted by Python (guards.post_commit). The hook's shell takes it
 when the line's key is its own (stream, session, agent and host as the environment names them)

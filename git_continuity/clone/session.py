@@ -78,7 +78,7 @@ class Session(NamedTuple):
     refs: dict[str, str] | None = None  # branch, remote and tag tips when it started
     ended_at: str | None = None
     handoff: str | None = None  # the handoff that ended it
-    stop_blocks: int = 0  # consecutive Stop-hook blocks (agents.py caps them)
+    stop_blocks: int = 0  # consecutive Stop-hook blocks (agents/table.py caps them)
     worktree: str | None = None  # the work tree's tree when it started: the Stop gate holds a session that changed it
     agent_pid: int | None = None  # the agent's process, when a hook started it (agent_process)
     agent_start: int | None = None  # that process's start time (clock ticks after boot): a pid reused is not it

@@ -114,7 +114,7 @@ def install(repo: Repo, *, agent: str, mcp: bool = False) -> int:
 
 def _shell(repo: Repo, agent: str, program: str | None) -> None:
     """Ask the shell the agent gives the model whether it finds git-continuity; where it does
-    not, the brief names the absolute command (agent_shell.py)."""
+    not, the brief names the absolute command (agents/shell.py)."""
     from git_continuity.agents import shell as agent_shell
 
     answer = agent_shell.ask(agent, _top(repo))

@@ -1,10 +1,10 @@
 """doctor [--fix] [--json]: read everything git-continuity depends on, say what is wrong and
-the command that repairs it; with --fix, repair what is safe (health.py, health_setup.py).
+the command that repairs it; with --fix, repair what is safe (doctor/state.py, doctor/setup.py).
 
 Safe means nothing is lost and nothing is forced: a lock whose writer is gone is removed; a
 ref whose file holds garbage, or that points at no commit, goes back to the last commit its
 reflog names (the bad value stays in the reflog); the state's fetch refspec is added;
-malformed files move into the state's quarantine by a new commit on top (quarantine.py).
+malformed files move into the state's quarantine by a new commit on top (doctor/quarantine.py).
 A malformed state fetched from a remote gets that commit on top of the remote's, taken in
 here, so that git continuity push repairs the remote as a fast-forward.
 """
@@ -220,7 +220,7 @@ def _quarantine_remote(repo: Repo, remote: str, stream: str, refname: str) -> li
 
 
 def _at_a_terminal() -> bool:
-    """Whether a person's terminal is this process's (helper.py asks the same)."""
+    """Whether a person's terminal is this process's (helper/door.py asks the same)."""
     import os
 
     try:

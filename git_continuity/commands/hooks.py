@@ -1,4 +1,4 @@
-"""Plain git hooks for people without the pre-commit framework (githooks.py writes them)."""
+"""Plain git hooks for people without the pre-commit framework (hooks/install.py writes them)."""
 
 from __future__ import annotations
 

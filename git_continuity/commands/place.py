@@ -1,5 +1,5 @@
 """place set|list|clear: which branches and worktrees are the home, donors, archives,
-preservation branches and cleanrooms (places.py)."""
+preservation branches and cleanrooms (store/places.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``git continuity progress [THREAD]``: per thread, its attempts over time, when what it
 fails changed, its budget and what is spent, and whether it is stalled. Derived from the
-attempts (attempts.py), never typed in."""
+attempts (store/attempts.py), never typed in."""
 
 from __future__ import annotations
 

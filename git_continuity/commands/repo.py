@@ -1,4 +1,4 @@
-"""repo add|set-path|list|remove: the other repositories a stream spans (siblings.py)."""
+"""repo add|set-path|list|remove: the other repositories a stream spans (store/siblings.py)."""
 
 from __future__ import annotations
 

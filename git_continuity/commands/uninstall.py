@@ -1,5 +1,5 @@
 """``git continuity uninstall [--state] [--json]``: take out of this clone what git-continuity
-put there (uninstalling.py), and say what stays and why."""
+put there (doctor/uninstall.py), and say what stays and why."""
 
 from __future__ import annotations
 

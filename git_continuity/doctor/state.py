@@ -1,7 +1,7 @@
 """What doctor reads of the state itself: every stream's ref and its history, the notes ref,
 the remote-tracking refs, the refs' lock files and the remotes' refspecs. Each problem found
 is a Finding that names where it is and the command that repairs it; the ones ``doctor
---fix`` may repair safely say so (health_setup.py reads the rest: hooks, agents, trust,
+--fix`` may repair safely say so (doctor/setup.py reads the rest: hooks, agents, trust,
 policy)."""
 
 from __future__ import annotations

@@ -203,7 +203,7 @@ def record(
     not verify (``via`` says what tried it: close, check, stop; None records none), and close
     the threads whose verdict is ok when ``close`` (``closed_by``: the commit whose message
     closed them, when one did): one commit. Returns what it added; a
-    thread whose attempt spent its budget is blocked by the stop-loss (stoploss.py).
+    thread whose attempt spent its budget is blocked by the stop-loss (view/stoploss.py).
 
     The commit-msg and pre-push guards pass no ``via``: a refused commit or push leaves the
     state as it was (tests/test_hooks_plain.py), and the agent meets the same checks at the

@@ -2,7 +2,7 @@
 one can take it, else here, in this process.
 
 Most of a command's time is starting up: Python, then importing pygit2 and the command's
-modules (70 to 90 ms of a 110 ms write). The helper (helper_server.py) has done that once: it
+modules (70 to 90 ms of a 110 ms write). The helper (helper/server.py) has done that once: it
 listens on ``.git/continuity/helper-<fingerprint>.sock``, and for each command forks a copy
 of itself that takes this process's standard input, output and error (passed over the
 socket), its folder, environment, umask and arguments, runs the same ``cli.main`` and answers

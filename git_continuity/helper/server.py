@@ -1,6 +1,6 @@
 """The helper: a process per user, repository and kind of client (helper_peer's fingerprint)
 that has imported what commands need, and forks a copy of itself to run each command it is
-handed (helper.py says which, and when).
+handed (helper/door.py says which, and when).
 
 It takes the repository's ``continuity`` folder only where git would (helper_place), holds a
 lock there so that one helper serves each fingerprint, and, once warmed, listens on the socket
@@ -82,7 +82,7 @@ def serve(folder: str, starter: str | None = None) -> Taken | None:
     listener = _bind() if lock >= 0 else None
     if listener is not None:
         # Warmed before it is found: the client that started it ran its command at once, and
-        # those that came while it warms wait for it (helper.py), none longer than STARTING.
+        # those that came while it warms wait for it (helper/door.py), none longer than STARTING.
         _warm()
         # What the warming made lives as long as the helper: the collector leaves it be, in each
         # command's copy too (whose interpreter exit, a collection, took twice as long without).
@@ -141,7 +141,7 @@ WARM = (
     "git_continuity.plugins.forge",
     *(f"git_continuity.verifiers.{name}" for name in ("cmd", "git", "ci", "github", "gitlab", "gitea", "buildbot")),
     "_strptime",
-    *sshsig.MODULES,  # Ed25519 signatures made and checked with no ssh-keygen process (sshsig.py)
+    *sshsig.MODULES,  # Ed25519 signatures made and checked with no ssh-keygen process (trust/sshsig.py)
 )
 
 

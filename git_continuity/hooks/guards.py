@@ -82,7 +82,7 @@ def _message_threads(message: str) -> list[str]:
 
 def commit_msg(message_file: str) -> int:
     """Block a commit whose message closes a thread whose checks do not verify on the commit
-    being made; hand what it judged to post-commit, which records the close (pending_close.py)."""
+    being made; hand what it judged to post-commit, which records the close (gate/pending_close.py)."""
     message = Path(message_file).read_text(errors="replace")
     if not _message_threads(message):
         return 0  # closes nothing: no repository access at all
@@ -246,7 +246,7 @@ def post_commit() -> int:
 
         if pending_close.after_commit(repo, git_dir, stream, commit, tree, message):
             state = _git("rev-parse", "-q", "--verify", f"{STATE_PREFIX}{stream}^{{commit}}").stdout.strip() or state
-    # The same source as every other write (session.py: the environment, then this work
+    # The same source as every other write (clone/session.py: the environment, then this work
     # tree's open session); a broken one costs the note its session, never the note.
     try:
         session_id, agent = session.current(git_dir)
@@ -384,7 +384,7 @@ def hook_impl(hook: str, args: list[str]) -> int:
     if hook == "state":
         return state_check()
     if hook == "agent" and len(args) == 2:
-        # A coding agent's hook (agents.py installs them): not a git hook, but the same door.
+        # A coding agent's hook (agents/table.py installs them): not a git hook, but the same door.
         from git_continuity.agents import hooks as agent_hooks
 
         return agent_hooks.main(args[0], args[1])

@@ -1,6 +1,6 @@
 """The MCP server's tools: each one a row naming the command it runs, as the command line
 does (cli_table), so a tool call goes through the same function, the same defaults and the
-same refusals as `git continuity <words>`. No MCP type is imported here; mcp_server.py
+same refusals as `git continuity <words>`. No MCP type is imported here; mcp/server.py
 speaks the protocol.
 
 A tool whose command has --json answers with that command's JSON document (valid against
@@ -288,7 +288,7 @@ def _defaults(command: Command) -> dict[str, Any]:
     _, dests = parser.get_default(cli.LEAF)
     # A positional of nargs="*" left out parses as [], not as its default (argparse's rule).
     many = {a.dest for a in parser._actions if not a.option_strings and a.nargs == "*" and a.default is None}
-    # A write's --json is the command line's (wrote.py); a tool answers with the command's text.
+    # A write's --json is the command line's (render/wrote.py); a tool answers with the command's text.
     return {dest: [] if dest in many else parser.get_default(dest) for dest in dests if dest != WROTE_DEST}
 
 

@@ -4,10 +4,10 @@ status, thread list, ready, progress, next and check put on each item another pe
 (a claim, a thread, a blocker, a journal entry or handoff; the objective; the next action as
 ``next_action_signer``) the ``signer`` object orient's items carry: the e-mail and short
 fingerprint of the key that signed the state commit that added it, whether that key is
-trusted here, and that commit (authorship.py). This user's own items carry none, so a
+trusted here, and that commit (trust/authorship.py). This user's own items carry none, so a
 single-user document does not change. The documents keep an item no trusted key signed,
 marked ``"trusted": false`` (status is the full view); what a model reads beside them, the
-MCP summaries (mcp_summary.py), quotes a trusted teammate's text and leaves the rest out.
+MCP summaries (mcp/summary.py), quotes a trusted teammate's text and leaves the rest out.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Which commit of a history added each path: the state's entries are one file each, so the
 commit that first added an entry's file is the commit that wrote the entry, and its
-signature says who did (authorship.py)."""
+signature says who did (trust/authorship.py)."""
 
 from __future__ import annotations
 

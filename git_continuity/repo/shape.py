@@ -3,7 +3,7 @@ history, a single-branch clone's other branches. Absence there is not contradict
 object a filter left out is not a malformed state (#35).
 
 libgit2 cannot fetch a partial clone's missing objects; git can, so what is missing is asked
-of git (``rev-list --missing=print``), and transport.py fetches it.
+of git (``rev-list --missing=print``), and syncing/transport.py fetches it.
 """
 
 from __future__ import annotations

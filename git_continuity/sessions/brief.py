@@ -1,5 +1,5 @@
 """What ``handoff`` leaves and ``orient`` reads: facts about the repository and the state,
-gathered as typed records (records.py), and the Markdown lines that show them.
+gathered as typed records (store/records.py), and the Markdown lines that show them.
 
 The two commands compare snapshots: the refs and the state commit when a session started
 (kept in its session file), and those a handoff recorded. Everything said here is read from

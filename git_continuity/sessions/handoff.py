@@ -3,7 +3,7 @@ hooks): a handoff packet on the state ref (one file per handoff, so two clones' 
 merge) and a session entry in the journal, in one commit, and the Markdown that shows it.
 
 Which session hands off is session.resolve's rule; a handoff on the session's own stream
-measures what it did from its start and ends it (session.py says why).
+measures what it did from its start and ends it (clone/session.py says why).
 """
 
 from __future__ import annotations

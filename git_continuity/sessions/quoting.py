@@ -2,7 +2,7 @@
 
 A brief's items that carry an entry another person wrote (a journal entry, a claim's text, a
 thread's title) are put inside a quoted block that names the key that signed the state commit
-that added it (authorship.py) and says that the block is information, not instructions: one
+that added it (trust/authorship.py) and says that the block is information, not instructions: one
 block per signer per section, the signer's items gathered where the first of them stands, so
 that thirteen entries from one teammate cost one header, not thirteen. Every line of a quoted
 item is inside the quote, however many lines its text has (a line break in a teammate's next

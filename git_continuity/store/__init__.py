@@ -11,12 +11,12 @@ the same file and merge without conflicts; busy folders are sharded):
     .continuity/journal/<day>/<time>-<id>.json  one journal entry
     .continuity/evidence/<claim>/<time>-<id>.json  one dereference of a claim's handle
     .continuity/handoffs/<day>/<time>-<id>.json one handoff: the state a session left for the next
-    .continuity/conflicts/<id>.json             one value a merge did not keep (merge.py)
+    .continuity/conflicts/<id>.json             one value a merge did not keep (store/merge.py)
     .continuity/attempts/<thread>/<time>-<id>.json  one dereference of a thread's checks that
-                                                ended not verified (attempts.py)
-    .continuity/places/<id>.json                one branch or worktree with a role (places.py)
-    .continuity/siblings/<id>.json              one other repository the stream spans (siblings.py)
-    .continuity/thread-claims/<thread>.json     which session is on a thread (planning.py)
+                                                ended not verified (store/attempts.py)
+    .continuity/places/<id>.json                one branch or worktree with a role (store/places.py)
+    .continuity/siblings/<id>.json              one other repository the stream spans (store/siblings.py)
+    .continuity/thread-claims/<thread>.json     which session is on a thread (store/planning.py)
 
 Writing never touches HEAD, the index, the work tree or a branch: trees are built with
 TreeBuilder and the ref moves by compare-and-swap, retried when another writer won. Each

@@ -73,7 +73,7 @@ class AttemptCheck:
     fingerprint: str
     observed: str
     evidence: str | None = None  # the evidence entry recorded by the same dereference
-    exhausted: str | None = None  # what the machine ran out of, as the whole observation said (machine.py)
+    exhausted: str | None = None  # what the machine ran out of, as the whole observation said (clone/machine.py)
 
     @property
     def failing(self) -> bool:

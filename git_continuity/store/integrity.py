@@ -2,7 +2,7 @@
 
 A stream's ref must still descend from the newest state commit this user saw here (the
 witness, outside ``.git``), and every commit since then must be signed by a key this user
-trusts (signatures.py, against the allowed-signers file in the user's config). A ref moved
+trusts (trust/signatures.py, against the allowed-signers file in the user's config). A ref moved
 back or sideways, an unsigned commit and one signed by a key not trusted here are refused,
 naming the commits; ``doctor`` lists the same, and ``doctor --accept COMMIT`` re-anchors the
 witness after a look. The commonest read (the ref where the witness saw it) costs one small

@@ -144,7 +144,7 @@ class Merger:
                 return None, Conflict(path, key, DELETED, None, from_left, right, from_right)
             return None, Conflict(path, key, DELETED, None, from_right, left, from_left)
         if path.startswith(THREAD_CLAIMS) and left is not None and right is not None:
-            # The first claim wins: the later one's clone is told at its next sync (claiming.py).
+            # The first claim wins: the later one's clone is told at its next sync (store/claiming.py).
             left_wins = self._claimed(left) <= self._claimed(right)
         else:
             rank_left = (git.commit_time(self.repo, from_left), _canonical(left))

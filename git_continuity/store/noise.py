@@ -1,7 +1,7 @@
 """What varies between two runs of one failure, and the text with it taken out.
 
-Both fingerprints of a failure use it: an attempt's (attempts.py, across sessions) and the
-in-session loop notice's (tool_calls.py, on every tool call an agent makes). Standard library
+Both fingerprints of a failure use it: an attempt's (store/attempts.py, across sessions) and the
+in-session loop notice's (agents/loop_notice.py, on every tool call an agent makes). Standard library
 only: the loop notice imports it on a path that runs after every tool call.
 """
 

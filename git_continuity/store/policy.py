@@ -17,7 +17,7 @@
     # How long a journal entry of each kind stays live (journal add --kind): a faded one is
     # kept, but left out of orient and of journal unless --all. A duration, or never.
     lifespans: {decision: never, finding: 30d, note: 7d}
-    # The team's signing keys, as git's allowed-signers lines (team.py reads them at HEAD;
+    # The team's signing keys, as git's allowed-signers lines (store/team.py reads them at HEAD;
     # git continuity trust team join adds yours, trust team accept trusts them all here).
     signers:
       - ada@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI… ada-laptop
@@ -67,7 +67,7 @@ class Policy:
     budget: dict[str, Any] = field(default_factory=dict)  # attempts, sessions, time (as in a thread)
     # Per journal kind, how long an entry stays live; None: it never fades.
     lifespans: dict[str, timedelta | None] = field(default_factory=lambda: dict(LIFESPANS))
-    signers: tuple[str, ...] = ()  # the team's allowed-signers lines, as written (team.py reads them)
+    signers: tuple[str, ...] = ()  # the team's allowed-signers lines, as written (store/team.py reads them)
     source: str = "defaults"
 
     def max_age(self, scheme: str) -> timedelta:

@@ -257,7 +257,7 @@ def read_threads(snap: Snapshot) -> dict[str, Thread]:
 
 
 def read_conflicts(snap: Snapshot) -> list[ConflictRecord]:
-    """Conflict records a merge left (merge.py), the newest first."""
+    """Conflict records a merge left (store/merge.py), the newest first."""
     listed = _files(snap, "conflicts")
     if not listed:
         return []  # most states: records (14 dataclasses, ~6 ms to import) are not needed
@@ -272,12 +272,12 @@ def read_conflicts(snap: Snapshot) -> list[ConflictRecord]:
 
 
 def read_places(snap: Snapshot) -> dict[str, dict[str, Any]]:
-    """The places (branches and worktrees with a role) as stored, by id (places.py reads them)."""
+    """The places (branches and worktrees with a role) as stored, by id (store/places.py reads them)."""
     return _by_id(snap, "places")
 
 
 def read_siblings(snap: Snapshot) -> dict[str, dict[str, Any]]:
-    """The sibling repositories the stream spans, as stored, by id (siblings.py reads them)."""
+    """The sibling repositories the stream spans, as stored, by id (store/siblings.py reads them)."""
     return _by_id(snap, "siblings")
 
 

@@ -8,7 +8,7 @@ sibling with none here, or whose folder is no repository any more, is *not found
 what is said names the command that points at it.
 
 A handle scoped to a sibling, ``@api:pushed:HEAD@origin/main``, is dereferenced in that
-repository, opened as a plain repository (verify.py): its own state and its own siblings are
+repository, opened as a plain repository (plugins/verify.py): its own state and its own siblings are
 never read there, so a scoped check never leads further and nothing recurses. A stream's
 state lives in one repository; a sibling whose own stream lists this repository back,
 directly or through its siblings, is a cycle, refused when it is added (``find_cycle``
@@ -214,6 +214,6 @@ def default_url(there: Repo) -> str | None:
 
 def clone_id(repo: Repo) -> str | None:
     """This clone's id (``k-`` and ten characters), kept in ``.git/continuity/clone.json``
-    (witness.py, which tells a new clone from a ``.git`` put back by it); None when it cannot
+    (trust/witness.py, which tells a new clone from a ``.git`` put back by it); None when it cannot
     be kept (a read-only repository): evidence then says only its host."""
     return witness.clone_id(repo)

@@ -5,7 +5,7 @@ any change of the code.
 ``trust team`` shows it with each key's fingerprint and whether it is trusted here; ``trust
 team join`` puts this person's key on it in the work tree (for them to commit and push);
 ``trust team accept``, a person's act at a terminal, trusts every key on it in the user's
-allowed-signers file (signers.py) and records which version of the list was accepted, in
+allowed-signers file (trust/signers.py) and records which version of the list was accepted, in
 ``$XDG_CONFIG_HOME/git-continuity/team.json``. Until then a key the list names and this user
 does not trust is named by ``status`` and the brief (``warning``): the state it signed is left
 out, never taken in on the list's word alone (anything that can commit could add a key).

@@ -235,7 +235,7 @@ def require_well_formed(snap: Snapshot, *, replacing: str | None = None) -> None
 
 def remember_active(snap: Snapshot) -> dict[str, Any]:
     """Leave ``.git/continuity/active/<stream>.json`` (state commit, objective digest, the
-    places' roles) for the post-commit hook and the place guard (place_guard.py), which must
+    places' roles) for the post-commit hook and the place guard (clone/places.py), which must
     not pay for pygit2 on every commit."""
     import hashlib
 
@@ -262,7 +262,7 @@ def remember_active(snap: Snapshot) -> dict[str, Any]:
 
 
 def _keep_provenance_line(repo: Repo, stream: str, state: str, objective: str | None) -> None:
-    """The line of this work tree's next commit, for the post-commit hook's shell (provenance.py),
+    """The line of this work tree's next commit, for the post-commit hook's shell (clone/provenance.py),
     as a process that names no session in its environment has it: an agent's hook names its
     agent in its own environment only, and the commands the agent runs name none."""
     from git_continuity.clone import provenance

@@ -45,7 +45,7 @@ class Report:
 
 def _claims_lost(repo: Repo, held: dict[tuple[str, str], planning.ThreadClaim]) -> list[Line]:
     """Thread claims this session held before the merge and another session holds after it:
-    the loser of two clones claiming at once is told here (claiming.py)."""
+    the loser of two clones claiming at once is told here (store/claiming.py)."""
     return [Line("thread claims", text) for text in claiming.lost_since(repo, held)]
 
 

@@ -1,6 +1,6 @@
 """Ask a remote what state it has, in either layout, and bring it here.
 
-The chosen layout's refs land in the tracking refs (tracking.py); the other layout's (a
+The chosen layout's refs land in the tracking refs (syncing/tracking.py); the other layout's (a
 remote that moved between transports) are fetched as objects only and taken in once, so
 nothing is lost in a move. Every clone's lane (remote_layout), in either layout, is fetched
 too and kept in its own tracking ref. A branch under the prefix counts only when its tip is

@@ -9,7 +9,7 @@ With ``refs``, stream S travels as refs/continuity/S and the notes as refs/notes
 With ``branches`` (for remotes that take only branches: a cloud sandbox's proxy that takes
 ``claude/*`` alone, Bitbucket Server and its refusal of refs/notes/*), S travels as the
 branch <prefix>S and the notes as <prefix>notes. Either way the tracking refs here are the
-same (tracking.py), so status's ahead/behind reads them unchanged. A fetch reads both
+same (syncing/tracking.py), so status's ahead/behind reads them unchanged. A fetch reads both
 layouts, so moving between transports loses nothing; a push goes to the chosen one only.
 
 Beside each stream's shared ref, each clone may own a **lane** for it: the ref its push goes

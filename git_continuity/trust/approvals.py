@@ -23,7 +23,7 @@ from git_continuity.errors import UserError
 from git_continuity.repo import Repo
 from git_continuity.trust import signers
 
-# A person's acts, asked and said in one place (signers.py, below everything that signs).
+# A person's acts, asked and said in one place (trust/signers.py, below everything that signs).
 A_PERSONS_ACT = signers.A_PERSONS_ACT
 at_a_terminal = signers.at_a_terminal
 persons_act = signers.persons_act

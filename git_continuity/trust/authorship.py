@@ -18,7 +18,7 @@ The entry→commit map is kept outside ``.git`` beside the signature cache
 (``$XDG_CACHE_HOME/git-continuity/authors/<repository>/<stream>.map/``) with the tip it
 was made at, so a read walks only the commits added since, and reads only the part of the
 map that holds the entries it shows. Signatures are judged again on every read
-(signatures.py caches the good ones), so a key no longer trusted stops counting at once.
+(trust/signatures.py caches the good ones), so a key no longer trusted stops counting at once.
 """
 
 from __future__ import annotations

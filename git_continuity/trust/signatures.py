@@ -5,7 +5,7 @@ with the key that made it, so a read checks only commits it has not seen and a k
 trusted stops counting at once.
 
 SSH signatures are checked with ``ssh-keygen -Y verify`` against the allowed-signers file
-(signers.py); OpenPGP and X.509 ones with the program the user's own git config names
+(trust/signers.py); OpenPGP and X.509 ones with the program the user's own git config names
 (``gpg.program``, ``gpg.x509.program``; never the repository's config, which anything
 holding ``.git`` can change), trusted when gpg says the key is fully trusted.
 """
@@ -104,7 +104,7 @@ def judge(repo: Repo, commits: Sequence[Oid]) -> list[Verdict]:
 
 def _checked_here(pending: list[tuple[Oid, bytes, bytes, str]]) -> dict[Oid, Verdict]:
     """Judge good here, without ssh-keygen, the Ed25519 signatures that verify by a key the
-    allowed-signers file plainly trusts (sshsig.py): where the crypto is imported already (the
+    allowed-signers file plainly trusts (trust/sshsig.py): where the crypto is imported already (the
     helper), or where enough are new that importing it costs less than the ssh-keygen runs it
     saves. The others (and any that does not verify here: ssh-keygen gives the verdict and its
     words) are left for ssh-keygen."""

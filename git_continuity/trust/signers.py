@@ -5,7 +5,7 @@ the user's config folder (``$XDG_CONFIG_HOME/git-continuity/allowed_signers``), 
 
 It lives outside ``.git`` on purpose: nothing that can write the repository (a script, an
 agent, a fetched state) can add a key. This user's own key is in it from the start
-(signing.py puts it there when it makes the key, or at the first use of their own git
+(trust/signing.py puts it there when it makes the key, or at the first use of their own git
 signing key); a teammate's comes in only by a person's act at a terminal, ``git continuity
 trust team accept`` or ``trust signer add``: whether a person is at this process's terminal
 is asked here too (``at_a_terminal``), below everything that trusts or signs.
@@ -183,7 +183,7 @@ def trusted() -> dict[str, str]:
 def plain(namespace: str) -> set[str]:
     """The trusted keys whose line (the one ``trusted`` names) plainly trusts them for the
     namespace: principals without patterns, no option but a ``namespaces`` list that names it.
-    Only a signature by one of those may be judged good without ssh-keygen (sshsig.py), which
+    Only a signature by one of those may be judged good without ssh-keygen (trust/sshsig.py), which
     reads every other option (validity times, certificate authorities, patterns) itself."""
     lines = {s.key: s for s in read()}  # the last line of each key, as trusted() takes it
     found = set()

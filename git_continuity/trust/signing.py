@@ -8,7 +8,7 @@ A commit is signed the way git signs one (``git commit -S``), so ``git verify-co
   ``gpg.program``, ``x509`` through ``gpg.x509.program``);
 - else (or where ``continuity.signingKey`` is ``own``) with a per-user SSH Ed25519 key made on
   first write, outside ``.git``, in ``$XDG_CONFIG_HOME/git-continuity/signing_ed25519`` (mode
-  0600), and trusted in the allowed-signers file (signers.py) from the start.
+  0600), and trusted in the allowed-signers file (trust/signers.py) from the start.
 
 The user's own SSH signing key (``user.signingKey`` in their own git config, never the
 repository's) is theirs: it is trusted under their e-mail at its first use. A key that cannot
@@ -70,7 +70,7 @@ class Key:
     program: str
     key: str  # a key file, a literal "key::…" SSH key, or an OpenPGP/X.509 key id
     public: str | None  # "TYPE BASE64" for an SSH key
-    here: bool = False  # a key file ssh-keygen would sign with, no program of the user's: sshsig.py may
+    here: bool = False  # a key file ssh-keygen would sign with, no program of the user's: trust/sshsig.py may
 
 
 def own_key_path() -> Path:

@@ -1,4 +1,4 @@
-"""The one wording of what a view found (view.py): where a claim's state comes from, a
+"""The one wording of what a view found (view/assessed.py): where a claim's state comes from, a
 thread's standing, its withdrawn checks, a done thread that no longer holds, a clone without
 its gate. Every reader (status, orient, handoff, progress, thread show, check, the gates, MCP)
 says these through here, so they cannot word them apart.

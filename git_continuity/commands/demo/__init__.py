@@ -105,7 +105,7 @@ class Tour:
             "GIT_EDITOR": "true",
             # git-continuity-hook of the same installation, as an agent's hook would find it.
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-            # The story's signing key, trusted signers and witness (signing.py) are its own.
+            # The story's signing key, trusted signers and witness (trust/signing.py) are its own.
             "XDG_CONFIG_HOME": str(root / "config"),
             "XDG_STATE_HOME": str(root / "state"),
             "XDG_CACHE_HOME": str(root / "cache"),
