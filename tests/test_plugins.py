@@ -253,7 +253,7 @@ def states(repo: Path) -> list[tuple[str, str, str]]:
     return [(c["text"], c["state"], c["observed"]) for c in json.loads(cont(repo, "status", "--json").out)["claims"]]
 
 
-def test_the_documented_plugin_works_as_written(repo: Path, version_site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_plugin_page_works_as_written(repo: Path, version_site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     use_site(version_site, monkeypatch)
     commit(repo, "version", {"VERSION": "1.2\n"})
     assert cont(repo, "init").code == 0
