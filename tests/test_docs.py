@@ -19,7 +19,7 @@ from git_continuity.cli import LEAF, build_parser
 from git_continuity.cli_table import COMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+PAGES = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 FENCE = re.compile(r"^\s*```")
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")

@@ -560,4 +560,6 @@ def test_a_cmd_check_verified_by_an_agent_where_it_is_not_approved_names_no_comm
     assert [text for text in read if "trust allow" in text] == []
     (claim,) = json.loads(ok(desktop, "claim", "list", "--json"))["claims"]
     assert claim["state"] == "unknown"
-    assert claim["observed"] == "not approved on this machine (approving a command is a person's act, at their terminal)"
+    assert (
+        claim["observed"] == "not approved on this machine (approving a command is a person's act, at their terminal)"
+    )
