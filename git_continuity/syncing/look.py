@@ -29,7 +29,7 @@ from git_continuity.model import Handle, Observation, now
 from git_continuity.remote_layout import layout_of
 from git_continuity.repo import Repo
 
-BOUND = 1.0  # seconds the look waits in all (README: Sessions)
+BOUND = 1.0  # seconds the look waits in all (docs/concepts.md: Sessions)
 ENV_BOUND = "GIT_CONTINUITY_FRESH_LOOK"
 CONFIG_BOUND = "continuity.freshLook"
 STAGING = "refs/continuity-look/"  # <remote>/<the remote's ref name>: the state as the look fetched it
