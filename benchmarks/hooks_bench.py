@@ -24,7 +24,7 @@ Targets: the plain hooks add at most 25 ms to the median bare commit; through th
 at most 40 ms over the no-op hook. Printed with --runs 21 on a busy 2-core machine (load
 average 2.5): plain hooks +19.7 ms over 5.5 ms; the continuity hooks through the framework
 +12.7 ms (CPU +15.6 ms) over 403 ms, where the no-op python hook adds +46.1 ms and a no-op
-hook repository -5.8 ms (README, Speed, has the spread over several runs).
+hook repository -5.8 ms (docs/speed.md has the spread over several runs).
 """
 
 from __future__ import annotations

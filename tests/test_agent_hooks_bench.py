@@ -1,6 +1,6 @@
 """benchmarks/agent_hooks_bench.py at a reduced size: each agent hook's command, run as the agent
 runs it (the settings file's command through sh, with the agent's names for the project), exits
-0 in its own process and through the helper. The times it prints are for the README's Speed
+0 in its own process and through the helper. The times it prints are for docs/speed.md's
 table, never asserted here."""
 
 from __future__ import annotations

@@ -90,12 +90,18 @@ def test_claude_closes_by_a_commit_then_undoes_it_and_the_gate_lets_go_loudly(wo
     tid = made_id(ok(work, "thread", "add", "Write the notes", "--check", "file:README"), "t")
     undo = f'git commit -q --allow-empty -m "Notes; closes {tid}" && git reset -q --hard HEAD~1'
     conversation, out = run(
-        work, tmp_path, [Reply("Closing and tidying.", bash(undo)), Reply("Done."), Reply("Done."), Reply("Done.")]
+        work,
+        tmp_path,
+        [Reply("Closing and tidying.", bash(undo)), Reply("Done."), Reply("Done."), Reply("Done."), Reply("Done.")],
     )
     assert out == "Done.\n"
     said = feedback(conversation)
-    assert len(said) == 3  # three blocks, then the gate let go
-    assert all(f'{tid} "Write the notes": it is done, but no longer holds: its closing commit' in s for s in said)
+    assert len(said) == 4  # three blocks, one that asks the model to tell the user, then the gate let go
+    assert all(f'{tid} "Write the notes": it is done, but no longer holds: its closing commit' in s for s in said[:3])
+    assert said[3].endswith(
+        f'Begin your answer to the user with: "Not done: {tid} did not verify (git continuity check --closing shows'
+        ' why)." Then stop.'
+    )
     # The let-go is recorded, and the next brief leads with it.
     entries = json.loads(ok(work, "journal", "--json"))["entries"]
     (let_go,) = [e["text"] for e in entries if e["text"].startswith("Stop gate let go: session ")]

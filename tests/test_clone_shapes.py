@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import commit, git, normalize
+from conftest import by_a_person, commit, git, normalize
 from test_signing import own_public, user
 
 REF = "refs/continuity/main"
@@ -68,7 +68,7 @@ def bea_clones(tmp_path: Path, url: str, *shape: str) -> tuple[Path, dict[str, s
     bea = tmp_path / "bea"
     subprocess.run(["git", "clone", "-q", *shape, url, str(bea)], check=True, env=env, capture_output=True)
     ok(bea, "init", "--stream", "bea", "--local", env=env)
-    ok(bea, "trust", "signer", "add", "ada@example.com", own_public(), env=env)
+    by_a_person(bea, "trust", "signer", "add", "ada@example.com", own_public(), env=env)
     return bea, env
 
 
@@ -106,7 +106,7 @@ def test_init_in_a_partial_clone_takes_the_remote_state_in(tmp_path: Path) -> No
     bea = tmp_path / "bea"
     subprocess.run(["git", "clone", "-q", "--filter=blob:none", url, str(bea)], check=True, env=env)
     ok(bea, "init", "--stream", "bea", "--local", env=env)
-    ok(bea, "trust", "signer", "add", "ada@example.com", own_public(), env=env)
+    by_a_person(bea, "trust", "signer", "add", "ada@example.com", own_public(), env=env)
 
     said = ok(bea, "init", env=env)
     assert normalize(said).splitlines()[:3] == [

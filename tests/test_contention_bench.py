@@ -1,7 +1,7 @@
 """benchmarks/contention_bench.py at a reduced size, so that it cannot rot: its writers, each
 a process of the benchmark's own, share its signing key and witness, and every write lands.
 (Its writers had each a sandbox of their own, so every write was refused as signed by a key
-not trusted there.) The times it prints are for the README, never asserted here."""
+not trusted there.) The times it prints are for docs/speed.md, never asserted here."""
 
 from __future__ import annotations
 

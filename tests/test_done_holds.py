@@ -15,7 +15,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from conftest import claude_hook, cont, git, made_id, ok, stop_hook
+from conftest import at_a_terminal, claude_hook, cont, git, made_id, ok, stop_hook
 
 ID = "[2-9a-hjkmnp-z]{6}"
 
@@ -313,6 +313,7 @@ def test_a_state_rewritten_with_plumbing_holds_the_stop_and_offers_the_agent_no_
         "the state on refs/continuity/main is not what was written here; nothing was read:\n"
         f'  commit {forged[:7]} is not signed; subject as its writer gave it: "done", author field, not verified:'
         f' "Ada Agent <ada@example.com>", {when}\n'
+        f"After a look (git show {forged[:7]}), the state is accepted as it is, by a person at their terminal\n"
         "What to accept or put back is the user's decision (git continuity doctor shows them the state and the"
         " fixes): do not accept, restore or rewrite the state yourself."
     )
@@ -339,4 +340,5 @@ def test_a_state_rewritten_with_plumbing_holds_the_stop_and_offers_the_agent_no_
         },
         "",
     )
-    assert "doctor --accept" in cont(repo, "status").err  # the person at the command line is offered it
+    assert "doctor --accept" not in cont(repo, "status").err  # an agent is offered no fix of the user's
+    assert "doctor --accept" in at_a_terminal(repo, "status").out  # the person at a terminal is

@@ -1,7 +1,7 @@
 """benchmarks/fleet_bench.py at a reduced size: a fleet of worktrees writing at once and of
 clones syncing one git daemon at once, every write applied, every sync exiting 0 (on the
 shared ref or its clone's lane) and every entry in every clone.
-The times it prints are for the README's Speed table, never asserted here."""
+The times it prints are for docs/speed.md's tables, never asserted here."""
 
 from __future__ import annotations
 

@@ -327,13 +327,13 @@ def busy_day(repo: Path, entries: int) -> str:
     """``entries`` notes written over the last minutes, one a second, as journal add lays them
     out; the folder of the newest (today's)."""
     code = "23456789abcdefghjkmnpqrstuvwxyz"
-    made = []
+    made: list[tuple[str, str, dict[str, object]]] = []
     for n in range(entries):
         at = datetime.now(timezone.utc) - timedelta(seconds=entries - n)
         entry_id = "j-" + "".join(code[(n // len(code) ** k) % len(code)] for k in range(6))
         stamp = at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
         name = at.strftime("%Y%m%dT%H%M%S.%fZ") + f"-{entry_id}.json"
-        data = {"id": entry_id, "text": f"note {n}", "at": stamp, "by": "Ada", "host": "laptop"}
+        data: dict[str, object] = {"id": entry_id, "text": f"note {n}", "at": stamp, "by": "Ada", "host": "laptop"}
         made.append((f".continuity/journal/{stamp[:10]}/{name}", entry_id, data))
     write_old(repo, made)
     return made[-1][0].rsplit("/", 1)[0]

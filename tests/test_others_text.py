@@ -65,8 +65,9 @@ def test_a_left_out_commit_shows_its_author_as_its_writers_not_verified_and_none
     brief = ok(ada, "orient").splitlines()
     assert f"Sync: {sync.replace('(as of the last fetch)', '(fetched just now)')}" in brief
     assert (
-        "Fresh look: origin's state was not taken in: the state origin has for stream 'main' is not signed by keys "
-        "trusted here; nothing was merged."
+        f"Fresh look: origin's state: main: nothing taken in: left out 1 change (kept in {theirs}): 1 signed by a key"
+        f" not trusted here {said}; z: nothing taken in: left out 1 change (kept in refs/continuity-remotes/origin/z):"
+        f" 1 signed by a key not trusted here {said}."
     ) in brief
     for command in ("status", "orient"):
         remotes = json.loads(ok(ada, command, "--json"))["remotes"]

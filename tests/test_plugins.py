@@ -228,34 +228,33 @@ def test_a_plugin_declaring_something_else_than_a_scheme_is_refused_naming_it(
     )
 
 
-# -- the README's plugin, exactly as written ----------------------------------------------
+# -- the plugin of docs/how-to/plugins.md, exactly as written -------------------------------
 
 
-def readme_section() -> str:
-    text = (ROOT / "README.md").read_text()
-    return text[text.index("### Plugins\n") : text.index("## Dependencies\n")]
+def plugins_page() -> str:
+    return (ROOT / "docs" / "how-to" / "plugins.md").read_text()
 
 
-def readme_block(language: str) -> str:
-    found = re.search(rf"```{language}\n(.*?)```", readme_section(), re.DOTALL)
-    assert found is not None, f"no {language} block in the README's plugin section"
+def page_block(language: str) -> str:
+    found = re.search(rf"```{language}\n(.*?)```", plugins_page(), re.DOTALL)
+    assert found is not None, f"no {language} block in docs/how-to/plugins.md"
     return found.group(1)
 
 
 @pytest.fixture(scope="session")
 def version_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The README's plugin, installed from the README's own text and entry point."""
-    registered = re.fullmatch(r'\[project\.entry-points\.git_continuity\]\n(\w+) = "(\w+)"\n', readme_block("toml"))
+    """The plugins page's plugin, installed from the page's own text and entry point."""
+    registered = re.fullmatch(r'\[project\.entry-points\.git_continuity\]\n(\w+) = "(\w+)"\n', page_block("toml"))
     assert registered is not None
     entry, module = registered.groups()
-    return install(tmp_path_factory.mktemp("version"), module, readme_block("python"), entry, "1.0")
+    return install(tmp_path_factory.mktemp("version"), module, page_block("python"), entry, "1.0")
 
 
 def states(repo: Path) -> list[tuple[str, str, str]]:
     return [(c["text"], c["state"], c["observed"]) for c in json.loads(cont(repo, "status", "--json").out)["claims"]]
 
 
-def test_the_readme_plugin_works_as_written(repo: Path, version_site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_plugin_page_works_as_written(repo: Path, version_site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     use_site(version_site, monkeypatch)
     commit(repo, "version", {"VERSION": "1.2\n"})
     assert cont(repo, "init").code == 0
@@ -282,7 +281,7 @@ def test_every_hookspec_is_documented_and_exercised() -> None:
     assert specs() == ["continuity_resolve", "continuity_schemes", "continuity_verify"]
     tests = {name for name in globals() if name.startswith("test_hook_")}
     for name in specs():
-        assert f"`{name}(" in readme_section(), f"{name} is not described in the README's plugin section"
+        assert f"`{name}(" in plugins_page(), f"{name} is not described in docs/how-to/plugins.md"
         assert f"test_hook_{name}" in tests, f"no test_hook_{name} in {__file__}"
         doc = inspect.getdoc(getattr(hookspecs, name)) or ""
         assert "Arguments:" in doc and "Returns:" in doc and "firstresult" in doc, name
@@ -302,7 +301,7 @@ def test_hook_continuity_schemes(repo: Path, version_site: Path, monkeypatch: py
 
 
 def test_hook_continuity_resolve(repo: Path, version_site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The README plugin keeps every handle it is given: were it asked about commit:HEAD, the
+    # The documented plugin keeps every handle it is given: were it asked about commit:HEAD, the
     # claim would keep the drifting HEAD. Only the scheme's owner is asked.
     use_site(version_site, monkeypatch)
     head = git(repo, "rev-parse", "HEAD")
@@ -362,7 +361,7 @@ def test_the_api_names_what_it_offers_and_hands_out_no_pygit2_object() -> None:
 
     assert re.fullmatch(r"[0-9]+\.[0-9]+", api.API_VERSION)
     assert [name for name in api.__all__ if not hasattr(api, name)] == []
-    documented = set(re.findall(r"`(?:api\.)?(\w+)", readme_section()))
+    documented = set(re.findall(r"`(?:api\.)?(\w+)", plugins_page()))
     assert [name for name in api.__all__ if name not in documented] == []
     public = [name for name, _ in inspect.getmembers(api.Repository) if not name.startswith("_")]
     assert [name for name in public if name not in documented] == []

@@ -1,7 +1,7 @@
 """benchmarks/real_history_bench.py at a reduced size, so that it cannot rot: it builds its
 history, old branches, loose tags and journal, runs every read and hook right after a commit,
 a push and a fetch and warm, and prints a row for each beside git's own. The times it prints
-are for the README, never asserted here."""
+are for docs/speed.md, never asserted here."""
 
 from __future__ import annotations
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -233,8 +232,8 @@ def test_scoped_checks_are_dereferenced_in_their_sibling(three: Path, inproc: Ru
     (consumer / "consumer-only.txt").write_text("x\n")
     command = "sh check.sh"
     cmd = made_id(inproc(cli, "claim", "add", "consumer renders", "--check", f"@consumer:cmd:{command}").out, "c")
-    hint = f"git -C {shlex.quote(str(consumer))} continuity trust allow 'sh check.sh'"
-    refused = f"not approved in consumer ({consumer}); to run it there: {hint}"
+    # An agent reads this: it names no command that approves (a person approves, at a terminal).
+    refused = f"not approved in consumer ({consumer}) (approving a command there is a person's act, at their terminal)"
     verified = inproc(cli, "verify", cmd)
     assert verified.code == 1 and refused in verified.out
     approve(cli, command)  # approving it in cli is not approving it there
@@ -371,7 +370,6 @@ def test_the_scenario_across_three_repositories(tmp_path: Path, inproc: Run) -> 
         checks["file:docs/output.md"],
         checks["@consumer:cmd:sh check.sh"],
     )
-    trust_there = f"git -C {shlex.quote(str(consumer))} continuity trust allow 'sh check.sh'"
 
     def table(status_text: str) -> list[str]:
         lines = status_text.split("Threads (")[1].split("\n\n")[0].splitlines()[2:]
@@ -386,7 +384,7 @@ def test_the_scenario_across_three_repositories(tmp_path: Path, inproc: Run) -> 
         f"      api         contradicted  {a}  @api:pushed:HEAD@origin/main",
         f"      consumer    unchecked     {c}  @consumer:cmd:sh check.sh",
     ]
-    assert f"not approved in consumer ({consumer}); to run it there: {trust_there}" in closing.out
+    assert f"not approved in consumer ({consumer}) (approving a command there is a person's act" in closing.out
 
     git(api, "push", "-q", "origin", "main")
     git(api, "fetch", "-q", "origin")

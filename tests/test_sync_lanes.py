@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import Run, commit, git
 from gitserver import Server, git_daemon, http_backend, set_policy
+from test_sync_transport import noted
 
 
 @pytest.fixture(scope="module")
@@ -215,7 +216,7 @@ def test_doctors_refspec_check_follows_the_branch_transport(
     bare, work = remote_and_clone
     git(work, "config", "continuity.transport", "branches")
     assert inproc(work, "init", "--no-fetch-refspecs").code == 0
-    git(work, "notes", "--ref=continuity", "add", "-m", "stream main", "HEAD")
+    noted(work, "stream main")  # signed, as every notes commit of ours is
     assert inproc(work, "push").code == 0
     specs = [
         "+refs/heads/continuity/*:refs/continuity-remotes/origin/*",

@@ -42,8 +42,17 @@ def seeded(tmp_path: Path, server: Server, name: str, *clones: str) -> tuple[Pat
 
 
 def noted(where: Path, text: str) -> None:
-    """A provenance note on HEAD, as the post-commit hook writes them."""
-    git(where, "notes", "--ref=continuity", "add", "-f", "-m", text, "HEAD")
+    """A note on HEAD, signed as every notes commit of ours is (the post-commit hook's too):
+    one record, ``{"note": text}``."""
+    from git_continuity import repo as gitrepo
+    from git_continuity.store import notes as commit_notes
+
+    repo = gitrepo.open_repo(where)
+    commit_notes.add(repo, gitrepo.Oid(git(where, "rev-parse", "HEAD")), {"note": text})
+
+
+def note_of(text: str) -> str:
+    return json.dumps({"note": text}, sort_keys=True, separators=(",", ":"))
 
 
 def remote_refs(url: str, where: Path) -> dict[str, str]:
@@ -112,7 +121,7 @@ def test_a_sandbox_proxy_that_takes_claude_branches_only(server: Server, tmp_pat
     pulled = inproc(fresh, "pull")
     assert pulled.code == 0 and "main: new here" in pulled.out and "notes: new here" in pulled.out
     assert journal(inproc, fresh) == ["from the sandbox"]
-    assert git(fresh, "notes", "--ref=continuity", "show", "HEAD") == "stream main"
+    assert git(fresh, "notes", "--ref=continuity", "show", "HEAD") == note_of("stream main")
     assert git(fresh, "branch", "--list") == "* main"  # no branch of the state checked out here
     # init in a fresh clone set the same way takes the branch's state in, never a new history.
     git(tmp_path, "clone", "-q", url, str(tmp_path / "third"))
@@ -169,14 +178,14 @@ def test_a_remote_that_refuses_notes_takes_the_state_and_the_notes_stay_here(
     refs = remote_refs(url, work)
     assert refs["refs/continuity/main"] == git(work, "rev-parse", "refs/continuity/main")
     assert "refs/notes/continuity" not in refs
-    assert git(work, "notes", "--ref=continuity", "show", "HEAD") == "stream main"
+    assert git(work, "notes", "--ref=continuity", "show", "HEAD") == note_of("stream main")
     # The setting named: the notes travel as a branch; a clone on the default transport
     # reads them there (a fetch reads both layouts).
     git(work, "config", "continuity.transport", "branches")
     assert inproc(work, "sync").code == 0
     assert "refs/heads/continuity/notes" in remote_refs(url, work)
     assert inproc(mate, "pull").code == 0
-    assert git(mate, "notes", "--ref=continuity", "show", "HEAD") == "stream main"
+    assert git(mate, "notes", "--ref=continuity", "show", "HEAD") == note_of("stream main")
     assert state_refs(mate) == state_refs(work)
 
 

@@ -831,7 +831,9 @@ def test_the_stop_gate_leaves_a_thread_another_live_session_claimed_to_it(tmp_pa
     ok(ada, work, "orient")  # Ada's session
     taken = re.search(r"\bt-\w{6}\b", ok(ada, work, "thread", "add", "Ada's release", "--check", "file:RELEASE"))
     assert taken is not None
-    assert ok(ada, work, "thread", "claim", taken[0]).startswith(f"Thread {taken[0]} is claimed by session s-")
+    assert ok(ada, work, "thread", "claim", taken[0]).startswith(
+        f"Thread {taken[0]} is claimed by Ada <ada@example.com> on ada-pc (session s-"
+    )
     ok(ada, work, "push")
     ok(bea, bea_work, "pull")
     own = re.search(r"\bt-\w{6}\b", ok(bea, bea_work, "thread", "add", "Bea's docs", "--check", "file:DOCS"))

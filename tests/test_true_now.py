@@ -149,7 +149,7 @@ def test_the_brief_fetches_and_sees_a_force_reset_a_new_tag_and_state_written_on
     brief = oriented(laptop)
     lines = brief.splitlines()
     assert "Fresh look: fetched now from origin." in lines
-    assert any(re.fullmatch(r"Fresh look: took in origin's state: main: fast-forward \w+\.\.\w+\.", x) for x in lines)
+    assert any(re.fullmatch(r"Fresh look: origin's state: main: fast-forward \w+\.\.\w+\.", x) for x in lines)
     assert section(brief, "Do not act on these: not true now") == [
         f'- **{pushed}** "the fix is pushed" (pushed:{fix[:12]}…@origin/main) is contradicted: '
         f"origin/main is at {base} (fetched just now), which does not contain {fix[:7]}"

@@ -99,7 +99,7 @@ def test_the_hooks_of_a_clone_whose_git_continuity_is_gone_let_work_through_quie
     _, work = remote_and_clone
     site = tmp_path / "site"
     shutil.copytree(Path(git_continuity.__file__).parent, site / "git_continuity")
-    shutil.copytree(Path(__file__).resolve().parents[1] / "hooks", site / "git_continuity" / "hooks")
+    shutil.copytree(Path(__file__).resolve().parents[1] / "hooks", site / "git_continuity" / "hook_scripts")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     packages = next((venv / "lib").glob("python3*/site-packages"))

@@ -51,7 +51,7 @@ def fingerprint(paths: Sequence[str]) -> str:
     the folders modules are found in with their times: installing or upgrading a package
     changes its folder's), the environment read at a process's start (NAMES, PREFIXES), the
     umask, and the confinement (confinement("self"))."""
-    package = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     parts = [sys.executable, sys.version, package, repr(sys.flags), repr(sorted(sys._xoptions.items()))]
     parts += [sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()]
     parts += sorted(

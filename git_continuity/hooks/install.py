@@ -33,10 +33,10 @@ HUSKY_LINE = (
 
 
 def _templates() -> Path:
-    # Wheels carry hooks/ inside the package (pyproject force-include); a source checkout or an
-    # editable install reads the top-level hooks/ folder.
-    packaged = Path(__file__).resolve().parent / "hooks"
-    return packaged if packaged.is_dir() else Path(__file__).resolve().parents[1] / "hooks"
+    # Wheels carry hooks/ inside the package as hook_scripts/ (pyproject force-include); a
+    # source checkout or an editable install reads the top-level hooks/ folder.
+    packaged = Path(__file__).resolve().parents[1] / "hook_scripts"
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parents[2] / "hooks"
 
 
 def ours(path: Path) -> bool:
@@ -99,7 +99,7 @@ def _write_hook(where: Path, name: str) -> str:
     if target.exists() and not ours(target):
         target.rename(chained)
         note = f"  (chains to your earlier hook, kept as {chained.name})"
-    package = str(Path(__file__).resolve().parent)
+    package = str(Path(__file__).resolve().parents[1])
     text = (_templates() / name).read_text().replace("@PYTHON@", sys.executable).replace("@PACKAGE@", package)
     target.write_text(text)
     target.chmod(0o755)

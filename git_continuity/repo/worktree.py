@@ -47,7 +47,7 @@ def worktree_tree(repo: Repo) -> Oid | None:
         index.read(True)
 
 
-WAITS = (0.005, 0.01, 0.02, 0.04)  # seconds between reads of a work tree whose files keep changing
+WAITS = (0.002, 0.005, 0.01, 0.02, 0.04, 0.08, 0.1, 0.1, 0.1)  # seconds between reads of a changing work tree
 
 
 def _read_tree(repo: Repo, index: pygit2.Index) -> Oid:

@@ -50,16 +50,17 @@ SHARDED = ("journal", "evidence", "handoffs", "attempts")
 QUARANTINE = "quarantine"  # files doctor --fix moved aside: kept, shown, never read as state
 
 
-def _checked(snap: Snapshot, kind: str, folder: git.TreeEntry, check: Callable[[], None]) -> None:
+def _checked(snap: Snapshot, kind: str, folder: git.TreeEntry, where: str, check: Callable[[], None]) -> None:
     """Check a folder of entries unless it is known good as a whole, and know it so when it
     is: a state a year old is walked after a pull by the folders that changed, not by its
     million entries."""
     known = good(f"folder-{kind}", folder.oid, folder.name)
     if known in snap.cache:
         return
-    before = len(snap.problems)
     check()
-    if len(snap.problems) == before:
+    # Known good only when no file under it is known bad, by this walk or by a read before it
+    # (a file a read found bad is not counted again here).
+    if not snap.bad_under(where):
         snap.cache.add([known])
 
 
@@ -93,10 +94,16 @@ def _walk(snap: Snapshot) -> list[str]:
         # An entry whose blob is known good is not even read (what _entry would do with
         # it): a merged tree made of two checked sides is walked without reading 20,000 blobs.
         elif top.name in FLAT:
-            _checked(snap, top.name, top, functools.partial(_flat, snap, top.name))
+            _checked(snap, top.name, top, f"{ROOT}/{top.name}/", functools.partial(_flat, snap, top.name))
         elif top.name in SHARDED:
             for shard in _shards(snap, top.name):
-                _checked(snap, top.name, shard, functools.partial(_shard, snap, top.name, shard))
+                _checked(
+                    snap,
+                    top.name,
+                    shard,
+                    f"{ROOT}/{top.name}/{shard.name}/",
+                    functools.partial(_shard, snap, top.name, shard),
+                )
         elif top.name != QUARANTINE or not top.is_tree:
             found.append(f"{ROOT}/{top.name}: not part of the state format {FORMAT}")
     if git.entry_oid(snap.repo, snap.tree, packetfile.PATH) is None:

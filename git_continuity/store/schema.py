@@ -31,8 +31,8 @@ def size_problem(size: int, limit: int) -> str | None:
 def _schema_dir() -> Path:
     # Wheels carry schema/ inside the package (pyproject force-include); an editable
     # install or a source checkout reads the top-level schema/ folder.
-    packaged = Path(__file__).resolve().parent / "schema"
-    return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent / "schema"
+    packaged = Path(__file__).resolve().parents[1] / "schema"
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parents[2] / "schema"
 
 
 @functools.cache

@@ -188,6 +188,10 @@ class Snapshot:
     def keep_walked(self, problems: Iterable[str]) -> None:
         self._reads.walked = tuple(problems)
 
+    def bad_under(self, folder: str) -> bool:
+        """Whether this folder (a path ending in /), or a file under it, is known to be malformed."""
+        return any(path.startswith(folder) or path == folder.rstrip("/") for path in self._reads.bad)
+
     def known_bad(self, path: str) -> bool:
         return path in self._reads.bad
 

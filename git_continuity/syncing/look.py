@@ -30,7 +30,7 @@ from git_continuity.repo import Repo
 from git_continuity.syncing import tracking, transport
 from git_continuity.syncing.layout import layout_of
 
-BOUND = 1.0  # seconds the look waits in all (README: Sessions)
+BOUND = 1.0  # seconds the look waits in all (docs/concepts.md: Sessions)
 ENV_BOUND = "GIT_CONTINUITY_FRESH_LOOK"
 CONFIG_BOUND = "continuity.freshLook"
 STAGING = "refs/continuity-look/"  # <remote>/<the remote's ref name>: the state as the look fetched it
@@ -252,8 +252,8 @@ def _settle_state(repo: Repo, remotes: Sequence[str]) -> tuple[list[str], bool]:
                 if remote == default and synced:
                     lines = pulling.take_in_fetched(repo, fetched)
                     took = [f"{n}: {w}" for n, w, _ in lines if not w.startswith(("up to date", "not "))]
-                    moved = moved or bool(took)
-                    said += [f"took in {remote}'s state: {'; '.join(took)}"] if took else []
+                    moved = moved or any(": nothing taken in" not in line for line in took)
+                    said += [f"{remote}'s state: {'; '.join(took)}"] if took else []
         except UserError as error:
             said.append(f"{remote}'s state was not taken in: {str(error).splitlines()[0].rstrip(':')}")
     return said, moved

@@ -25,8 +25,12 @@ def admitted(repo: Repo, fetched: Fetched) -> Heads:
     theirs += [(lane.stream, oid) for lane, oid in fetched.lanes.values() if lane.stream]
     found: Heads = {}
     for stream, commit in sorted(set(theirs)):
-        if git.has_commit(repo, commit):
+        if not git.has_commit(repo, commit):
+            continue
+        try:
             found[(stream, commit)] = integrity.admission(repo, git.ref_target(repo, store.ref_name(stream)), commit)
+        except git.HistoryCut:
+            continue  # validate names the cut history, on the ref it is on, and nothing is merged
     return found
 
 
