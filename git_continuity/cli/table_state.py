@@ -36,9 +36,18 @@ STATE: tuple[Command, ...] = (
     Command(
         "status",
         "show the state as it is now, every claim dereferenced",
-        "  git continuity status\n  git continuity status --json | jq '.claims[] | select(.state != \"verified\")'",
+        "  git continuity status\n  git continuity status -s\n"
+        "  git continuity status --json | jq '.claims[] | select(.state != \"verified\")'",
         "git_continuity.commands.status:status",
-        (JSON,),
+        (
+            JSON,
+            opt(
+                "-s",
+                "--short",
+                action="store_true",
+                help="about ten lines: the open threads, what is not true now, what is not shared yet",
+            ),
+        ),
         served=True,
     ),
     Command(

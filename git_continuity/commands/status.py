@@ -8,6 +8,7 @@ from git_continuity import repo as git
 from git_continuity import store
 from git_continuity.doctor import quarantine
 from git_continuity.model import ago, now, stamp
+from git_continuity.render import short as render_short
 from git_continuity.render import signed_items
 from git_continuity.render import text as render
 from git_continuity.repo import Oid, Repo
@@ -33,13 +34,13 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def status(repo: Repo, *, stream: str, as_json: bool) -> int:
+def status(repo: Repo, *, stream: str, as_json: bool, short: bool = False) -> int:
     """The state as it is now: every claim dereferenced or judged from its evidence."""
     with collector_paused():
-        return _status(repo, stream=stream, as_json=as_json)
+        return _status(repo, stream=stream, as_json=as_json, short=short)
 
 
-def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
+def _status(repo: Repo, *, stream: str, as_json: bool, short: bool) -> int:
     snap = store.snapshot(repo, stream)
     store.require_state(snap)
     assert snap.commit is not None
@@ -98,6 +99,22 @@ def _status(repo: Repo, *, stream: str, as_json: bool) -> int:
                 "problems": problems,
             },
             signed_items.marker(repo, stream, snap.commit),
+        )
+    elif short:
+        signed = _labels(repo, stream, snap.commit, [tv.thread.id for tv in threads])
+        head = f"stream {stream}  ({snap.ref} at {snap.commit[:7]}, changed {ago(updated, moment)})"
+        print(
+            render_short.short_status(
+                head=head,
+                packet=packet,
+                assessed=assessed,
+                threads=threads,
+                outbox=outbox,
+                attention=len(warnings) + len(problems) + len(lead),
+                at=moment,
+                signed=signed,
+            ),
+            end="",
         )
     else:
         blockers = packet.open_blockers() if packet else []
