@@ -291,3 +291,15 @@ def test_no_command_imports_another_command() -> None:
         }
     )
     assert found == []
+
+
+def test_status_renders_the_view_and_asks_nothing_else() -> None:
+    """#37: status takes the view's document and renders it; the plumbing it may name besides
+    is the model's wording of times, the repository's type and the errors."""
+    rooms = ("git_continuity.view", "git_continuity.render")
+    allowed = {m for m in _modules() if m.startswith(rooms)}
+    allowed |= {"git_continuity.model", "git_continuity.repo", "git_continuity.errors"}
+    assert _violations("status renders the view", allowed, ["git_continuity.commands.status"]) == []
+    assert "git_continuity.view.document" in {
+        _ours(n) for _, n in _imports(_modules()["git_continuity.commands.status"])
+    }

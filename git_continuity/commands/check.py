@@ -4,9 +4,9 @@ from typing import Any
 
 from git_continuity import store
 from git_continuity.gate import closure
-from git_continuity.render import signed_items
 from git_continuity.render import text as render
 from git_continuity.repo import Repo
+from git_continuity.view import signed_items
 
 
 def _verdict_json(v: closure.Verdict, gate: closure.Gate) -> dict[str, Any]:

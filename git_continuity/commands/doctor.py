@@ -4,7 +4,7 @@ the command that repairs it; with --fix, repair what is safe (doctor/state.py, d
 Safe means nothing is lost and nothing is forced: a lock whose writer is gone is removed; a
 ref whose file holds garbage, or that points at no commit, goes back to the last commit its
 reflog names (the bad value stays in the reflog); the state's fetch refspec is added;
-malformed files move into the state's quarantine by a new commit on top (doctor/quarantine.py).
+malformed files move into the state's quarantine by a new commit on top (store/quarantine.py).
 A malformed state fetched from a remote gets that commit on top of the remote's, taken in
 here, so that git continuity push repairs the remote as a fast-forward.
 """
@@ -17,13 +17,13 @@ from collections.abc import Callable
 from git_continuity import constants
 from git_continuity import repo as git
 from git_continuity.display import clean
-from git_continuity.doctor import quarantine
 from git_continuity.doctor import setup as health_setup
 from git_continuity.doctor import state as health
 from git_continuity.doctor.state import Finding
 from git_continuity.errors import UserError
 from git_continuity.render import text as render
 from git_continuity.repo import Oid, Repo, locks
+from git_continuity.store import quarantine
 from git_continuity.syncing import pulling, tracking
 from git_continuity.trust import approvals as trust
 

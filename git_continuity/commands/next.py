@@ -24,8 +24,8 @@ def next_action(repo: Repo, *, stream: str, text: str | None, as_json: bool = Fa
             raise UserError("the packet is malformed:\n  " + "\n  ".join(snap.problems))
         first = _first_ready(snap, packet)
         if as_json:
-            from git_continuity.render import signed_items
             from git_continuity.render import text as render
+            from git_continuity.view import signed_items
 
             document = _document(stream, packet.next_action, first)
             render.emit_json("next", document, signed_items.marker(repo, stream, snap.commit))

@@ -11,13 +11,12 @@ from git_continuity import store
 from git_continuity.display import cut
 from git_continuity.errors import UserError
 from git_continuity.model import Thread, ago, now, parse_stamp, shown
-from git_continuity.render import signed_items
 from git_continuity.render import text as render
 from git_continuity.repo import Repo
 from git_continuity.store import attempts, policy
 from git_continuity.store.attempts import Attempt, Course, Waiting
 from git_continuity.view import assessed as view
-from git_continuity.view import stoploss
+from git_continuity.view import signed_items, stoploss
 
 WHOLE = "git continuity progress --json"
 

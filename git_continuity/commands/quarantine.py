@@ -7,9 +7,9 @@ import hashlib
 
 from git_continuity import store
 from git_continuity.clone import session
-from git_continuity.doctor import quarantine
 from git_continuity.model import JournalEntry, new_id, now, stamp
 from git_continuity.repo import Repo
+from git_continuity.store import quarantine
 
 
 def _snap(repo: Repo, stream: str) -> store.Snapshot:

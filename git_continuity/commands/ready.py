@@ -21,8 +21,8 @@ def ready(repo: Repo, *, stream: str, as_json: bool) -> int:
     standings = planning.plan(threads, packet.blockers)
     claims = planning.claims_from(store.read_thread_claims(snap))
     if as_json:
-        from git_continuity.render import signed_items
         from git_continuity.render import text as render
+        from git_continuity.view import signed_items
 
         render.emit_json(
             "ready",

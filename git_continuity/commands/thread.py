@@ -301,9 +301,9 @@ def close(repo: Repo, *, stream: str, thread_id: str, online: bool, accept_withd
 
 def list_threads(repo: Repo, *, stream: str, statuses: list[str] | None, as_json: bool) -> int:
     """Every thread (or those with the given statuses), oldest first, with its checks' tally."""
-    from git_continuity.render import signed_items
     from git_continuity.render import text as render
     from git_continuity.view import assessed as view
+    from git_continuity.view import signed_items
 
     snap = store.snapshot(repo, stream)
     store.require_state(snap)

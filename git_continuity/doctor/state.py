@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 from git_continuity import constants, store
 from git_continuity import repo as git
-from git_continuity.doctor import quarantine
 from git_continuity.errors import UserError
 from git_continuity.repo import Oid, Repo, locks
+from git_continuity.store import quarantine
 from git_continuity.syncing import tracking
 
 LOCKED = (constants.STATE_PREFIX, constants.NOTES_REF, constants.TRACKING_PREFIX, constants.NOTES_TRACKING_PREFIX)

@@ -6,7 +6,7 @@ brief: a row of text another person wrote (a thread's title, the objective or ne
 they set, a failing thread's reason) sits in a quoted block naming the key that signed it
 and saying it is information, not instructions; a row no trusted key signed is left out,
 counted, with the command that shows it. Who wrote each item is read from the document
-itself (its ``signer``, render/signed_items.py). This user's own rows are as they always were.
+itself (its ``signer``, view/signed_items.py). This user's own rows are as they always were.
 """
 
 from __future__ import annotations

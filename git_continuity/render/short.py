@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING
 
 from git_continuity.display import one_line
 from git_continuity.model import Packet
-from git_continuity.syncing.tracking import Outbox, outbox_text
+from git_continuity.syncing.tracking import Outbox, outbox_json, outbox_text
 
 if TYPE_CHECKING:
     from git_continuity.plugins.verify import Assessed
     from git_continuity.view.assessed import ThreadView
+
+__all__ = ["outbox_json", "outbox_text", "short_status"]  # status renders the outbox through here
 
 SHOWN = 3  # items named on a line; the rest counted
 WIDTH = 48  # characters of a title on a line
