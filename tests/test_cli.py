@@ -286,10 +286,6 @@ def test_version_imports_only_the_command_line(tmp_path: Path) -> None:
             "git_continuity.cli.main",
             "git_continuity.cli.spec",
             "git_continuity.cli.table",
-            "git_continuity.cli.table_places",
-            "git_continuity.cli.table_plan",
-            "git_continuity.cli.table_state",
-            "git_continuity.cli.table_threads",
             "git_continuity.constants",
             "git_continuity.display",  # main's output is cleaned (standard library only)
             "git_continuity.errors",

@@ -19,7 +19,7 @@ import conftest
 import pytest
 from conftest import Ran, git
 
-from git_continuity.cli import table_state as cli_state
+from git_continuity.cli import table
 from git_continuity.model import JOURNAL_KINDS, shown
 from git_continuity.store.lifespans import faded
 from git_continuity.store.policy import LIFESPANS
@@ -78,7 +78,7 @@ def test_an_entry_fades_once_its_kinds_lifespan_passed() -> None:
     assert not faded(None, "2026-11-24T12:01:00.000Z", LIFESPANS, now)
     assert not faded("note", "2026-12-09T00:00:00.000Z", LIFESPANS, now)  # a clock ahead: still live
     # The command line's choices are the model's kinds (the parser imports no model).
-    (journal,) = [c for c in cli_state.STATE if c.name == "journal"]
+    (journal,) = [c for c in table.STATE if c.name == "journal"]
     (add,) = journal.subcommands
     (kind,) = [o for o in add.options if isinstance(o, tuple) and o[0] == ("--kind",)]
     assert tuple(kind.settings["choices"]) == JOURNAL_KINDS == tuple(LIFESPANS)

@@ -1,19 +1,649 @@
 """Every command of the command line, declared once: its words, its options and the function
-it calls. cli/main.py builds parsers from this table and dispatches generically; a test checks
-that every option's dest is a keyword of the function the command names. The commands on a
-stream's state are in cli_state; the ones on the repository, sessions and the world around
-it are here, and COMMANDS puts them all in the order the help lists them.
+it calls, in one place. cli/main.py builds parsers from this table and dispatches generically;
+a test checks that every option's dest is a keyword of the function the command names.
 
 To add a command: write its function in commands/ (the repository first, then keywords), add
-a row naming it here, and add its words to ORDER; tests/test_cli.py checks the rest."""
+a row naming it here, and add its words to ORDER; tests/test_cli.py checks the rest.
+
+The rows, from the parts others are made of up: planning (``--after``, ``--priority``,
+``ready``, ``cancel``, ``claim``), the thread command, places and siblings, the commands on a
+stream's state (``STATE``), and the rest (``AROUND``: the repository, sessions and the world
+around it); ``COMMANDS`` puts them all in the order the help lists them.
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from git_continuity.cli.spec import JSON, ONLINE, REMOTE, AfterDashes, Command, opt
-from git_continuity.cli.table_places import PLACES
-from git_continuity.cli.table_state import STATE
+from git_continuity.cli.spec import (
+    HANDLES,
+    JSON,
+    ONLINE,
+    REMOTE,
+    WROTE,
+    AfterDashes,
+    Command,
+    Latest,
+    Offered,
+    Once,
+    opt,
+)
+from git_continuity.constants import PLACE_ROLES as ROLES
+
+# -- planning ----------------------------------------------------------------------------------
+
+AFTER = opt(
+    "--after",
+    action="append",
+    metavar="ID",
+    help="a thread that must be done before this one is ready (repeatable)",
+)
+PRIORITY = opt("--priority", metavar="0..4", help="its place in the ready queue: 0 first, 4 last (default 2)")
+
+READY = Command(
+    "ready",
+    "the open threads to take up now (every --after thread done, no blocker holding them), by priority then age",
+    "  git continuity ready\n  git continuity ready --json | jq -r '.ready[0].id'",
+    "git_continuity.commands.ready:ready",
+    (JSON,),
+    served=True,
+)
+
+CANCEL = Command(
+    "cancel",
+    "end a thread unfinished: shown as cancelled, never gates a stop, never counted as done",
+    '  git continuity thread cancel t-k7m2qx --why "the old login page is being removed"',
+    "git_continuity.commands.thread_cancel:cancel",
+    (
+        WROTE,
+        opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"),
+        opt("--why", required=True, help="why the work is dropped (the next session reads it)"),
+    ),
+)
+
+CLAIM = Command(
+    "claim",
+    "record that this session is on a thread; refused while another session holds it",
+    "  git continuity thread claim t-k7m2qx\n  git continuity thread claim t-k7m2qx --steal",
+    "git_continuity.commands.thread_claim:claim",
+    (
+        WROTE,
+        opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (ready lists the ones to take up)"),
+        opt("--steal", action="store_true", help="take it over from the session that holds it (recorded)"),
+    ),
+    epilog="A claim ends when its session's handoff is recorded. Two clones claiming one thread at"
+    "\nonce: the merge keeps one, and the other is told at its next sync.",
+)
+
+
+# -- threads -----------------------------------------------------------------------------------
+
+BUDGET = opt(
+    "--budget",
+    metavar="attempts=N,sessions=N,time=8h",
+    help="what it may spend before the stop-loss blocks it (reopening starts the count again)",
+)
+
+THREAD = Command(
+    "thread",
+    "open pieces of work with acceptance checks; done only when every check verifies now",
+    '  git continuity thread add "Ship the login fix" --check pushed:HEAD@origin/main '
+    "--check 'cmd:python -m pytest -q'\n"
+    "  git continuity thread list\n"
+    "  git continuity thread close t-k7m2qx",
+    subcommands=(
+        Command(
+            "add",
+            "open a thread; each --check becomes one of its acceptance checks",
+            '  git continuity thread add "Ship the login fix" --check pushed:HEAD@origin/main '
+            "--check 'cmd:python -m pytest -q'",
+            "git_continuity.commands.thread:add",
+            (
+                WROTE,
+                opt("title", help="what the piece of work is, in a few words"),
+                opt(
+                    "--check",
+                    dest="checks",
+                    action="append",
+                    default=[],
+                    metavar="HANDLE",
+                    help="an acceptance check (repeatable)",
+                ),
+                BUDGET,
+                AFTER,
+                PRIORITY,
+            ),
+            epilog="Revisions in checks resolve to full ids now (HEAD is the commit you are on), so a check"
+            "\nabout a commit is added once that commit exists; more later: claim add … --thread ID.",
+        ),
+        Command(
+            "set",
+            "park or reopen a thread, or change its --after and --priority; done comes only from close",
+            "  git continuity thread set t-k7m2qx waiting\n"
+            "  git continuity thread set t-k7m2qx open --budget attempts=3   # after a stop-loss\n"
+            "  git continuity thread set t-k7m2qx --after t-m3p9qa --priority 1",
+            "git_continuity.commands.thread:set_status",
+            (
+                WROTE,
+                opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"),
+                # done is accepted only to be refused with the way to close (thread close).
+                opt(
+                    "status",
+                    nargs="?",
+                    choices=Offered(("open", "watching", "blocked", "waiting"), "done"),
+                    help="its status now (default: unchanged)",
+                ),
+                BUDGET,
+                AFTER,
+                opt(
+                    "--no-after",
+                    action="append",
+                    metavar="ID",
+                    help="no longer wait for this thread (repeatable)",
+                ),
+                PRIORITY,
+            ),
+        ),
+        CANCEL,
+        CLAIM,
+        Command(
+            "close",
+            "close a thread if every check verifies now; exit 1 listing what does not",
+            "  git continuity thread close t-k7m2qx\n"
+            '  git continuity thread close t-k7m2qx --accept-withdrawn "the tag moved to the next release"',
+            "git_continuity.commands.thread:close",
+            (
+                WROTE,
+                opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"),
+                ONLINE,
+                opt(
+                    "--accept-withdrawn",
+                    dest="accept_withdrawn",
+                    metavar="WHY",
+                    help="close although checks were withdrawn while it was open, saying why (recorded, "
+                    "shown as done with N withdrawn checks)",
+                ),
+            ),
+            epilog="A check withdrawn while the thread was open (claim retract) stays on it with its reason;"
+            "\nthe thread then closes only with --accept-withdrawn, and never with no check verified.",
+        ),
+        Command(
+            "reopen",
+            "reopen a done thread (one that no longer holds, or was closed too early)",
+            "  git continuity thread reopen t-k7m2qx",
+            "git_continuity.commands.thread:reopen",
+            (
+                WROTE,
+                opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"),
+            ),
+        ),
+        Command(
+            "list",
+            "every thread with its status and how many of its checks verify now",
+            "  git continuity thread list\n  git continuity thread list --status open --json",
+            "git_continuity.commands.thread:list_threads",
+            (
+                opt(
+                    "--status",
+                    dest="statuses",
+                    action="append",
+                    choices=["open", "watching", "blocked", "waiting", "done", "cancelled"],
+                    metavar="STATUS",
+                    help="only threads with this status: open, watching, blocked, waiting, done or cancelled"
+                    " (repeatable)",
+                ),
+                JSON,
+            ),
+        ),
+        Command(
+            "show",
+            "one thread: its status, when it was opened and closed, and each check's state now",
+            "  git continuity thread show t-k7m2qx\n  git continuity thread show t-k7m2qx --json",
+            "git_continuity.commands.thread:show",
+            (opt("thread_id", metavar="id", help="the thread, e.g. t-k7m2qx (thread list shows the ids)"), JSON),
+        ),
+    ),
+    served=True,
+)
+
+
+# -- places and siblings -----------------------------------------------------------------------
+
+PLACE_EPILOG = """\
+roles:
+  home          where work happens (one per stream)
+  donor         copy from it, commit nothing (the hooks refuse commits there)
+  archive       read it for history, commit nothing (the hooks refuse commits there)
+  preservation  never moves (the hooks refuse commits there and pushes that move the branch)
+  cleanroom     for reproducing from a clean tree
+WHERE is a worktree's name here (git worktree list; the main checkout is named by its folder)
+or a branch (NAME, or refs/heads/NAME when a worktree has the same name). A worktree is
+recorded as the checkout of its branch: on every clone, the checkout on that branch, whatever
+its folder is called (a detached one by its name). Roles are synced with the state.
+To commit or push past a guard on purpose: GIT_CONTINUITY_ALLOW_PLACE=1 git commit ...
+(or git -c continuity.allowPlace=true commit ...)."""
+
+REPO_EPILOG = """\
+A sibling is another repository the stream spans. Its name and URL are synced with the state;
+its folder is local to each machine (.git/continuity/siblings.json): on another machine,
+point at it with repo set-path NAME PATH. A check scoped to it, @NAME:scheme:address (e.g.
+@api:pushed:HEAD@origin/main, @consumer:cmd:make check), is dereferenced in that repository;
+a cmd: there runs only once approved there (git -C PATH continuity trust allow 'COMMAND'). A
+sibling not found here leaves its checks unknown. Names: lower-case letters, digits, - and _."""
+
+NAME_RULE = "up to 32 lower-case letters, digits, '-' and '_', starting with a letter or digit"
+NAME = opt("name", metavar="NAME", help=f"the sibling's name, as scoped checks name it (@NAME:...): {NAME_RULE}")
+WHERE = opt("where", metavar="WHERE", help="a worktree's name, or a branch (NAME or refs/heads/NAME)")
+
+PLACES: tuple[Command, ...] = (
+    Command(
+        "place",
+        "say which branches and checkouts are the home, donors, archives, preservation or cleanrooms",
+        '  git continuity place set cli home --why "the implementation lives here"\n'
+        '  git continuity place set cli-old donor --why "the old parser: copy parts, never commit"\n'
+        "  git continuity place list",
+        subcommands=(
+            Command(
+                "set",
+                "give a branch or checkout a role",
+                '  git continuity place set refs/heads/preserve/2026-11 preservation --why "the state we shipped"',
+                "git_continuity.commands.place:set_place",
+                (
+                    WROTE,
+                    WHERE,
+                    opt("role", choices=ROLES, metavar="ROLE", help=f"one of {', '.join(ROLES)}"),
+                    opt("--why", required=True, help="why it has this role (the next session reads it)"),
+                ),
+                epilog=PLACE_EPILOG,
+            ),
+            Command(
+                "list",
+                "every place, whether it is found here, and which one you are in",
+                "  git continuity place list\n  git continuity place list --json",
+                "git_continuity.commands.place:list_places",
+                (JSON,),
+            ),
+            Command(
+                "clear",
+                "take a branch's or checkout's role away",
+                "  git continuity place clear cli-old",
+                "git_continuity.commands.place:clear_place",
+                (
+                    WROTE,
+                    WHERE,
+                ),
+            ),
+        ),
+        epilog=PLACE_EPILOG,
+        served=True,
+    ),
+    Command(
+        "repo",
+        "name the other repositories the stream spans (siblings), where checks can be scoped",
+        "  git continuity repo add api ../api\n"
+        "  git continuity claim add \"the API change is pushed\" --check '@api:pushed:HEAD@origin/main'\n"
+        "  git continuity repo list",
+        subcommands=(
+            Command(
+                "add",
+                "list a sibling repository (its name and URL synced, its folder kept on this machine)",
+                "  git continuity repo add consumer ../consumer --url https://example.com/org/consumer.git",
+                "git_continuity.commands.repo:add",
+                (
+                    NAME,
+                    opt("path", metavar="PATH", help="the sibling's folder on this machine (its top folder)"),
+                    opt("--url", help="where to clone it from, synced with the state (default: its origin's URL)"),
+                ),
+                epilog=REPO_EPILOG,
+            ),
+            Command(
+                "set-path",
+                "say where a sibling lives on this machine",
+                "  git continuity repo set-path api ~/src/api",
+                "git_continuity.commands.repo:set_path",
+                (NAME, opt("path", metavar="PATH", help="the sibling's folder on this machine")),
+                epilog=REPO_EPILOG,
+            ),
+            Command(
+                "list",
+                "every sibling, whether it is found here, and its folder here",
+                "  git continuity repo list\n  git continuity repo list --json",
+                "git_continuity.commands.repo:list_siblings",
+                (JSON,),
+            ),
+            Command(
+                "remove",
+                "take a sibling out of the stream",
+                "  git continuity repo remove api",
+                "git_continuity.commands.repo:remove",
+                (NAME,),
+            ),
+        ),
+        epilog=REPO_EPILOG,
+    ),
+)
+
+
+# -- a stream's state --------------------------------------------------------------------------
+
+STATE: tuple[Command, ...] = (
+    Command(
+        "init",
+        "start keeping state for a stream on refs/continuity/<stream> (or take the remote's in)",
+        "  git continuity init\n  git continuity init --fetch-refspecs   # a plain git fetch brings the state too\n"
+        "  git continuity --stream agent-b init --local",
+        "git_continuity.commands.init:init",
+        (
+            (
+                opt(
+                    "--fetch-refspecs",
+                    action="store_true",
+                    default=None,
+                    help="add the state's refspec to the remote's fetch refspecs, so a plain git fetch brings"
+                    " the state too (git config --get-all remote.<remote>.fetch shows it)",
+                ),
+                opt(
+                    "--no-fetch-refspecs",
+                    dest="fetch_refspecs",
+                    action="store_false",
+                    help="do not add them, nor offer to",
+                ),
+            ),
+            opt("--remote", help="the remote to look at (default: the branch's upstream remote, else origin)"),
+            opt("--local", action="store_true", help="do not ask the remote whether it already has state"),
+        ),
+    ),
+    Command(
+        "status",
+        "show the state as it is now, every claim dereferenced",
+        "  git continuity status\n  git continuity status -s\n"
+        "  git continuity status --json | jq '.claims[] | select(.state != \"verified\")'",
+        "git_continuity.commands.status:status",
+        (
+            JSON,
+            opt(
+                "-s",
+                "--short",
+                action="store_true",
+                help="about ten lines: the open threads, what is not true now, what is not shared yet",
+            ),
+        ),
+        served=True,
+    ),
+    Command(
+        "objective",
+        "set the objective or read how it changed",
+        '  git continuity objective set "Ship the login fix" --why "users are locked out"\n'
+        "  git continuity objective log",
+        subcommands=(
+            Command(
+                "set",
+                "set what this line of work is for, and why",
+                '  git continuity objective set "Ship the login fix" --why "users are locked out since 2.3"',
+                "git_continuity.commands.objective:set_objective",
+                (
+                    WROTE,
+                    opt("text", help="what this line of work is for"),
+                    opt("--why", required=True, help="why the objective is this now (kept in the objective log)"),
+                ),
+            ),
+            Command(
+                "log",
+                "every objective this stream had: old, new, why, when, who",
+                "  git continuity objective log",
+                "git_continuity.commands.objective:objective_log",
+                (JSON,),
+            ),
+        ),
+        served=True,
+    ),
+    Command(
+        "next",
+        "set the next action (print it when no text is given; none set: the first ready thread)",
+        '  git continuity next "rebase on origin/main and push again"\n  git continuity next --json\n'
+        "  git continuity next --clear",
+        "git_continuity.commands.next:next_action",
+        (
+            opt("text", nargs="?", help="the first thing the next session should do (none: print it)"),
+            opt("--clear", action="store_true", help="remove the next action (ready then says what comes first)"),
+            JSON,
+        ),
+        served=True,
+    ),
+    READY,
+    Command(
+        "blocker",
+        "record what stops progress, and when it is gone",
+        '  git continuity blocker add "CI runner is offline"\n  git continuity blocker done b-k7m2qx\n'
+        "  git continuity blocker list",
+        subcommands=(
+            Command(
+                "add",
+                "record a blocker",
+                '  git continuity blocker add "waiting for the API key"\n'
+                '  git continuity blocker add "needs the staging database" --thread t-k7m2qx',
+                "git_continuity.commands.blocker:add",
+                (
+                    WROTE,
+                    opt("text", help="what stops progress"),
+                    opt("--thread", metavar="ID", help="the thread it holds out of the ready queue (default: none)"),
+                ),
+            ),
+            Command(
+                "done",
+                "mark a blocker as gone",
+                "  git continuity blocker done b-k7m2qx",
+                "git_continuity.commands.blocker:done",
+                (
+                    WROTE,
+                    opt("blocker_id", metavar="id", help="the blocker, e.g. b-k7m2qx (blocker list shows the ids)"),
+                ),
+            ),
+            Command(
+                "list",
+                "every blocker: the open ones first, then the done ones",
+                "  git continuity blocker list\n  git continuity blocker list --json",
+                "git_continuity.commands.blocker:list_blockers",
+                (JSON,),
+            ),
+        ),
+        served=True,
+    ),
+    Command(
+        "claim",
+        "record statements with handles that re-derive them",
+        '  git continuity claim add "the fix is pushed" --check pushed:HEAD@origin/main\n'
+        "  git continuity claim list --state contradicted\n"
+        "  git continuity claim show c-k7m2qx",
+        subcommands=(
+            Command(
+                "add",
+                "record a claim; without --check it is prose, shown but never trusted",
+                '  git continuity claim add "v1.2 is tagged" --check tag:v1.2\n'
+                '  git continuity claim add "config moved" --check file:conf/app.toml@HEAD',
+                "git_continuity.commands.claim:add",
+                (
+                    WROTE,
+                    opt("text", help="the statement, as the next session should read it"),
+                    opt(
+                        "--check",
+                        action=Once,
+                        metavar="HANDLE",
+                        help="how to re-derive it, e.g. pushed:HEAD@origin/main; one per claim"
+                        " (a thread takes several: thread add TITLE --check A --check B)",
+                    ),
+                    opt("--thread", metavar="ID", help="make it one of this thread's acceptance checks"),
+                ),
+                epilog=HANDLES,
+            ),
+            Command(
+                "retract",
+                "withdraw a claim that no longer matters; the journal keeps what it said and why",
+                '  git continuity claim retract c-k7m2qx --why "superseded by the rebased fix (c-5qh5qd)"',
+                "git_continuity.commands.claim:retract",
+                (
+                    WROTE,
+                    opt("claim_id", metavar="id", help="the claim, e.g. c-k7m2qx (claim list shows the ids)"),
+                    opt("--why", required=True, help="why it is withdrawn (kept in the journal)"),
+                ),
+            ),
+            Command(
+                "show",
+                "one claim: what it says, its state now, and every piece of evidence recorded for it",
+                "  git continuity claim show c-k7m2qx\n  git continuity claim show c-k7m2qx --json",
+                "git_continuity.commands.claim:show",
+                (opt("claim_id", metavar="id", help="the claim, e.g. c-k7m2qx (claim list shows the ids)"), JSON),
+            ),
+            Command(
+                "list",
+                "every claim with its state now",
+                "  git continuity claim list --json",
+                "git_continuity.commands.claim:list_claims",
+                (
+                    opt(
+                        "--state",
+                        dest="states",
+                        action="append",
+                        choices=["verified", "contradicted", "unknown", "unchecked", "stale", "prose"],
+                        metavar="STATE",
+                        help="only claims in this state: verified, contradicted, unknown, unchecked, stale or prose"
+                        " (repeatable)",
+                    ),
+                    JSON,
+                ),
+            ),
+        ),
+        served=True,
+    ),
+    THREAD,
+    Command(
+        "check",
+        "the gate: the state is well-formed; with --closing, every open thread verifies now (exit 1 if not); "
+        "it writes nothing",
+        "  git continuity check --closing          # what an agent's stop hook runs\n"
+        "  git continuity check --closing --json",
+        "git_continuity.commands.check:check",
+        (opt("--closing", action="store_true", help="every open thread's checks must verify now"), ONLINE, JSON),
+        served=True,
+    ),
+    Command(
+        "verify",
+        "dereference claims now and record the evidence; exit 1 unless all verify",
+        "  git continuity verify\n  git continuity verify c-k7m2qx --online",
+        "git_continuity.commands.verify:verify_claims",
+        (
+            opt("ids", nargs="*", metavar="ID", help="claims to verify (default: all)"),
+            opt(
+                "--online",
+                action="store_true",
+                help="ask remotes themselves, not remote-tracking refs, and ask forges and CI servers",
+            ),
+            opt("--timeout", type=float, metavar="SECONDS", help="per network request (default 10)"),
+            JSON,
+        ),
+        served=True,
+    ),
+    Command(
+        "progress",
+        "per thread: attempts over time, when what it fails changed, budget spent, stalled or not",
+        "  git continuity progress\n  git continuity progress t-k7m2qx --json\n"
+        "  git continuity progress --html progress.html",
+        "git_continuity.commands.progress:progress",
+        (
+            opt("thread_id", nargs="?", metavar="THREAD", help="one thread (default: every thread not done)"),
+            (JSON, opt("--html", metavar="FILE", help="write one self-contained HTML page: threads along time")),
+        ),
+        epilog="An attempt is one dereference of a thread's checks that ended not verified (verify,\n"
+        "check --closing, an agent's Stop gate, a refused thread close). A thread makes progress when\n"
+        "what it fails changes; it is stalled when that stayed the same for N attempts over M sessions\n"
+        "(.continuity.yaml stalled: {attempts: 3, sessions: 2}).",
+        served=True,
+    ),
+    Command(
+        "journal",
+        "append to the journal, or read it",
+        '  git continuity journal add "tried X: fails on Y, switching to Z"\n  git continuity journal -n 20',
+        "git_continuity.commands.journal:show",
+        (
+            opt(
+                "-n",
+                type=int,
+                dest="count",
+                default=20,
+                action=Latest,
+                help="how many of the latest live entries (default 20; faded ones are left out and counted)",
+            ),
+            opt(
+                "--all",
+                dest="count",
+                action="store_const",
+                const=None,
+                help="every entry, those whose lifespan passed too (marked faded)",
+            ),
+            JSON,
+        ),
+        subcommands=(
+            Command(
+                "add",
+                "append an entry: what was done, learned, tried",
+                '  git continuity journal add "login test passes locally; CI not run yet"\n'
+                '  git continuity journal add --kind decision "tokens live in the keyring, never in files"',
+                "git_continuity.commands.journal:add",
+                (
+                    WROTE,
+                    opt("text", help="the entry: what was done, learned or tried"),
+                    opt(
+                        "--kind",
+                        choices=("decision", "finding", "note"),  # model.JOURNAL_KINDS (the parser imports no model)
+                        default="note",
+                        help="how long it stays live (policy lifespans): decision never fades, finding after 30 "
+                        "days, note after 7 (default note)",
+                    ),
+                ),
+            ),
+        ),
+        served=True,
+    ),
+    Command(
+        "log",
+        "the history of the state ref: one line per change",
+        "  git continuity log -n 10",
+        "git_continuity.commands.log:log",
+        (opt("-n", type=int, dest="count", help="how many changes (default: all)"), JSON),
+        served=True,
+    ),
+    Command(
+        "edit",
+        "edit the packet (objective, next action, blockers) in $EDITOR; validated before it is kept",
+        "  GIT_EDITOR=nano git continuity edit",
+        "git_continuity.commands.edit:edit",
+        (opt("--discard", action="store_true", help="drop the edit kept from an earlier refused attempt"),),
+    ),
+    Command(
+        "conflict",
+        "values a merge of two clones' state did not keep: list them, dismiss them once looked at",
+        "  git continuity conflict list\n  git continuity conflict dismiss x-k7m2qx",
+        subcommands=(
+            Command(
+                "list",
+                "every conflict with the value kept and the other one",
+                "  git continuity conflict list",
+                "git_continuity.commands.conflict:list_conflicts",
+                (JSON,),
+            ),
+            Command(
+                "dismiss",
+                "delete conflict records once looked at",
+                "  git continuity conflict dismiss x-k7m2qx",
+                "git_continuity.commands.conflict:dismiss",
+                (opt("ids", nargs="+", metavar="ID", help="the conflicts, e.g. x-k7m2qx (conflict list shows them)"),),
+            ),
+        ),
+    ),
+)
+
+
+# -- the rest ----------------------------------------------------------------------------------
 
 AROUND: tuple[Command, ...] = (
     Command(
