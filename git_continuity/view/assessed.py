@@ -4,8 +4,8 @@
 ``View``: each claim's derived state with where its evidence came from (``origin``), each
 thread's standing with its checks. Status, orient, handoff, progress, thread list and show,
 check and the gates, and the MCP tools all read the same view, so two of them can never
-disagree about a claim or a thread; a label such as "Verified now" is chosen in one place
-(``origin_label``, ``standing_text``) from a field of the view.
+disagree about a claim or a thread; a label such as "re-derived now" is chosen in one place
+(``view/labels.py``: ``freshness_text``, ``thread_standing``) from a field of the view.
 
 Cheap parts (live local handles, a done thread's closing commit) are computed eagerly; costly
 ones (``cmd:``, the network) only when ``dereference`` asks, and the view says which it did.
