@@ -81,12 +81,6 @@ def _ago(since: str, at: datetime) -> str:
     return ago(parse_stamp(since), at)
 
 
-def trusted_verified(a: Assessed) -> bool:
-    """Verified by this clone (now, or by evidence it recorded that still applies): what may
-    be listed as verified and what closes a thread. Another clone's report never is."""
-    return a.derived.state == "verified" and a.derived.elsewhere is None
-
-
 def thread_standing(tv: ThreadView) -> str:
     """The one wording of a thread's standing, for every reader."""
     if tv.standing == "undone":
