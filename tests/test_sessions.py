@@ -56,7 +56,8 @@ def stored_handoff(repo: Path) -> dict[str, Any]:
     return data
 
 
-def test_a_session_hands_off_and_the_next_orients_on_another_clone(
+# Issue 5's scenario end to end, in order: a session, its handoff, the next session elsewhere.
+def test_a_session_hands_off_and_the_next_orients_on_another_clone(  # noqa: PLR0915
     remote_and_clone: tuple[Path, Path], tmp_path: Path
 ) -> None:
     bare, laptop = remote_and_clone
