@@ -274,10 +274,6 @@ class JournalEntry:
     handoff: str | None = None  # set on the entry a handoff writes: the handoff it summarizes
     kind: str | None = None  # decision or finding; None is a note (entries written before kinds, too)
 
-    @property
-    def kind_or_note(self) -> str:
-        return self.kind or "note"
-
 
 @dataclass
 class ObjectiveChange:
@@ -311,14 +307,12 @@ class Derived:
 
 
 # How fresh what a view shows of a claim is (view/assessed.py sets it, labels.freshness_text words it):
-# re-derived now; recorded here, not asked now; reported by another clone; a cmd: check not
-# approved here (it cannot be re-derived here until a person approves it); nothing to show.
-FRESHNESS = ("now", "recorded", "reported", "unapproved", "none")
-
-
+# "now", re-derived now; "recorded" here, not asked now; "reported" by another clone; "unapproved",
+# a cmd: check not approved here (it cannot be re-derived here until a person approves it);
+# "none", nothing to show.
 @dataclass(frozen=True)
 class Freshness:
-    kind: str  # one of FRESHNESS
+    kind: str  # now, recorded, reported, unapproved or none
     since: str | None = None  # when what is shown was derived (recorded, reported, unapproved)
     why: str | None = None  # recorded: why it was not asked now; unapproved: who reported its last result
     elsewhere: str | None = None  # reported (and unapproved): who reported it

@@ -278,7 +278,8 @@ def project(remote_and_clone: tuple[Path, Path]) -> Path:
     return work
 
 
-def test_claude_code_runs_the_installed_hooks(project: Path) -> None:
+# One session of the real hook commands, told in order: each step stands on the state the last left.
+def test_claude_code_runs_the_installed_hooks(project: Path) -> None:  # noqa: PLR0915
     work = project
     fix = commit(work, "Fix the login loop", {"app.py": "fixed\n"})
     untrue = made(ok(work, "claim", "add", "v1.2 is tagged", "--check", "tag:v1.2").out, "c")

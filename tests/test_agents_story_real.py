@@ -281,7 +281,8 @@ def test_a_long_horizon_story_is_told_true_at_every_session_start(tmp_path: Path
     assert tally.failed == [], tally.failed
 
 
-def story(tmp: Path, forge: FakeGitHub, tally: Tally) -> None:
+# The story as a person reads it, in order: split, its steps would lose the state they share.
+def story(tmp: Path, forge: FakeGitHub, tally: Tally) -> None:  # noqa: PLR0915
     remotes = tmp / "remotes"
     remotes.mkdir()
     bares = {name: remotes / f"{name}.git" for name in ("cli", "api", "consumer")}

@@ -87,7 +87,8 @@ def without_times(document: Any) -> Any:
     return document
 
 
-def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit: HookRepo, tmp_path: Path) -> None:
+# Issue 3's scenario end to end, in order: every way of closing refuses, then passes, on one repository.
+def test_done_means_verified_now(remote_and_clone: tuple[Path, Path], precommit: HookRepo, tmp_path: Path) -> None:  # noqa: PLR0915
     bare, work = remote_and_clone
     base = git(work, "rev-parse", "HEAD")
     assert cont(work, "init").code == 0

@@ -56,7 +56,8 @@ def stored_handoff(repo: Path) -> dict[str, Any]:
     return data
 
 
-def test_a_session_hands_off_and_the_next_orients_on_another_clone(
+# Issue 5's scenario end to end, in order: a session, its handoff, the next session elsewhere.
+def test_a_session_hands_off_and_the_next_orients_on_another_clone(  # noqa: PLR0915
     remote_and_clone: tuple[Path, Path], tmp_path: Path
 ) -> None:
     bare, laptop = remote_and_clone
@@ -710,6 +711,33 @@ def test_orient_continues_the_open_session_and_says_when_one_ended_without_a_han
         f"Warning: The previous session {first['id']} (started TIME UTC on laptop) ended without a handoff: "
         "what it left is in the work tree and under 'Since the last session'.",
     ]
+
+
+def test_the_session_file_holds_what_is_read_and_an_older_file_still_continues(repo: Path) -> None:
+    ok(repo, "init")
+    first = json.loads(ok(repo, "orient", "--json").out)["session"]
+    file = repo / ".git" / "continuity" / "session.json"
+    stored = json.loads(file.read_text())
+    assert sorted(stored) == [
+        "agent",
+        "agent_pid",
+        "agent_session",
+        "agent_start",
+        "ended_at",
+        "handoff",
+        "host",
+        "id",
+        "refs",
+        "started_at",
+        "state",
+        "stream",
+        "worktree",
+    ]
+    # Files written before stop_blocks was dropped (the Stop gate counts in its own file).
+    file.write_text(json.dumps({**stored, "stop_blocks": 2}))
+    again = json.loads(ok(repo, "orient", "--json").out)["session"]
+    assert again == {**first, "continued": True}
+    assert "stop_blocks" not in json.loads(file.read_text())
 
 
 def test_each_linked_worktree_has_its_own_session(repo: Path, tmp_path: Path) -> None:

@@ -122,42 +122,52 @@ def step(world: World, op: tuple[Any, ...]) -> None:
         commit_notes.add(r, gitrepo.resolve_commit(r, "HEAD"), record)
         world.note_lines.add(commit_notes.line(record))
     elif kind in ("done", "edit"):
-        blockers = world.packet(i)["blockers"]
-        if not blockers:
-            return
-        target = blockers[op[2] % len(blockers)]
-        if kind == "done":
-            try:
-                quietly(blocker.done, r, stream=STREAM, blocker_id=target["id"])
-            except UserError:
-                return  # already done: refused, nothing written
-        else:
-
-            def make(snap: store.Snapshot) -> store.Change:
-                doc, _ = store.read_packet_doc(snap) or (None, None)
-                assert doc is not None
-                for item in doc["blockers"]:
-                    if item["id"] == target["id"]:
-                        item["text"] = f"edited {n}"
-                return store.Change("edit a blocker", {packetfile.PATH: packetfile.dump(doc)})
-
-            store.update(r, STREAM, make)
-        world.wrote(i, f"blockers/{target['id']}")
+        change_blocker(world, r, i, kind, op[2], n)
     elif kind == "dismiss":
-        records = store.read_conflicts(store.snapshot(r, STREAM))
-        if not records:
-            return
-        record = records[op[2] % len(records)]
-        quietly(conflict.dismiss, r, stream=STREAM, ids=[record.id])
-        world.dismissed.add(record.id)
-        key = record.key or record.path
-        world.dismissed_values += [(key, record.kept), (key, record.lost)]
+        dismiss(world, r, op[2])
     else:
         # push and sync both leave the clone and the remote knowing everything of both.
         quietly({"pull": sync.pull, "push": sync.push, "sync": sync.sync}[kind], r, remote=None)
         world.known[i] |= world.remote
         if kind != "pull":
             world.remote |= world.known[i]
+
+
+def change_blocker(world: World, r: gitrepo.Repo, i: int, kind: str, pick: int, n: int) -> None:
+    """Mark a blocker of clone i done, or edit its text as another tool would (a store.update of the packet)."""
+    blockers = world.packet(i)["blockers"]
+    if not blockers:
+        return
+    target = blockers[pick % len(blockers)]
+    if kind == "done":
+        try:
+            quietly(blocker.done, r, stream=STREAM, blocker_id=target["id"])
+        except UserError:
+            return  # already done: refused, nothing written
+    else:
+
+        def make(snap: store.Snapshot) -> store.Change:
+            doc, _ = store.read_packet_doc(snap) or (None, None)
+            assert doc is not None
+            for item in doc["blockers"]:
+                if item["id"] == target["id"]:
+                    item["text"] = f"edited {n}"
+            return store.Change("edit a blocker", {packetfile.PATH: packetfile.dump(doc)})
+
+        store.update(r, STREAM, make)
+    world.wrote(i, f"blockers/{target['id']}")
+
+
+def dismiss(world: World, r: gitrepo.Repo, pick: int) -> None:
+    """Dismiss one of the conflicts a merge recorded, if there is one."""
+    records = store.read_conflicts(store.snapshot(r, STREAM))
+    if not records:
+        return
+    record = records[pick % len(records)]
+    quietly(conflict.dismiss, r, stream=STREAM, ids=[record.id])
+    world.dismissed.add(record.id)
+    key = record.key or record.path
+    world.dismissed_values += [(key, record.kept), (key, record.lost)]
 
 
 @contextlib.contextmanager

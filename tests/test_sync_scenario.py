@@ -68,8 +68,9 @@ def short_ids(text: str) -> str:
     return re.sub(r"\b[0-9a-f]{7}\b", "<c>", text)
 
 
+# Issue 4's scenario end to end, in order: each step stands on what the machines synced before.
 @pytest.mark.parametrize("first", ["a", "b"])
-def test_state_follows_the_work_to_a_second_machine(
+def test_state_follows_the_work_to_a_second_machine(  # noqa: PLR0915
     server: Server, tmp_path: Path, first: str, monkeypatch: pytest.MonkeyPatch, ok: Any
 ) -> None:
     _, url = server.bare(f"project-{first}")

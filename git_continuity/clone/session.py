@@ -78,7 +78,6 @@ class Session(NamedTuple):
     refs: dict[str, str] | None = None  # branch, remote and tag tips when it started
     ended_at: str | None = None
     handoff: str | None = None  # the handoff that ended it
-    stop_blocks: int = 0  # consecutive Stop-hook blocks (agents/table.py caps them)
     worktree: str | None = None  # the work tree's tree when it started: the Stop gate holds a session that changed it
     agent_pid: int | None = None  # the agent's process, when a hook started it (agent_process)
     agent_start: int | None = None  # that process's start time (clock ticks after boot): a pid reused is not it
@@ -90,7 +89,8 @@ def path(git_dir: Path) -> Path:
 
 def load(git_dir: Path) -> Session | None:
     """The session file's session, ended or not; None when there is none or it is unreadable
-    (a broken local file must never stop a commit or a command: it is only re-created)."""
+    (a broken local file must never stop a commit or a command: it is only re-created). Keys it
+    does not know, such as the ``stop_blocks`` older files carry, are left out."""
     try:
         data = json.loads(path(git_dir).read_text())
         return Session(**{k: v for k, v in data.items() if k in Session._fields})

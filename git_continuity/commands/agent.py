@@ -46,27 +46,61 @@ def install(repo: Repo, *, agent: str, mcp: bool = False) -> int:
     created = [list(c) for c in record.get("created", [])] if old is not None else [["file"]]
     created += [c for c in merged.created if c not in created]
     # Every check passed before anything is written: a bad settings file leaves everything as it was.
-    new_instructions = None
-    if target.instructions:
-        old_md = _read(top / target.instructions)
-        new_instructions = agents.instructions_install(old_md)
-        if "instructions" not in record or old_md is None or agents.BEGIN not in old_md:
-            # How the file was, so that uninstall gives back the same bytes.
-            record["instructions"] = {
-                "existed": old_md is not None,
-                "final_newline": old_md is None or old_md == "" or old_md.endswith("\n"),
-            }
+    new_instructions = _instructions(top, target, record)
     made_dir = not settings.parent.exists()
     if merged.text != old:
         settings.parent.mkdir(parents=True, exist_ok=True)
         _write(settings, merged.text)
     launcher = top / agents.launcher(target)
     made_hooks_dir = not launcher.parent.exists()
+    was = _put_launcher(launcher)
+    _say_merged(target, merged, was)
+    if target.instructions and new_instructions is not None:
+        _put_instructions(top, target.instructions, *new_instructions)
+    made = {str(settings.parent.relative_to(top))} if made_dir else set()
+    made |= {str(launcher.parent.relative_to(top))} if made_hooks_dir else set()
+    _remember(repo, target, record, created, made, launcher_ours=was is None)
+    program = _program()
+    hook_program = repo.local_dir / agents.HOOK_PROGRAM
+    if program is not None:
+        _write(hook_program, program + "\n")
+    if mcp:
+        from git_continuity.agents import mcp_install
+
+        mcp_install.install(repo, top, agent)
+    print(_after(agent))
+    _report(repo, target, program)
+    _shell(repo, agent, program)
+    return 0
+
+
+def _instructions(top: Path, target: agents.Target, record: dict[str, Any]) -> tuple[str, bool] | None:
+    """The instructions file with the routine in it and whether that changes it (None: the
+    agent reads none); how the file was is kept in ``record``, so that uninstall gives back
+    the same bytes."""
+    if not target.instructions:
+        return None
+    old_md = _read(top / target.instructions)
+    if "instructions" not in record or old_md is None or agents.BEGIN not in old_md:
+        record["instructions"] = {
+            "existed": old_md is not None,
+            "final_newline": old_md is None or old_md == "" or old_md.endswith("\n"),
+        }
+    return agents.instructions_install(old_md)
+
+
+def _put_launcher(launcher: Path) -> str | None:
+    """The launcher the hooks run, written where it is not the shipped one; what was there."""
     was = _read(launcher)
     if was != agents.launcher_text():
         launcher.parent.mkdir(parents=True, exist_ok=True)
         _write(launcher, agents.launcher_text())
         launcher.chmod(0o755)
+    return was
+
+
+def _say_merged(target: agents.Target, merged: agent_settings.Merged, was: str | None) -> None:
+    """What install did to each event of the settings file, and to the launcher."""
     for event in merged.added:
         print(f"{target.settings}: {event} runs {_command(target, event)}")
     for event in merged.updated:
@@ -82,34 +116,34 @@ def install(repo: Repo, *, agent: str, mcp: bool = False) -> int:
     said = "the launcher the hooks run; commit it with the settings"
     updated = " (updated)" if was is not None and was != agents.launcher_text() else ""
     print(f"{agents.launcher(target)}: {said}{updated}")
-    if target.instructions and new_instructions is not None:
-        text, changed = new_instructions
-        if changed:
-            _write(top / target.instructions, text)
-            print(f"{target.instructions}: the continuity routine, between git-continuity markers")
-        else:
-            print(f"{target.instructions}: the continuity routine is there already")
-    path = _record_path(repo, agent)
+
+
+def _put_instructions(top: Path, name: str, text: str, changed: bool) -> None:
+    if changed:
+        _write(top / name, text)
+        print(f"{name}: the continuity routine, between git-continuity markers")
+    else:
+        print(f"{name}: the continuity routine is there already")
+
+
+def _remember(
+    repo: Repo,
+    target: agents.Target,
+    record: dict[str, Any],
+    created: list[list[str]],
+    made: set[str],
+    *,
+    launcher_ours: bool,
+) -> None:
+    """What install created, for uninstall to take out exactly that: the settings' parts, the
+    folders it made (deepest first), whether the launcher is its own, how the instructions were."""
+    path = _record_path(repo, target.agent)
     path.parent.mkdir(parents=True, exist_ok=True)
-    made = {str(settings.parent.relative_to(top))} if made_dir else set()
-    made |= {str(launcher.parent.relative_to(top))} if made_hooks_dir else set()
     dirs = sorted(set(record.get("dirs", [])) | made, key=lambda d: (-d.count("/"), d))
-    kept = {"created": created, "dirs": dirs, "launcher": record.get("launcher", was is None)} | (
+    kept = {"created": created, "dirs": dirs, "launcher": record.get("launcher", launcher_ours)} | (
         {"instructions": record["instructions"]} if target.instructions else {}
     )
     _write(path, json.dumps(kept, indent=2) + "\n")
-    program = _program()
-    hook_program = repo.local_dir / agents.HOOK_PROGRAM
-    if program is not None:
-        _write(hook_program, program + "\n")
-    if mcp:
-        from git_continuity.agents import mcp_install
-
-        mcp_install.install(repo, top, agent)
-    print(_after(agent))
-    _report(repo, target, program)
-    _shell(repo, agent, program)
-    return 0
 
 
 def _shell(repo: Repo, agent: str, program: str | None) -> None:

@@ -66,8 +66,6 @@ class Verdict:
             return "it has no acceptance checks (add one: git continuity claim add TEXT --check HANDLE --thread ID)"
         if not any(a.claim.handle for a in self.checks):
             return "its only checks are prose, which never verify (add a check with a handle)"
-        if self.withdrawn and not self.accepted and self._held():
-            return self.why_not()
         failing = [a for a in self.checks + self.policy_checks if a.derived.state != "verified"]
         total = len(self.checks) + len(self.policy_checks)
         reported = [

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,7 +37,10 @@ from git_continuity.constants import CLOSING_FILE, STATE_PREFIX, THREAD_ID, env_
 from git_continuity.errors import UserError
 
 if TYPE_CHECKING:  # the repository door imports pygit2: only past the cheap tests
+    from git_continuity.gate.closure import Verdict
+    from git_continuity.model import Thread
     from git_continuity.repo import Repo
+    from git_continuity.store import Snapshot
 
 ZERO = "0" * 40
 
@@ -101,8 +104,8 @@ def _tree_being_committed() -> str:
 def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str) -> int:
     """The heavy path: threads named with a closing keyword must verify now (or be done);
     for a commit being made (``where`` is "commit"), on the tree it is made of."""
-    from git_continuity import model, store
     from git_continuity import repo as git
+    from git_continuity import store
     from git_continuity.clone import session
     from git_continuity.gate import closure, pending_close
     from git_continuity.model import now
@@ -119,34 +122,14 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str) -> int:
     if snap.commit is None:
         return 0
     rules = policy.load(repo.work_dir)
-    wanted: dict[str, list[str]] = {}
-    for label, message in commits:
-        for thread_id in model.closing_ids(message, rules.closing_keywords):
-            wanted.setdefault(thread_id, []).append(label)
+    wanted = _closing_claims(commits, rules.closing_keywords)
     if not wanted:
         return 0
     store.require_well_formed(snap)
     threads = store.read_threads(snap)
-    missing = [t for t in wanted if t not in threads]
-    from git_continuity.clone import gate_presence
-
-    elsewhere = gate_presence.other_streams(repo, stream, missing)
-    if elsewhere:
-        thread_id, other = next(iter(elsewhere.items()))
-        _say(
-            f"git-continuity: {', '.join(wanted[thread_id])} claims to close {thread_id}, a thread of stream "
-            f"'{other}', but this commit is judged for stream '{snap.stream}': close it with "
-            f"git continuity --stream {other} thread close {thread_id}, or commit with GIT_CONTINUITY_STREAM={other}."
-        )
-        return 2
-    if missing:
-        known = ", ".join(sorted(threads)) or "none"
-        _say(
-            f"git-continuity: {', '.join(wanted[missing[0]])} claims to close {', '.join(missing)}, "
-            f"but stream '{snap.stream}' has no such thread (threads: {known}).\n"
-            "Fix the id in the message (git continuity status lists threads), or drop the closing claim."
-        )
-        return 1
+    refused = _not_here(snap, wanted, threads)
+    if refused:
+        return refused
     pending = [threads[t] for t in wanted if threads[t].status != "done"]
     if not pending:
         return 0
@@ -169,6 +152,51 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str) -> int:
         return 0
     if not committing:
         closure.record(snap, verdicts, at=moment, close=not failing)
+    return _tell_verdicts(verdicts, failing, wanted, where=where)
+
+
+def _closing_claims(commits: Sequence[tuple[str, str]], keywords: Sequence[str]) -> dict[str, list[str]]:
+    """Each thread the messages claim to close, with the labels of the commits that claim it."""
+    from git_continuity import model
+
+    wanted: dict[str, list[str]] = {}
+    for label, message in commits:
+        for thread_id in model.closing_ids(message, keywords):
+            wanted.setdefault(thread_id, []).append(label)
+    return wanted
+
+
+def _not_here(snap: Snapshot, wanted: dict[str, list[str]], threads: Mapping[str, Thread]) -> int:
+    """Said and refused: a thread named that is another stream's (2) or no stream's (1); else 0."""
+    from git_continuity.clone import gate_presence
+
+    missing = [t for t in wanted if t not in threads]
+    elsewhere = gate_presence.other_streams(snap.repo, snap.stream, missing)
+    if elsewhere:
+        thread_id, other = next(iter(elsewhere.items()))
+        _say(
+            f"git-continuity: {', '.join(wanted[thread_id])} claims to close {thread_id}, a thread of stream "
+            f"'{other}', but this commit is judged for stream '{snap.stream}': close it with "
+            f"git continuity --stream {other} thread close {thread_id}, or commit with GIT_CONTINUITY_STREAM={other}."
+        )
+        return 2
+    if missing:
+        known = ", ".join(sorted(threads)) or "none"
+        _say(
+            f"git-continuity: {', '.join(wanted[missing[0]])} claims to close {', '.join(missing)}, "
+            f"but stream '{snap.stream}' has no such thread (threads: {known}).\n"
+            "Fix the id in the message (git continuity status lists threads), or drop the closing claim."
+        )
+        return 1
+    return 0
+
+
+def _tell_verdicts(
+    verdicts: Sequence[Verdict], failing: Sequence[Verdict], wanted: dict[str, list[str]], *, where: str
+) -> int:
+    """What the closing commits are told, thread by thread, and how to go on; 1 when one fails."""
+    from git_continuity.gate import closure
+
     for v in verdicts:
         if v.ok and not failing:
             _say(f'git-continuity: {v.thread.id} "{v.thread.title}": every check verified now; the thread is done.')
@@ -184,18 +212,18 @@ def _judge_closing(commits: Sequence[tuple[str, str]], *, where: str) -> int:
             f'git-continuity: {labels} closes {v.thread.id} ("{v.thread.title}"), but {v.why_not()}'
             + (":\n" + "\n".join(lines) if lines else ".")
         )
-    if failing:
-        ids = ", ".join(v.thread.id for v in failing)
-        if where == "push":
-            _say(
-                f"Make the checks pass first, or reword the commit so it does not claim to close {ids} "
-                "(git rebase -i, or git commit --amend for the last one)."
-            )
-        else:
-            for line in closure.refusal_advice(failing):
-                _say(line)
-        return 1
-    return 0
+    if not failing:
+        return 0
+    ids = ", ".join(v.thread.id for v in failing)
+    if where == "push":
+        _say(
+            f"Make the checks pass first, or reword the commit so it does not claim to close {ids} "
+            "(git rebase -i, or git commit --amend for the last one)."
+        )
+    else:
+        for line in closure.refusal_advice(failing):
+            _say(line)
+    return 1
 
 
 # -- pre-commit: nothing is committed in a donor, archive or preservation place -------------

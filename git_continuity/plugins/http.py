@@ -47,7 +47,6 @@ class Response:
     status: int
     headers: Mapping[str, str]  # names in lower case
     body: bytes
-    revalidated: bool = False  # the server said 304 and the body is the cached one
 
 
 def get(url: str, *, headers: Mapping[str, str], timeout: float, cache_dir: Path | None) -> Response:
@@ -68,7 +67,7 @@ def get(url: str, *, headers: Mapping[str, str], timeout: float, cache_dir: Path
         answer_headers = {k: redact.scrub(v, secrets) for k, v in answer_headers.items()}
     if status == 304 and cached is not None:
         kept = {**cached["headers"], **answer_headers}
-        return Response(url, int(cached["status"]), kept, base64.b64decode(cached["body"]), revalidated=True)
+        return Response(url, int(cached["status"]), kept, base64.b64decode(cached["body"]))
     if status == 200 and cache_dir is not None and ("etag" in answer_headers or "last-modified" in answer_headers):
         _write_cache(cache_dir, url, status, answer_headers, body)
     return Response(url, status, answer_headers, body)

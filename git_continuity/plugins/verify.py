@@ -235,52 +235,11 @@ def assess(
     handle's text: taken as made here, never asked again.
     """
     installed = schemes()
-    live_schemes = {name for name, (_, s) in installed.items() if s.live}
-    network = {name for name, (_, s) in installed.items() if s.network}
-
-    # Each handle parsed once, and looked up by its text from then on: str hashes are kept
-    # by the string, a Handle's are computed in Python, and a status of 100,000 claims
-    # looks each one up several times.
-    handles: dict[str, Handle] = {}
-    for claim in claims:
-        if claim.handle and claim.handle not in handles:
-            handles[claim.handle] = parse_handle(claim.handle)
+    handles = _parsed(claims)
     rows = [(claim, handles[claim.handle] if claim.handle else None) for claim in claims]
-    where = scoped.locate(snap, [h.scope for h in handles.values() if h.scope])
-    current: dict[str | None, _Now] = {None: _Now(snap.repo, tree)}
-    current.update((n, _Now(w.repo)) for n, w in where.items() if w.repo)
-    here = (siblings.clone_id(snap.repo), session.hostname())
-
-    ages: dict[str, timedelta] = {}
-
-    def judged(claim: Claim, handle: Handle | None, live: Observation | None) -> Derived:
-        scheme = handle.scheme if handle is not None else ""
-        if handle is not None and scheme not in installed:
-            return Derived(
-                "unknown", f"no installed plugin verifies '{scheme}:' handles (git continuity plugins)", None
-            )
-        if handle is not None and handle.scope is not None and where[handle.scope].repo is None:
-            return Derived("unknown", str(where[handle.scope].reason), None)  # whatever its evidence said
-        evidence = None if live or claim.handle is None else store.latest_evidence(snap, claim.id)
-        moved = current[handle.scope if handle else None].moved(evidence) if evidence else {}
-        age = ages.get(scheme)
-        if age is None:
-            age = ages[scheme] = policy.max_age(scheme)
-        return derive_state(claim, live, evidence, at=at, moved=moved, max_age=age, here=here)
-
-    settled: dict[str, Derived] = {}
-    wanted: dict[str, Handle] = {}  # by text; without reuse_fresh, each handle is asked about once
-    for owner, handle in rows if reuse_fresh else [(None, h) for h in handles.values()]:
-        if handle is None or not (dereference_all or handle.scheme in live_schemes) or (given and handle.text in given):
-            continue
-        if handle.scheme in network and not online:
-            continue  # never touch the network unless asked
-        if owner is not None and handle.scheme not in live_schemes:  # reuse_fresh
-            kept = judged(owner, handle, None)
-            if kept.state == "verified" and kept.elsewhere is None:
-                settled[owner.id] = kept
-                continue
-        wanted[handle.text] = handle
+    judge = _Judge(snap, installed, handles.values(), at=at, policy=policy, tree=tree)
+    asked = rows if reuse_fresh else [(None, h) for h in handles.values()]
+    settled, wanted = _to_ask(judge, asked, dereference_all=dereference_all, online=online, given=given)
     context = VerifyContext(
         Repository(snap.repo),
         at,
@@ -293,26 +252,127 @@ def assess(
     )
     if timeout is not None:
         context.timeout = timeout
+    observed = _ask(wanted, judge.where, context)
+    if given:
+        observed.update((text, o) for text, o in given.items() if text in handles)
+    return _assessed(judge, rows, observed, settled, unasked=dereference_all and not online)
+
+
+def _parsed(claims: Sequence[Claim]) -> dict[str, Handle]:
+    """Each handle parsed once, and looked up by its text from then on: str hashes are kept
+    by the string, a Handle's are computed in Python, and a status of 100,000 claims looks
+    each one up several times."""
+    handles: dict[str, Handle] = {}
+    for claim in claims:
+        if claim.handle and claim.handle not in handles:
+            handles[claim.handle] = parse_handle(claim.handle)
+    return handles
+
+
+class _Judge:
+    """A claim's state from a dereference made now, else from its last evidence
+    (derive_state): what that evidence depended on, and each scheme's maximum age, looked up
+    once for every claim."""
+
+    def __init__(
+        self,
+        snap: store.Snapshot,
+        installed: Mapping[str, tuple[PluginInfo, Scheme]],
+        handles: Iterable[Handle],
+        *,
+        at: datetime,
+        policy: Policy,
+        tree: str | None,
+    ) -> None:
+        self.snap, self.installed, self.at, self.policy = snap, installed, at, policy
+        self.live_schemes = {name for name, (_, s) in installed.items() if s.live}
+        self.network = {name for name, (_, s) in installed.items() if s.network}
+        self.where = scoped.locate(snap, [h.scope for h in handles if h.scope])
+        self.current: dict[str | None, _Now] = {None: _Now(snap.repo, tree)}
+        self.current.update((n, _Now(w.repo)) for n, w in self.where.items() if w.repo)
+        self.here = (siblings.clone_id(snap.repo), session.hostname())
+        self.ages: dict[str, timedelta] = {}
+
+    def __call__(self, claim: Claim, handle: Handle | None, live: Observation | None) -> Derived:
+        scheme = handle.scheme if handle is not None else ""
+        if handle is not None and scheme not in self.installed:
+            return Derived(
+                "unknown", f"no installed plugin verifies '{scheme}:' handles (git continuity plugins)", None
+            )
+        if handle is not None and handle.scope is not None and self.where[handle.scope].repo is None:
+            return Derived("unknown", str(self.where[handle.scope].reason), None)  # whatever its evidence said
+        evidence = None if live or claim.handle is None else store.latest_evidence(self.snap, claim.id)
+        moved = self.current[handle.scope if handle else None].moved(evidence) if evidence else {}
+        age = self.ages.get(scheme)
+        if age is None:
+            age = self.ages[scheme] = self.policy.max_age(scheme)
+        return derive_state(claim, live, evidence, at=self.at, moved=moved, max_age=age, here=self.here)
+
+
+def _to_ask(
+    judge: _Judge,
+    asked: Iterable[tuple[Claim | None, Handle | None]],
+    *,
+    dereference_all: bool,
+    online: bool,
+    given: Mapping[str, Observation] | None,
+) -> tuple[dict[str, Derived], dict[str, Handle]]:
+    """The handles to dereference now, by their text; and, where a claim is named with its
+    handle (reuse_fresh), the claims whose verified evidence still holds instead (settled)."""
+    settled: dict[str, Derived] = {}
+    wanted: dict[str, Handle] = {}  # by text; without reuse_fresh, each handle is asked about once
+    for owner, handle in asked:
+        if (
+            handle is None
+            or not (dereference_all or handle.scheme in judge.live_schemes)
+            or (given and handle.text in given)
+        ):
+            continue
+        if handle.scheme in judge.network and not online:
+            continue  # never touch the network unless asked
+        if owner is not None and handle.scheme not in judge.live_schemes:  # reuse_fresh
+            kept = judge(owner, handle, None)
+            if kept.state == "verified" and kept.elsewhere is None:
+                settled[owner.id] = kept
+                continue
+        wanted[handle.text] = handle
+    return settled, wanted
+
+
+def _ask(
+    wanted: Mapping[str, Handle], where: Mapping[str, scoped.Where], context: VerifyContext
+) -> dict[str, Observation]:
+    """What each handle says now, by its text: here, or in the sibling it is scoped to."""
     here_too = [h for h in wanted.values() if h.scope is None]
     observed = {h.text: o for h, o in dereference(here_too, context).items()} if here_too else {}
     if len(here_too) < len(wanted):  # handles scoped to a sibling, each dereferenced there
         there = scoped.dereference([h for h in wanted.values() if h.scope], where, context, dereference)
         observed.update((h.text, o) for h, o in there.items())
-    if given:
-        observed.update((text, o) for text, o in given.items() if text in handles)
+    return observed
+
+
+def _assessed(
+    judge: _Judge,
+    rows: Sequence[tuple[Claim, Handle | None]],
+    observed: Mapping[str, Observation],
+    settled: Mapping[str, Derived],
+    *,
+    unasked: bool,
+) -> list[Assessed]:
+    """Each claim with its state. ``unasked``: network handles were to be asked, but offline."""
     out = []
     fresh: dict[str, Derived] = {}  # what a dereference made now says rests on the handle alone
     for claim, handle in rows:
         live = observed.get(claim.handle or "") if handle is not None else None
         derived = (settled.get(claim.id) if settled else None) or (fresh.get(claim.handle or "") if live else None)
         if derived is None:
-            derived = judged(claim, handle, live)
+            derived = judge(claim, handle, live)
             if live is not None:
                 fresh[claim.handle or ""] = derived
-        remote = live is None and handle is not None and handle.scheme in network and claim.id not in settled
+        remote = live is None and handle is not None and handle.scheme in judge.network and claim.id not in settled
         if remote and derived.state == "unchecked":
             derived = replace(derived, observed="never asked: git continuity verify --online asks the service")
-        out.append(Assessed(claim, derived, live, remote and dereference_all and not online, here[0]))
+        out.append(Assessed(claim, derived, live, remote and unasked, judge.here[0]))
     return out
 
 

@@ -282,61 +282,15 @@ def status_text(
     for index, s in enumerate(standings):
         out.append(("Sync       " if index == 0 else " " * 11) + standing_text(s))
     out.append("")
-    objective = packet.objective if packet else None
-    if packet is None:
-        out.append("Objective  (unreadable: see problems below)")
-    elif objective is None:
-        out.append('Objective  (none yet: git continuity objective set "…" --why "…")')
-    else:
-        out.append(hang("Objective  ", cut(flat(objective.text), STATUS_WHOLE)))
-        out.append(hang("  why      ", cut(flat(objective.why), STATUS_WHOLE)))
-        earlier = objective_changes - 1
-        log = f"; {earlier} earlier: git continuity objective log" if earlier > 0 else ""
-        by = f"{objective.set_by} {signed.get('objective', '').strip()}".rstrip()  # the name is the writer's to give
-        out.append(f"  set      {_when(objective.set_at, at)} by {by}{log}")
+    out += _objective_lines(packet, objective_changes, signed, at)
     if packet is not None:
-        by_id = {tv.thread.id: tv.thread for tv in threads}
-        first = planning.next_or_ready(packet.next_action, by_id, packet.blockers)
-        mark = signed.get("next_action", "") if packet.next_action else ""
-        out.append(hang(f"Next       {mark}", cut(flat(first), STATUS_WHOLE)))
-        blockers = packet.open_blockers()
-        out += ["", f"Blockers ({len(blockers)} open)"]
-        out += [hang(f"  {b.id}  {signed.get(b.id, '')}", cut(flat(b.text), STATUS_WHOLE)) for b in blockers]
-        out += [] if blockers else ["  none"]
+        out += _next_and_blocker_lines(packet, threads, signed)
     if conflicts:
         out += ["", f"Conflicts ({len(conflicts)} to look at; git continuity conflict dismiss ID once looked at)"]
         out += conflict_lines(conflicts)
-    active = [tv for tv in threads if not planning.ended(tv.thread)]
     if threads:
-        dropped = sum(1 for tv in threads if tv.thread.status == "cancelled")
-        ended = f", {dropped} cancelled" if dropped else ""
-        out += ["", f"Threads ({len(active)} not done, {len(threads) - len(active) - dropped} done{ended})"]
-        for tv in threads:
-            thread, checks = tv.thread, tv.checks
-            closed = f"; closed by {thread.closed_by[:7]}" if thread.closed_by else ""
-            title = f"{cut(flat(thread.title), STATUS_WHOLE)}  ({tv.tally()}{closed})"
-            out.append(hang(f"  {thread.status.ljust(STATUS_WIDTH)}  {thread.id}  {signed.get(thread.id, '')}", title))
-            if tv.undone:
-                out.append(hang("    ", f"no longer holds: {tv.undone}"))
-            out += [hang("    ", line) for line in withdrawn_lines(tv)]
-            if thread.blocked:
-                out.append(f"    {stop_loss_line(thread)}")
-            if tv.waiting is not None:
-                out.append(f"    {tv.waiting.text(at)}")
-            if (why := planning.cancelled_why(thread)) is not None:
-                out.append(hang("    why: ", cut(flat(why), STATUS_WHOLE)))
-            elif thread.status != "done" or tv.verified < len(checks):
-                out += claim_lines(checks, indent="      ", signed=signed)
-    loose = [a for a in assessed if a.claim.thread is None]
-    tally = counts(loose)
-    summary = ", ".join(f"{n} {s}" for s, n in tally.items() if n)
-    checks_note = "; thread checks are under their thread" if len(loose) < len(assessed) else ""
-    out += ["", f"Claims ({summary or 'none'}{checks_note}; states derived now, not stored)"]
-    out += claim_lines(loose, signed=signed) or (
-        ["  (all are thread checks, shown above)"]
-        if assessed
-        else ['  none: git continuity claim add "…" --check HANDLE']
-    )
+        out += _thread_lines(threads, signed, at)
+    out += _loose_claim_lines(assessed, signed)
     how_many = f"latest {len(journal)} of {journal_total}" if journal_total > len(journal) else str(journal_total)
     out += ["", f"Journal ({how_many}: git continuity journal)"]
     out += [hang(f"  {shown(e.at)}  {signed.get(e.id, '')}", cut(flat(e.text), JOURNAL_WHOLE)) for e in journal] or [
@@ -348,6 +302,77 @@ def status_text(
         out += ["", paint("Problems (this state is malformed; nothing will be written on top of it)", "problem")]
         out += [_indent(p, "  ") for p in problems]
     return "\n".join(out) + "\n"
+
+
+def _objective_lines(packet: Packet | None, changes: int, signed: Mapping[str, str], at: datetime) -> list[str]:
+    """status's objective: its text, why, and who set it when."""
+    objective = packet.objective if packet else None
+    if packet is None:
+        return ["Objective  (unreadable: see problems below)"]
+    if objective is None:
+        return ['Objective  (none yet: git continuity objective set "…" --why "…")']
+    earlier = changes - 1
+    log = f"; {earlier} earlier: git continuity objective log" if earlier > 0 else ""
+    by = f"{objective.set_by} {signed.get('objective', '').strip()}".rstrip()  # the name is the writer's to give
+    return [
+        hang("Objective  ", cut(flat(objective.text), STATUS_WHOLE)),
+        hang("  why      ", cut(flat(objective.why), STATUS_WHOLE)),
+        f"  set      {_when(objective.set_at, at)} by {by}{log}",
+    ]
+
+
+def _next_and_blocker_lines(packet: Packet, threads: Sequence[ThreadView], signed: Mapping[str, str]) -> list[str]:
+    """status's next action (or the thread ready next) and its open blockers."""
+    by_id = {tv.thread.id: tv.thread for tv in threads}
+    first = planning.next_or_ready(packet.next_action, by_id, packet.blockers)
+    mark = signed.get("next_action", "") if packet.next_action else ""
+    out = [hang(f"Next       {mark}", cut(flat(first), STATUS_WHOLE))]
+    blockers = packet.open_blockers()
+    out += ["", f"Blockers ({len(blockers)} open)"]
+    out += [hang(f"  {b.id}  {signed.get(b.id, '')}", cut(flat(b.text), STATUS_WHOLE)) for b in blockers]
+    return out + ([] if blockers else ["  none"])
+
+
+def _thread_lines(threads: Sequence[ThreadView], signed: Mapping[str, str], at: datetime) -> list[str]:
+    """status's threads, each with what holds it or its checks."""
+    active = [tv for tv in threads if not planning.ended(tv.thread)]
+    dropped = sum(1 for tv in threads if tv.thread.status == "cancelled")
+    ended = f", {dropped} cancelled" if dropped else ""
+    out = ["", f"Threads ({len(active)} not done, {len(threads) - len(active) - dropped} done{ended})"]
+    for tv in threads:
+        thread, checks = tv.thread, tv.checks
+        closed = f"; closed by {thread.closed_by[:7]}" if thread.closed_by else ""
+        title = f"{cut(flat(thread.title), STATUS_WHOLE)}  ({tv.tally()}{closed})"
+        out.append(hang(f"  {thread.status.ljust(STATUS_WIDTH)}  {thread.id}  {signed.get(thread.id, '')}", title))
+        if tv.undone:
+            out.append(hang("    ", f"no longer holds: {tv.undone}"))
+        out += [hang("    ", line) for line in withdrawn_lines(tv)]
+        if thread.blocked:
+            out.append(f"    {stop_loss_line(thread)}")
+        if tv.waiting is not None:
+            out.append(f"    {tv.waiting.text(at)}")
+        if (why := planning.cancelled_why(thread)) is not None:
+            out.append(hang("    why: ", cut(flat(why), STATUS_WHOLE)))
+        elif thread.status != "done" or tv.verified < len(checks):
+            out += claim_lines(checks, indent="      ", signed=signed)
+    return out
+
+
+def _loose_claim_lines(assessed: Sequence[Assessed], signed: Mapping[str, str]) -> list[str]:
+    """status's claims of no thread (a thread's checks are under it)."""
+    loose = [a for a in assessed if a.claim.thread is None]
+    tally = counts(loose)
+    summary = ", ".join(f"{n} {s}" for s, n in tally.items() if n)
+    checks_note = "; thread checks are under their thread" if len(loose) < len(assessed) else ""
+    out = ["", f"Claims ({summary or 'none'}{checks_note}; states derived now, not stored)"]
+    return out + (
+        claim_lines(loose, signed=signed)
+        or (
+            ["  (all are thread checks, shown above)"]
+            if assessed
+            else ['  none: git continuity claim add "…" --check HANDLE']
+        )
+    )
 
 
 def standing_text(s: Standing, *, fetched_now: bool = False) -> str:

@@ -34,7 +34,6 @@ from git_continuity.model import Derived, ago, parse_stamp, shown
 from git_continuity.store.noise import normalize
 
 STOP_LOSS = "stop-loss"
-VIA = ("verify", "check", "stop", "close")
 BUDGET_KEYS = ("attempts", "sessions", "time")
 OBSERVED_KEPT = 600  # characters of an observation kept in an attempt (its tail: where failures say why)
 QUOTE = 100  # characters of the observation quoted to people
@@ -87,7 +86,7 @@ class Attempt:
     id: str
     thread: str
     at: str
-    via: str
+    via: str  # what tried it: verify, check, stop or close (schema/attempt.schema.json)
     host: str
     checks: tuple[AttemptCheck, ...]
     commit: str | None = None  # HEAD then

@@ -104,10 +104,6 @@ class Unshared:
     uncommitted: int  # paths changed in the work tree (staged, unstaged, untracked, conflicted)
     paths: list[str]  # the first few
 
-    @property
-    def nothing(self) -> bool:
-        return not self.ahead and not self.state and not self.uncommitted
-
     def to_json(self) -> Json:
         return asdict(self)
 

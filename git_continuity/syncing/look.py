@@ -70,9 +70,6 @@ class Look:
         """How the look found ``remote`` of ``repository`` (None: not looked at)."""
         return next((r for r in self.reaches if r.repository == repository and r.remote == remote), None)
 
-    def unreached(self, repository: str) -> list[Reach]:
-        return [r for r in self.reaches if r.repository == repository and not r.reached]
-
 
 def bound_of(repo: Repo) -> float:
     """How long the look may take: GIT_CONTINUITY_FRESH_LOOK, else continuity.freshLook, else a

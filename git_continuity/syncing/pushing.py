@@ -114,54 +114,17 @@ def publish(
     given_up: set[str] = set()  # refused for good: never offered again in this push
     cycle = time.monotonic()  # a retry's cycle: fetch, merge, push
     while True:
-        ours = local_streams(repo)
-        notes = git.ref_target(repo, constants.NOTES_REF)
-        updates = {
-            layout.state_ref(s): (f"{constants.STATE_PREFIX}{s}", oid, known.streams.get(s), s)
-            for s, oid in sorted(ours.items())
-            if known.streams.get(s) != oid
-        }
-        if notes is not None and notes != known.notes:
-            held = _notes_held(repo, notes, known.notes)
-            if held is None:
-                updates[layout.notes_ref] = (constants.NOTES_REF, notes, known.notes, NOTES)
-            elif held not in done.held:
-                done.held.append(held)
-                done.lines.append(Line(NOTES, held))
-        for dst in given_up:
-            updates.pop(dst, None)
-        for dst, (_, _, _, name) in updates.items():
-            _refuse_foreign(known, dst, name)
+        ours, updates = _lacking(repo, known, done, given_up)
         drops = _drops(repo, known, clone, set(updates), given_up) if clone else {}
         if not updates and not drops:
-            if all(line.what == LANE_REMOVED for line in done.lines) and not done.refused and not done.kept_local:
-                told = {line.name for line in done.lines}
-                done.lines = [Line(s, "up to date") for s in sorted(ours) if s not in told] + done.lines
-            return done
+            return _up_to_date(done, ours)
         specs = [f"{src}:{dst}" for dst, (src, *_) in updates.items()] + [f":{dst}" for dst in drops]
         try:
             result = transport.push(repo, remote, specs, timeout)
         except transport.TransportError as error:
             raise _forbidden(unreachable(repo, remote, error, "push to"), layout, str(error)) from None
         took, cycle = time.monotonic() - cycle, time.monotonic()
-        for dst in result.accepted:
-            if dst in drops:  # the shared ref holds it (or is refused, and the lane is sent again below)
-                git.delete_ref(repo, tracking.lane_tracking_ref(remote, *drops[dst]))
-                known.lanes.pop(dst, None)
-            elif dst in updates:
-                _, new, old, name = updates[dst]
-                track = tracking.notes_tracking_ref(remote) if name == NOTES else tracking.tracking_ref(remote, name)
-                git.create_reflog(repo, track)
-                git.set_ref(repo, track, new, f"continuity: push {remote}")
-                where = "" if dst in (constants.NOTES_REF, f"{constants.STATE_PREFIX}{name}") else f" as {dst}"
-                done.lines.append(
-                    Line(
-                        name,
-                        f"pushed {old[:7]}..{new[:7]}{where}" if old else f"created on {remote} ({new[:7]}){where}",
-                    )
-                )
-        removed = sorted(drops[dst][1] or NOTES for dst in result.accepted if dst in drops)
-        done.lines += [Line(name, LANE_REMOVED) for name in removed]
+        _landed(repo, known, result, updates, drops, done)
         # A remote that keeps deletions (receive.denyDeletes) keeps the lane: nothing is lost,
         # and the next fetch finds it up to date.
         given_up |= {dst for dst, _ in result.refused if dst in drops} | {dst for dst in result.behind if dst in drops}
@@ -169,12 +132,7 @@ def publish(
         if refused and len(refused) < len(result.refused):
             continue  # refused with a deletion (a hook that takes none, all or nothing): again without it
         behind = [dst for dst in result.behind if dst in updates]
-        notes_too = layout.notes_ref in dict(refused) and len(refused) > 1
-        for dst, verdict in refused:
-            if dst != layout.notes_ref and notes_too:
-                continue  # refused with the notes: tried again without them (below)
-            given_up.add(dst)
-            (done.kept_local if dst == layout.notes_ref else done.refused).append(f"{dst}: {verdict}")
+        notes_too = _refused(layout, refused, given_up, done)
         done.said += [line for line in result.said if line not in done.said]
         if notes_too:
             # A server that refuses a whole push for one ref (a pre-receive hook that takes no
@@ -186,17 +144,113 @@ def publish(
             return _to_lanes(repo, known, clone, {dst: updates[dst] for dst in behind}, done, timeout, retries)
         if done.retries >= retries:
             raise _kept_moving(remote, retries, result.said)
-        # Another clone pushed first: take its state in and try again, after a pause drawn
-        # at random from a window that doubles with each retry, so a fleet does not retry in
-        # step. The window is counted in cycles like the last one (fetch, merge, push): a
-        # push lands only when no other lands during its cycle, so a slow remote or a busy
-        # machine spreads the clones wider. At least one clone lands in each round.
-        done.retries += 1
-        time.sleep(random.uniform(0, min(cap, max(took, 0.1) * 2**done.retries)))
+        _pause(done, took, cap)
         cycle = time.monotonic()
-        known, taken = pull_from(repo, remote, layout, timeout)
-        done.left_out += known.left_out
-        done.lines += [Line(n, what, meanwhile=True) for n, what, _ in taken if not what.startswith("up to date")]
+        known = _take_in(repo, remote, layout, timeout, done)
+
+
+# A state ref's push: (the local ref, its commit, the remote's as far as we know, the stream
+# or NOTES), by the remote ref it goes to.
+Update = tuple[str, Oid, Oid | None, str]
+
+
+def _lacking(
+    repo: Repo, known: Fetched, done: Published, given_up: set[str]
+) -> tuple[dict[str, Oid], dict[str, Update]]:
+    """This clone's streams, and what of them and of the notes the remote lacks, but what was
+    given up on; notes no trusted key signed are held back, said once in ``done``. A remote
+    ref that is someone's branch is refused before anything is sent."""
+    layout = known.layout
+    ours = local_streams(repo)
+    notes = git.ref_target(repo, constants.NOTES_REF)
+    updates = {
+        layout.state_ref(s): (f"{constants.STATE_PREFIX}{s}", oid, known.streams.get(s), s)
+        for s, oid in sorted(ours.items())
+        if known.streams.get(s) != oid
+    }
+    if notes is not None and notes != known.notes:
+        held = _notes_held(repo, notes, known.notes)
+        if held is None:
+            updates[layout.notes_ref] = (constants.NOTES_REF, notes, known.notes, NOTES)
+        elif held not in done.held:
+            done.held.append(held)
+            done.lines.append(Line(NOTES, held))
+    for dst in given_up:
+        updates.pop(dst, None)
+    for dst, (_, _, _, name) in updates.items():
+        _refuse_foreign(known, dst, name)
+    return ours, updates
+
+
+def _up_to_date(done: Published, ours: dict[str, Oid]) -> Published:
+    """A push with nothing (more) to send: when all it did was remove lanes, every stream it
+    did not name is said to be up to date."""
+    if all(line.what == LANE_REMOVED for line in done.lines) and not done.refused and not done.kept_local:
+        told = {line.name for line in done.lines}
+        done.lines = [Line(s, "up to date") for s in sorted(ours) if s not in told] + done.lines
+    return done
+
+
+def _landed(
+    repo: Repo,
+    known: Fetched,
+    result: transport.Pushed,
+    updates: dict[str, Update],
+    drops: dict[str, tuple[str, str]],
+    done: Published,
+) -> None:
+    """What the remote took: each ref sent is now its tracking ref and a line, each lane
+    deleted is forgotten."""
+    remote = known.remote
+    for dst in result.accepted:
+        if dst in drops:  # the shared ref holds it (or is refused, and the lane is sent again below)
+            git.delete_ref(repo, tracking.lane_tracking_ref(remote, *drops[dst]))
+            known.lanes.pop(dst, None)
+        elif dst in updates:
+            _, new, old, name = updates[dst]
+            track = tracking.notes_tracking_ref(remote) if name == NOTES else tracking.tracking_ref(remote, name)
+            git.create_reflog(repo, track)
+            git.set_ref(repo, track, new, f"continuity: push {remote}")
+            where = "" if dst in (constants.NOTES_REF, f"{constants.STATE_PREFIX}{name}") else f" as {dst}"
+            done.lines.append(
+                Line(
+                    name,
+                    f"pushed {old[:7]}..{new[:7]}{where}" if old else f"created on {remote} ({new[:7]}){where}",
+                )
+            )
+    removed = sorted(drops[dst][1] or NOTES for dst in result.accepted if dst in drops)
+    done.lines += [Line(name, LANE_REMOVED) for name in removed]
+
+
+def _refused(layout: Layout, refused: list[tuple[str, str]], given_up: set[str], done: Published) -> bool:
+    """Refs the server refused for good are given up and said (the notes as kept here); when
+    the notes were refused with state refs, those are left to be sent again without them
+    (True)."""
+    notes_too = layout.notes_ref in dict(refused) and len(refused) > 1
+    for dst, verdict in refused:
+        if dst != layout.notes_ref and notes_too:
+            continue  # refused with the notes: tried again without them
+        given_up.add(dst)
+        (done.kept_local if dst == layout.notes_ref else done.refused).append(f"{dst}: {verdict}")
+    return notes_too
+
+
+def _pause(done: Published, took: float, cap: float) -> None:
+    """Another clone pushed first: a pause before the next try, drawn at random from a window
+    that doubles with each retry, so a fleet does not retry in step. The window is counted in
+    cycles like the last one (fetch, merge, push): a push lands only when no other lands
+    during its cycle, so a slow remote or a busy machine spreads the clones wider. At least
+    one clone lands in each round."""
+    done.retries += 1
+    time.sleep(random.uniform(0, min(cap, max(took, 0.1) * 2**done.retries)))
+
+
+def _take_in(repo: Repo, remote: str, layout: Layout, timeout: float, done: Published) -> Fetched:
+    """The remote's state taken in before a retry; what moved meanwhile is said in ``done``."""
+    known, taken = pull_from(repo, remote, layout, timeout)
+    done.left_out += known.left_out
+    done.lines += [Line(n, what, meanwhile=True) for n, what, _ in taken if not what.startswith("up to date")]
+    return known
 
 
 def _notes_held(repo: Repo, notes: Oid, theirs: Oid | None) -> str | None:

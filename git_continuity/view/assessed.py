@@ -4,11 +4,12 @@
 ``View``: each claim's derived state with where its evidence came from (``origin``), each
 thread's standing with its checks. Status, orient, handoff, progress, thread list and show,
 check and the gates, and the MCP tools all read the same view, so two of them can never
-disagree about a claim or a thread; a label such as "Verified now" is chosen in one place
-(``origin_label``, ``standing_text``) from a field of the view.
+disagree about a claim or a thread; a label such as "re-derived now" is chosen in one place
+(``view/labels.py``: ``freshness_text``, ``thread_standing``) from a field of the view.
 
 Cheap parts (live local handles, a done thread's closing commit) are computed eagerly; costly
-ones (``cmd:``, the network) only when ``dereference`` asks, and the view says which it did.
+ones (``cmd:``, the network) only when ``dereference`` asks; each claim's freshness says whether
+it was asked now.
 """
 
 from __future__ import annotations
@@ -72,7 +73,6 @@ class View:
     policy: Policy
     claims: tuple[Assessed, ...]  # oldest first
     threads: tuple[ThreadView, ...]  # oldest first
-    dereferenced: Dereference
     online: bool
     # Why this clone has no closure gate (its git hooks are missing), when the stream has
     # threads: said by status, orient and doctor (gate_presence.missing).
@@ -177,7 +177,7 @@ def assess(
     from git_continuity.clone import gate_presence
 
     gate = gate_presence.missing(snap.repo) if threads else None
-    return View(snap, at, rules, tuple(assessed), views, dereference, online, gate)
+    return View(snap, at, rules, tuple(assessed), views, online, gate)
 
 
 @dataclass(frozen=True)

@@ -28,18 +28,6 @@ def origin_of(a: Assessed) -> Origin:
     return "reported" if a.derived.elsewhere else "recorded"
 
 
-def origin_label(a: Assessed) -> str:
-    """The one wording of where a claim's state comes from, for every reader."""
-    origin = origin_of(a)
-    if origin == "now":
-        return "re-derived here now"
-    if origin == "reported":
-        return str(a.derived.elsewhere)
-    if origin == "recorded":
-        return "recorded on this clone"
-    return "never dereferenced" if a.claim.handle else "prose"
-
-
 def freshness(a: Assessed) -> Freshness:
     """How fresh a claim's state is: the view's word where it set one (view.assess), else told
     from where the evidence came from."""
@@ -91,12 +79,6 @@ def verified_now(a: Assessed) -> bool:
 
 def _ago(since: str, at: datetime) -> str:
     return ago(parse_stamp(since), at)
-
-
-def trusted_verified(a: Assessed) -> bool:
-    """Verified by this clone (now, or by evidence it recorded that still applies): what may
-    be listed as verified and what closes a thread. Another clone's report never is."""
-    return a.derived.state == "verified" and a.derived.elsewhere is None
 
 
 def thread_standing(tv: ThreadView) -> str:
