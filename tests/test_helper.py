@@ -117,7 +117,7 @@ def test_a_helper_of_another_fingerprint_refuses_without_stepping_down(work: Pat
         [
             sys.executable,
             "-c",
-            "import sys; from git_continuity import helper_peer, helper_server; "
+            "import sys; from git_continuity.helper import peer as helper_peer, server as helper_server; "
             "helper_peer.fingerprint = lambda paths: 'git-continuity 0.0.9'; "
             f"helper_peer.name_of = lambda f: {path.name!r}; "
             "helper_server.serve(sys.argv[1])",
@@ -388,6 +388,7 @@ def test_a_command_the_helper_runs_imports_next_to_nothing_in_its_own_process(wo
     ours = [name for name in imported if name.startswith("git_continuity")]
     assert ours == [
         "git_continuity",
+        "git_continuity.helper",
         "git_continuity.helper.door",
         "git_continuity.helper.place",
         "git_continuity.helper.peer",

@@ -43,7 +43,7 @@ def test_the_helper_reads_its_clients_confinement_itself(work: Path) -> None:
     first = listening(work)
     lying = (
         "import resource, sys\n"
-        "from git_continuity import helper, helper_peer\n"
+        "from git_continuity.helper import door as helper, peer as helper_peer\n"
         "told = helper_peer.confinement('self')\n"
         "resource.setrlimit(resource.RLIMIT_NOFILE, (200, 200))\n"
         "helper_peer.confinement = lambda pid: told\n"

@@ -707,7 +707,7 @@ def test_a_small_packet_is_not_spliced_where_loading_libyaml_would_cost_more() -
     """In a process of its own, loading libyaml costs what ruamel's round trip of a small
     packet does: such a packet takes the round trip there; a large one is spliced."""
     code = (
-        "import sys; from git_continuity import packetfile as p; "
+        "import sys; from git_continuity.store import packetfile as p; "
         "big = p.TEMPLATE.replace('blockers: []', 'blockers:\\n' + ''.join("
         "f'  - id: b-{i:06d}\\n    text: waiting on review {i}\\n' for i in range(40))); "
         "print(p.Edit('next_action', 'x').on_text(p.TEMPLATE) is None, 'yaml' in sys.modules, "

@@ -310,7 +310,7 @@ def _start(folder: str, name: str) -> None:
     if not helper_place.may_start(folder, name):
         return
     code = (
-        "import sys; del sys.path[0]; from git_continuity import helper_server; "
+        "import sys; del sys.path[0]; from git_continuity.helper import server as helper_server; "
         "taken = helper_server.serve(*sys.argv[1:]); taken is None or helper_server.run(taken)"
     )
     try:  # noqa: SIM105
