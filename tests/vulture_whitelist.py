@@ -34,7 +34,7 @@ from git_continuity.hooks import guards
 from git_continuity.mcp import server as mcp_server
 from git_continuity.plugins import forge, hookspecs
 
-# Command functions: the command table (cli/table*.py) names each as "module:function", and
+# Command functions: the command table (cli/table.py) names each as "module:function", and
 # cli/main.py imports it when its command is chosen.
 blocker.list_blockers  # git continuity blocker list
 claim.retract  # git continuity claim retract
