@@ -16,6 +16,7 @@ def test_an_unknown_option_is_answered_with_its_commands_usage(repo: Path) -> No
     assert (ran.code, ran.out) == (2, "")
     assert ran.err == (
         "usage: git continuity status [-h] [--stream STREAM] [--full] [-v] [--json]\n"
+        "                             [-s]\n"
         "git continuity status: error: unrecognized arguments: --bogus\n"
     )
     nested = cont(repo, "thread", "claim", "t-222222", "--bogus")

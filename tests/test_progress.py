@@ -16,9 +16,9 @@ import conftest
 import pytest
 from conftest import Ran, git, stop_hook
 
+from git_continuity.clone.noise import normalize
 from git_continuity.errors import UserError
 from git_continuity.store.attempts import Attempt, AttemptCheck, Budget, course, fingerprint, parse_budget
-from git_continuity.store.noise import normalize
 
 Run = Callable[..., Ran]
 # The same failure each time (not the machine running out: tests/test_machine_limit.py).

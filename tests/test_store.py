@@ -832,7 +832,9 @@ def test_status_dereferences_a_claim_changed_behind_its_caches(repo: Path, inpro
 FILE_WRITER = """
 import json, os, sys, time
 from pathlib import Path
-from git_continuity import repo as git, session, trust
+from git_continuity import repo as git
+from git_continuity.clone import session
+from git_continuity.trust import approvals as trust
 which, tag, go, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 opened = git.open_repo(".")
 pad = tag * 100_000  # large enough that one write takes several system calls

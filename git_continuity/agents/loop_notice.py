@@ -1,7 +1,7 @@
 """The in-session loop notice: ``git-continuity-hook agent <claude|codex> post-tool-use``.
 
 After a shell command fails, the hook fingerprints the command and what it answered
-(normalized as an attempt's observation is: store/noise.py), counts that fingerprint in the
+(normalized as an attempt's observation is: clone/noise.py), counts that fingerprint in the
 session's record, and from the ``NOTICE_AT``-th time on tells the agent, as additional
 context, that running it again will not change the result and it should change its approach.
 
@@ -107,7 +107,7 @@ def fingerprint(command: str, result: str) -> str:
     tells one session's failures apart, and zlib costs this path less than hashlib's OpenSSL)."""
     import zlib
 
-    from git_continuity.store.noise import normalize
+    from git_continuity.clone.noise import normalize
 
     return f"{zlib.crc32(normalize(command).encode()):08x}{zlib.crc32(normalize(result).encode()):08x}"
 

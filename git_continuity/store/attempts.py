@@ -29,9 +29,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from git_continuity.clone.machine import exhaustion
+from git_continuity.clone.noise import normalize
 from git_continuity.errors import UserError
 from git_continuity.model import Derived, ago, parse_stamp, shown
-from git_continuity.store.noise import normalize
 
 STOP_LOSS = "stop-loss"
 BUDGET_KEYS = ("attempts", "sessions", "time")
