@@ -83,11 +83,20 @@ def add(
     thread = made[0]
     for claim in made_claims:
         commit_notes.claim_named(repo, stream, claim)
-    print(f"Thread {thread.id} opened: {title}")
-    if thread.after or rank is not None:
+    _tell_opened(repo, snap, thread, handles, made_claims, rules)
+    return 0
+
+
+def _tell_opened(
+    repo: Repo, snap: store.Snapshot, thread: Thread, handles: list[tuple[str, str]], made: list[Claim], rules: Any
+) -> None:
+    """What thread add says of the thread it opened: its plan, budget and checks, and the
+    checks that cannot guard anything yet."""
+    print(f"Thread {thread.id} opened: {thread.title}")
+    if thread.after or thread.priority is not None:
         print(f"  {_plan_text(thread)}")
-    if spend:
-        print(f"  budget {_budget_text(spend)}: the stop-loss blocks it once that is spent")
+    if thread.budget:
+        print(f"  budget {_budget_text(thread.budget)}: the stop-loss blocks it once that is spent")
     for written, handle in handles:
         print(f"  check {handle}" + (f"  (as written: {written})" if written != handle else ""))
     if not handles:
@@ -101,14 +110,13 @@ def add(
                 print(f"  {handle} runs only once approved on this machine: {trust.approve_hint(handle[4:])}")
     # Revisions resolved just now: a check that already holds guards nothing (pushed:HEAD
     # when HEAD is already pushed). Say so, so the thread is not closed on work not done.
-    live = [c for c in made_claims if verify.is_live(c)]
+    live = [c for c in made if verify.is_live(c)]
     holding = [a for a in verify.assess(snap, live, at=now(), policy=rules) if a.derived.state == "verified"]
     for a in holding:
         print(
             f"  warning: {a.claim.handle} already verifies now ({a.derived.observed}), so it guards nothing"
             " yet;\n  name what the work will produce (a tag to come, or add the check once the fix is committed)"
         )
-    return 0
 
 
 def _spend(budget: str | None) -> dict[str, Any] | None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 
 from git_continuity import store
 from git_continuity.clone import session
@@ -29,18 +30,7 @@ def verify_claims(
     # skipped, and "all verified" would be said of the claims that are left.
     store.require_well_formed(snap)
     claims = store.read_claims(snap)
-    unknown = [i for i in ids if i not in claims]
-    if unknown:
-        from git_continuity.view.retractions import retractions
-
-        said = retractions(snap, unknown)
-        rest = [i for i in unknown if i not in said]
-        lines = list(said.values())
-        if rest:
-            lines.insert(
-                0, f"no claim {', '.join(rest)} in stream '{stream}' (git continuity claim list shows the ids)"
-            )
-        raise UserError("\n".join(lines))
+    _require_known(snap, claims, ids, stream)
     if timeout is not None and not 0 < timeout <= 600:
         raise UserError(f"--timeout {timeout:g} is out of range: give more than 0 seconds and at most 600")
     chosen = [claims[i] for i in ids] if ids else sorted(claims.values(), key=lambda c: (c.added_at, c.id))
@@ -94,23 +84,52 @@ def verify_claims(
             },
         )
     else:
-        print("\n".join(render.claim_lines(assessed)) or "No claims to verify.")
-        if records:
-            print(f"\nRecorded {len(records)} evidence entr{'ies' if len(records) != 1 else 'y'}.")
-        for line in stoploss.stopped_lines(recorded.stopped):
-            print(f"\n{line}")
-        for t, checks in tried:  # no attempt counted: say so, and not to retry
-            if t.status != "done" and (w := stoploss.waiting_of(snap, checks)) is not None:
-                print(f'\n{t.id} "{t.title}": {w.text(moment)}')
-        if not_asked:
-            one = len(not_asked) == 1
-            count = f"{len(not_asked)} network claim{'' if one else 's'} ({', '.join(not_asked)})"
-            print(
-                f"Not asked: {count} show{'s its' if one else ' their'} last evidence; nothing was sent over the "
-                "network.\ngit continuity verify --online asks the services."
-            )
+        _tell(snap, moment, assessed, len(records), recorded, tried, not_asked)
     failed = [a for a in assessed if a.derived.state != "verified" and (ids or a.claim.handle)]
     return 1 if failed else 0
+
+
+def _require_known(snap: store.Snapshot, claims: Mapping[str, Claim], ids: list[str], stream: str) -> None:
+    """Refuse ids that name no claim, saying why an id names a retracted one."""
+    unknown = [i for i in ids if i not in claims]
+    if unknown:
+        from git_continuity.view.retractions import retractions
+
+        said = retractions(snap, unknown)
+        rest = [i for i in unknown if i not in said]
+        lines = list(said.values())
+        if rest:
+            lines.insert(
+                0, f"no claim {', '.join(rest)} in stream '{stream}' (git continuity claim list shows the ids)"
+            )
+        raise UserError("\n".join(lines))
+
+
+def _tell(
+    snap: store.Snapshot,
+    moment: datetime,
+    assessed: Sequence[verify.Assessed],
+    recorded_count: int,
+    recorded: stoploss.Recorded,
+    tried: list[tuple[Thread, list[verify.Assessed]]],
+    not_asked: list[str],
+) -> None:
+    """verify's text: each claim's state, what was recorded, and what was not asked."""
+    print("\n".join(render.claim_lines(assessed)) or "No claims to verify.")
+    if recorded_count:
+        print(f"\nRecorded {recorded_count} evidence entr{'ies' if recorded_count != 1 else 'y'}.")
+    for line in stoploss.stopped_lines(recorded.stopped):
+        print(f"\n{line}")
+    for t, checks in tried:  # no attempt counted: say so, and not to retry
+        if t.status != "done" and (w := stoploss.waiting_of(snap, checks)) is not None:
+            print(f'\n{t.id} "{t.title}": {w.text(moment)}')
+    if not_asked:
+        one = len(not_asked) == 1
+        count = f"{len(not_asked)} network claim{'' if one else 's'} ({', '.join(not_asked)})"
+        print(
+            f"Not asked: {count} show{'s its' if one else ' their'} last evidence; nothing was sent over the "
+            "network.\ngit continuity verify --online asks the services."
+        )
 
 
 def _tried(

@@ -403,14 +403,8 @@ def since_sections(snap: store.Snapshot, last: Handoff | None, assessed: Sequenc
         ]
     who = render.where(last.by.split(" <")[0], last.host, last.agent, last.session)
     group = f"## Since the last session: handoff {last.id}, {shown(last.at)} UTC by {who}"
-    moved = moved_refs(snap.repo, last.refs, ref_snapshot(snap.repo))
     here = session.hostname()
-    # Another clone's branches are its own: where they differ from this clone's, nothing moved.
-    apart = other_clone(snap.repo, last, here)
-    differ = [m for m in moved if apart and m.ref.startswith("refs/heads/") and m.was is not None]
-    moved = [m for m in moved if m not in differ and not (apart and m.ref.startswith("refs/heads/"))]
-    heads = [m for m in moved if m.grew]
-    others = [m for m in moved if not m.grew]
+    moved, differ = _moved_since(snap, last, here)
     journal = [e for e in store.journal_since(snap, last.at) if e.host != here]
     changed = claims_changed(last.claims, assessed)
     quiet = Item(["- nothing changed: no commits, refs, claim states or journal entries"], None)
@@ -430,11 +424,46 @@ def since_sections(snap: store.Snapshot, last: Handoff | None, assessed: Sequenc
             what="changed claims",
             group=group,
         ),
+        *_ref_sections(snap, last, group, moved, differ),
+        Section(
+            "since_journal",
+            "Journal entries from other machines",
+            9,
+            [journal_item(e) for e in journal],
+            see="git continuity journal",
+            what="journal entries from other machines",
+            group=group,
+        ),
+        Section(
+            "since_quiet",
+            "",
+            8,
+            [] if moved or differ or journal or changed else [quiet],
+            what="the changes since the last session",
+            group=group,
+        ),
+    ]
+
+
+def _moved_since(snap: store.Snapshot, last: Handoff, here: str) -> tuple[list[MovedRef], list[MovedRef]]:
+    """The refs that moved since the last handoff, and the branches that only differ from
+    another clone's (each clone has its own branches: where they differ, nothing moved)."""
+    moved = moved_refs(snap.repo, last.refs, ref_snapshot(snap.repo))
+    apart = other_clone(snap.repo, last, here)
+    differ = [m for m in moved if apart and m.ref.startswith("refs/heads/") and m.was is not None]
+    return [m for m in moved if m not in differ and not (apart and m.ref.startswith("refs/heads/"))], differ
+
+
+def _ref_sections(
+    snap: store.Snapshot, last: Handoff, group: str, moved: list[MovedRef], differ: list[MovedRef]
+) -> list[Section]:
+    """New commits, branches that differ from the last handoff's clone, other refs that moved."""
+    return [
         Section(
             "since_commits",
             "New commits",
             8,
-            [Item([f"- {ref_line(m)}"], m.to_json()) for m in heads],
+            [Item([f"- {ref_line(m)}"], m.to_json()) for m in moved if m.grew],
             see="git log",
             what="branches",
             group=group,
@@ -452,26 +481,9 @@ def since_sections(snap: store.Snapshot, last: Handoff | None, assessed: Sequenc
             "since_refs",
             "Refs that moved",
             8,
-            [Item([f"- {ref_line(m)}"], m.to_json()) for m in others],
+            [Item([f"- {ref_line(m)}"], m.to_json()) for m in moved if not m.grew],
             see="git for-each-ref",
             what="refs",
-            group=group,
-        ),
-        Section(
-            "since_journal",
-            "Journal entries from other machines",
-            9,
-            [journal_item(e) for e in journal],
-            see="git continuity journal",
-            what="journal entries from other machines",
-            group=group,
-        ),
-        Section(
-            "since_quiet",
-            "",
-            8,
-            [] if moved or differ or journal or changed else [quiet],
-            what="the changes since the last session",
             group=group,
         ),
     ]

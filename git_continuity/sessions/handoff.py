@@ -9,8 +9,9 @@ measures what it did from its start and ends it (clone/session.py says why).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from git_continuity import repo as git
@@ -69,29 +70,10 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
     session_id = found.id or new_id("session")
     baseline, since_refs = _baseline(own, store.latest_handoff(snap))
 
-    claims = store.read_claims(snap)
-    threads = store.read_threads(snap)
     seen = view.assess(snap, at=moment, policy=policy.load(repo.work_dir), with_waiting=False)
     assessed = seen.claims
     refs = brief.ref_snapshot(repo)
-    moved = brief.moved_refs(repo, since_refs, refs) if since_refs is not None else []
-    then = brief.read_at(snap, baseline.state)
-    if then is not None:
-        added = brief.claims_added(then[1], claims, session_id)
-        threads_moved = brief.threads_moved(then[0], threads)
-    else:  # nothing to diff with: only what carries this session's id is known to be its own
-        added = [c for c in brief.claims_added((), claims, session_id) if claims[c.id].session == session_id]
-        threads_moved = []
-    known = then is not None or baseline.kind != "none"
-    branches = [m for m in moved if m.ref.startswith("refs/heads/")]
-    arrived: list[Arrived] = []
-    if own is not None:  # this work tree's own session: what it made, told from what arrived
-        branches, arrived = session_work.split_commits(repo, branches, parse_stamp(own.started_at), session_id)
-        added, threads_moved, came = session_work.split_state(
-            repo, snap.commit, baseline.state, session_id, added, threads_moved
-        )
-        arrived += came
-    did = Did(branches, added, threads_moved, arrived)
+    did, known = _did(repo, snap, own, baseline, since_refs, refs, session_id)
     # What the next session takes up: every thread not done, and done ones that no longer hold.
     open_threads = [tv for tv in seen.threads if not planning.ended(tv.thread) or tv.undone]
     changes = store.read_objective_log(snap)
@@ -124,45 +106,77 @@ def make(repo: Repo, *, stream: str, note: str | None = None, agent_session: str
         clone=siblings.clone_id(repo),
         unshared=_unshared(repo, snap, tree),
     )
-    summary = _summary(data, known=known)
-    entry = JournalEntry(
-        journal_id,
-        summary + (f"\nNote: {note}" if note else ""),
-        data.at,
-        who.by,
-        who.host,
-        session=session_id,
-        agent=found.agent,
-        handoff=data.id,
-    )
+    entry = _entry(data, journal_id, note, known)
     path = store.handoff_path(data.id, moment)
     stored_json = data.to_json()
+    after = store.update(repo, stream, _recording(data, stored_json, entry, path, moment), who=who)
+    if own is not None:
+        # The handoff is recorded either way; a session file that cannot be written only
+        # means the next orient warns that this session ended without one.
+        with contextlib.suppress(OSError):
+            session.save(found.where or git_dir, own._replace(ended_at=data.at, handoff=data.id))
+    document = {"stream": stream, "state": {"ref": after.ref, "commit": after.commit}, "path": path}
+    return Handed(budget.fit(_sections(data, known=known), None).text, {**document, "handoff": stored_json}, data)
+
+
+def _entry(data: Handoff, journal_id: str, note: str | None, known: bool) -> JournalEntry:
+    """The journal entry a handoff leaves: its summary, and the session's note."""
+    text = _summary(data, known=known) + (f"\nNote: {note}" if note else "")
+    return JournalEntry(
+        journal_id, text, data.at, data.by, data.host, session=data.session, agent=data.agent, handoff=data.id
+    )
+
+
+def _did(
+    repo: Repo,
+    snap: store.Snapshot,
+    own: session.Session | None,
+    baseline: Baseline,
+    since_refs: Mapping[str, str] | None,
+    refs: Mapping[str, str],
+    session_id: str,
+) -> tuple[Did, bool]:
+    """What this session did (its commits, claims and thread changes, told from what arrived
+    meanwhile), and whether there was a baseline to tell it from."""
+    assert snap.commit is not None
+    claims = store.read_claims(snap)
+    moved = brief.moved_refs(repo, since_refs, refs) if since_refs is not None else []
+    then = brief.read_at(snap, baseline.state)
+    if then is not None:
+        added = brief.claims_added(then[1], claims, session_id)
+        threads_moved = brief.threads_moved(then[0], store.read_threads(snap))
+    else:  # nothing to diff with: only what carries this session's id is known to be its own
+        added = [c for c in brief.claims_added((), claims, session_id) if claims[c.id].session == session_id]
+        threads_moved = []
+    branches = [m for m in moved if m.ref.startswith("refs/heads/")]
+    arrived: list[Arrived] = []
+    if own is not None:  # this work tree's own session: what it made, told from what arrived
+        branches, arrived = session_work.split_commits(repo, branches, parse_stamp(own.started_at), session_id)
+        added, threads_moved, came = session_work.split_state(
+            repo, snap.commit, baseline.state, session_id, added, threads_moved
+        )
+        arrived += came
+    return Did(branches, added, threads_moved, arrived), then is not None or baseline.kind != "none"
+
+
+def _recording(
+    data: Handoff, stored_json: dict[str, Any], entry: JournalEntry, path: str, moment: datetime
+) -> Callable[[store.Snapshot], store.Change]:
+    """The handoff's one state change: the packet, its journal entry, and the end of the
+    session's thread claims (the threads are free for the next session)."""
 
     def change(s: store.Snapshot) -> store.Change:
         files: dict[str, bytes | None] = {
             path: store.handoff_bytes(stored_json),
             store.journal_path(entry, moment): store.entry_bytes(entry),
         }
-        # The session's thread claims end with its handoff: the threads are free for the next one.
-        ended = planning.expired_by_handoff(planning.claims_from(store.read_thread_claims(s)), session_id, who.host)
+        claims = planning.claims_from(store.read_thread_claims(s))
+        ended = planning.expired_by_handoff(claims, data.session, data.host)
         files.update({store.thread_claim_path(t): None for t in ended})
         released = f"\n\nreleased: {', '.join(ended)}" if ended else ""
-        return store.Change(f"handoff {data.id}: session {session_id}\n\n{entry.text}{released}", files)
+        return store.Change(f"handoff {data.id}: session {data.session}\n\n{entry.text}{released}", files)
 
-    after = store.update(repo, stream, change, who=who)
-    if own is not None:
-        # The handoff is recorded either way; a session file that cannot be written only
-        # means the next orient warns that this session ended without one.
-        with contextlib.suppress(OSError):
-            session.save(found.where or git_dir, own._replace(ended_at=data.at, handoff=data.id))
-    text = budget.fit(_sections(data, known=known), None).text
-    document = {
-        "stream": stream,
-        "state": {"ref": after.ref, "commit": after.commit},
-        "path": path,
-        "handoff": stored_json,
-    }
-    return Handed(text, document, data)
+    return change
 
 
 def _unshared(repo: Repo, snap: store.Snapshot, tree: WorkTree | None) -> Unshared:
