@@ -10,18 +10,9 @@ import subprocess
 from pathlib import Path
 
 from conftest import commit, git
+from test_clone_shapes import ok
 
 EMAIL = "ada@example.com"
-
-
-def run(where: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "continuity", *args], cwd=where, capture_output=True, text=True, env=env)
-
-
-def ok(where: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    done = run(where, *args, env=env)
-    assert (done.returncode, done.stderr) == (0, ""), (args, done.stdout, done.stderr)
-    return done.stdout
 
 
 def checks_of(where: Path, env: dict[str, str] | None = None) -> list[tuple[str, str, str]]:
