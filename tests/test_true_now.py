@@ -159,6 +159,49 @@ def test_the_brief_fetches_and_sees_a_force_reset_a_new_tag_and_state_written_on
     assert re.search(r"^- \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC Ada Agent on \S+: the CI runner is back$", brief, re.M)
 
 
+def _git_commands(trace: Path) -> list[str]:
+    """The git commands run while ``trace`` was GIT_TRACE2_EVENT (git's own record), in order,
+    without the helpers that git starts for itself (upload-pack, index-pack, rev-list)."""
+    names = [json.loads(line).get("name") for line in trace.read_text().splitlines() if '"cmd_name"' in line]
+    return [n for n in names if n in ("ls-remote", "fetch")]
+
+
+def test_the_look_lists_each_remote_and_fetches_only_one_where_something_moved(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    bare, work = remote_and_clone
+    ok(work, "init")
+    ok(work, "push")
+    for n in range(3):
+        git(work, "tag", f"v0.{n}")
+    git(work, "push", "-q", "origin", "--tags")
+    trace = tmp_path / "trace.json"
+
+    oriented(work, GIT_TRACE2_EVENT=str(trace))  # nothing moved: one listing, no fetch
+    assert _git_commands(trace) == ["ls-remote"]
+
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(bare), str(other))
+    moved = commit(other, "Someone else's work")
+    git(other, "push", "-q", "origin", "main")
+    trace.unlink()
+    brief = oriented(work, GIT_TRACE2_EVENT=str(trace))  # origin/main moved: fetched
+    assert _git_commands(trace) == ["ls-remote", "fetch"]
+    assert "Fresh look: fetched now from origin." in brief.splitlines()
+    assert git(work, "rev-parse", "origin/main") == moved
+
+    git(other, "tag", "v1.0")
+    git(other, "push", "-q", "origin", "v1.0")
+    trace.unlink()
+    oriented(work, GIT_TRACE2_EVENT=str(trace))  # a new tag there: fetched
+    assert _git_commands(trace) == ["ls-remote", "fetch"]
+    assert git(work, "rev-parse", "v1.0") == moved
+
+    trace.unlink()
+    oriented(work, GIT_TRACE2_EVENT=str(trace))  # all here now
+    assert _git_commands(trace) == ["ls-remote"]
+
+
 def test_a_tag_that_differs_from_the_remotes_is_left_as_it_is_and_said(
     remote_and_clone: tuple[Path, Path], tmp_path: Path
 ) -> None:

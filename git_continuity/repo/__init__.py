@@ -96,6 +96,7 @@ from git_continuity.repo.refs import (
     remove_broken_ref,
     require_unlocked,
     set_ref,
+    tag_targets,
     update_ref,
 )
 from git_continuity.repo.shape import (
@@ -204,6 +205,7 @@ __all__ = [
     "single_branch",
     "stashes",
     "tag_commit",
+    "tag_targets",
     "tree_entries",
     "tree_here",
     "tree_size",

@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import random
+import sys
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
@@ -375,7 +376,7 @@ def ref_tips(repo: Repo, prefixes: Sequence[str], limit: int) -> dict[str, Oid]:
     found: dict[str, Oid] = {}
     for prefix in prefixes:
         if prefix == TAGS:
-            found.update(list(_tag_tips(repo, limit).items())[: limit - len(found)])
+            found.update(list(tag_targets(repo).items())[: limit - len(found)])
             continue
         found.update(_tips(repo, prefix, limit - len(found)))
     return found
@@ -400,8 +401,8 @@ TAGS = "refs/tags/"
 RACY = 2_000_000_000  # ns: a folder changed this close to a listing may have changed unseen
 
 
-def _tag_tips(repo: Repo, limit: int) -> dict[str, Oid]:
-    """The first ``limit`` tags and what they point at, kept under the cache folder until
+def tag_targets(repo: Repo) -> dict[str, Oid]:
+    """Every tag and what it points at, by name, kept under the cache folder until
     their folders or packed-refs change: git writes a ref by renaming a file into its folder,
     which changes the folder's time, so with 10,000 loose tags a read stats a folder instead
     of listing 10,000 files. A listing made within RACY of a folder's change is not kept (a
@@ -409,16 +410,16 @@ def _tag_tips(repo: Repo, limit: int) -> dict[str, Oid]:
     path = repo.local_dir / "cache" / "tags"
     try:
         kept = json.loads(path.read_text())
-        if kept["limit"] == limit and kept["seen"] == _seen(repo, kept["seen"]):
+        if kept["seen"] == _seen(repo, kept["seen"]):
             return {name: Oid(oid) for name, oid in kept["tips"]}
     except (OSError, ValueError, KeyError, TypeError):
         pass
     made = time.time_ns()
-    tips = _tips(repo, TAGS, limit)
+    tips = _tips(repo, TAGS, sys.maxsize)
     seen = _seen(repo, None)
     if all(when < made - RACY for when in seen.values() if when is not None):
         with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
-            atomic.write(path, json.dumps({"limit": limit, "seen": seen, "tips": list(tips.items())}))
+            atomic.write(path, json.dumps({"seen": seen, "tips": list(tips.items())}))
     return tips
 
 

@@ -1,12 +1,15 @@
 """The fresh look at a session's start (orient, the SessionStart brief, the MCP orient tool):
 what lives outside this clone is asked again, within a bound, before the brief is built.
 
-Every remote of this repository and of each sibling found here is fetched at once, each in a
-``git fetch`` of its own (the user's git, through ``transport``): its branches into the
-remote-tracking refs and its tags (one that differs here is left as it is, and named); for this
-repository also the state refs, into a staging area that ``fetching.settle`` checks and moves
-into the state's tracking refs as ``sync`` would, then the stream's own remote's state is taken
-in where this clone syncs with it. Meanwhile each network handle is asked again (conditional
+Every remote of this repository and of each sibling found here is listed at once, each in a
+``git ls-remote`` of its own (the user's git, through ``transport``: one round trip, no object).
+Only a remote where something moved is then fetched, as ``git fetch`` would: its branches into
+the remote-tracking refs and its tags (one that differs here is left as it is, and named); for
+this repository also the state refs, into a staging area. A remote where nothing moved costs its
+listing alone (a fetch that brings nothing still reads every ref here, 10,000 tags among them).
+The state refs listed or fetched are then checked by ``fetching.settle`` and moved into the
+state's tracking refs as ``sync`` would, and the stream's own remote's state is taken in where
+this clone syncs with it. Meanwhile each network handle is asked again (conditional
 requests: a repeat costs little). At the bound a fetch still running is ended with all it
 started and a handle still unanswered keeps its last evidence: the look says what it could not
 reach, and the view shows the claims that rest on it as recorded, with their age, never as
@@ -21,6 +24,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from fnmatch import fnmatchcase
 
 from git_continuity import constants
 from git_continuity import repo as git
@@ -36,6 +40,7 @@ CONFIG_BOUND = "continuity.freshLook"
 STAGING = "refs/continuity-look/"  # <remote>/<the remote's ref name>: the state as the look fetched it
 MOST_REMOTES = 8  # remotes of one repository looked at (the first by name)
 WORKERS = 16  # network handles asked at once
+TAGS = "refs/tags/"
 
 
 @dataclass(frozen=True)
@@ -45,7 +50,7 @@ class Reach:
     repository: str  # "" for this repository, else the sibling's name
     remote: str
     url: str | None
-    failed: str | None  # None: fetched now; else why not (git's words, or the bound)
+    failed: str | None  # None: reached now (listed, and fetched where something moved); else why not
     known: datetime | None  # when this clone last heard from it before (the age of what it holds)
     clobbered: tuple[str, ...] = ()  # tags that differ here from the remote's, left as they are
 
@@ -88,14 +93,13 @@ def bound_of(repo: Repo) -> float:
     return seconds
 
 
-def _state_refspecs(repo: Repo, remote: str) -> list[str]:
-    """The remote's state refs (streams, notes and lanes, in either layout) into the staging area."""
+def _state_patterns(repo: Repo, remote: str) -> list[str]:
+    """The remote's state refs: streams, notes and lanes, in either layout."""
     try:
         layout = layout_of(repo, remote)
     except UserError:
         return []  # a bad setting is named by sync, which uses it
-    patterns = [f"{constants.STATE_PREFIX}*", f"{constants.NOTES_REF}*", layout.branch_glob, *layout.lane_globs]
-    return [f"+{p}:{STAGING}{remote}/{p}" for p in patterns]
+    return [f"{constants.STATE_PREFIX}*", f"{constants.NOTES_REF}*", layout.branch_glob, *layout.lane_globs]
 
 
 def _refspecs(repo: Repo, remote: str) -> list[str]:
@@ -109,7 +113,16 @@ def _refspecs(repo: Repo, remote: str) -> list[str]:
 class _Started:
     repository: str
     repo: Repo
-    fetch: transport.Started
+    listing: transport.Started
+    with_state: bool
+
+    @property
+    def remote(self) -> str:
+        return self.listing.remote
+
+    def refspecs(self) -> list[str]:
+        state = _state_patterns(self.repo, self.remote) if self.with_state else []
+        return _refspecs(self.repo, self.remote) + [f"+{p}:{STAGING}{self.remote}/{p}" for p in state]
 
 
 @dataclass
@@ -136,7 +149,7 @@ class Pending:
 
 
 def start(repo: Repo, *, siblings: Mapping[str, Repo], bound: float) -> Pending:
-    """Start looking now: fetch every remote of ``repo`` and of each sibling at once; nothing is
+    """Start looking now: list every remote of ``repo`` and of each sibling at once; nothing is
     waited for here (``ask`` adds the network handles)."""
     began = time.monotonic()
     started = _start(repo, "", with_state=True) + [
@@ -151,29 +164,96 @@ def ask(pending: Pending, network: Sequence[Handle], asking: Callable[[Handle, f
 
 
 def finish(pending: Pending) -> Look:
-    """Wait for a look until its bound, then settle the state it fetched (no network)."""
+    """Wait for a look until its bound (each listing, then a fetch of each remote where
+    something moved), then settle the state it found (no network)."""
     repo, bound = pending.repo, pending.bound
     deadline = pending.began + bound
-    ended = zip(pending.started, transport.finish_all([s.fetch for s in pending.started], deadline, bound), strict=True)
+    ended = _fetch_moved(pending.started, transport.finish_all([s.listing for s in pending.started], deadline, bound))
+    ended = _fetched(ended, deadline, bound)
     observed, unanswered = _answers(pending.asking, deadline, bound)
-    reaches = tuple(_reach(s, done) for s, done in ended)
+    reaches = tuple(_reach(s, done) for s, done, _ in ended)
     here = [r.remote for r in reaches if r.repository == "" and r.reached]
     tracking.remember_look(repo, here, now())
     for name, there in pending.siblings.items():
         tracking.remember_look(there, [r.remote for r in reaches if r.repository == name and r.reached], now())
-    said, moved = _settle_state(repo, here)
+    listed = {s.remote: done.listed for s, done, fetch in ended if s.repository == "" and fetch is None}
+    said, moved = _settle_state(repo, here, listed)
     for name in git.list_refs(repo, STAGING):  # a fetch ended at the bound may have left some
         git.delete_ref(repo, name)
     took = time.monotonic() - pending.began
     return Look(bound, took, reaches, observed, unanswered, tuple(said), moved)
 
 
+_Ended = tuple[_Started, transport.Fetched, transport.Started | None]  # a remote, its listing or fetch, the fetch
+
+
+def _fetch_moved(started: list[_Started], listed: list[transport.Fetched]) -> list[_Ended]:
+    """Start a fetch of each remote whose listing shows something that is not here yet."""
+    ended: list[_Ended] = []
+    for s, done in zip(started, listed, strict=True):
+        fetch = None
+        if done.failed is None and _moved(s, done.listed):
+            try:
+                fetch = transport.start_fetch(s.repo, s.remote, s.refspecs())
+            except OSError as error:  # git itself could not start: said as that remote not reached
+                done = transport.Fetched(s.remote, f"git fetch could not start: {error}")
+        ended.append((s, done, fetch))
+    return ended
+
+
+def _fetched(ended: list[_Ended], deadline: float, bound: float) -> list[_Ended]:
+    """Each remote with its fetch's end in place of its listing's, where it was fetched."""
+    fetches = [fetch for _, _, fetch in ended if fetch is not None]
+    done = iter(transport.finish_all(fetches, deadline, bound))
+    return [(s, next(done) if fetch is not None else listed, fetch) for s, listed, fetch in ended]
+
+
+def _moved(started: _Started, listed: Mapping[str, str]) -> bool:
+    """Whether a fetch would bring anything: a branch or tag of the remote that is not here as
+    it is there, or a state ref whose commit is not here."""
+    repo = started.repo
+    specs = _refspecs(repo, started.remote)
+    state = _state_patterns(repo, started.remote) if started.with_state else []
+    tags = git.tag_targets(repo) if any(name.startswith(TAGS) for name in listed) else {}
+    for name, oid in listed.items():
+        if name.startswith(TAGS):
+            if tags.get(name) != oid:
+                return True
+            continue
+        into = _destination(specs, name)
+        if into is not None and git.ref_target(repo, into) != oid:
+            return True
+        if any(fnmatchcase(name, p) for p in state) and not git.has_object(repo, git.Oid(oid)):
+            return True
+    return False
+
+
+def _destination(specs: Sequence[str], name: str) -> str | None:
+    """The ref here that a fetch by these refspecs writes the remote's ``name`` into (None:
+    none, or a negative refspec leaves it out)."""
+    found = None
+    for spec in specs:
+        spec = spec.removeprefix("+")
+        if spec.startswith("^"):
+            if fnmatchcase(name, spec[1:]):
+                return None
+            continue
+        source, _, into = spec.partition(":")
+        head, star, tail = source.partition("*")
+        if not into or found is not None:
+            continue
+        if not star:
+            found = into if name == source else None
+        elif name.startswith(head) and name.endswith(tail) and len(name) >= len(head) + len(tail):
+            found = into.replace("*", name[len(head) : len(name) - len(tail)], 1)
+    return found
+
+
 def _start(repo: Repo, repository: str, *, with_state: bool) -> list[_Started]:
     found = []
     for remote in sorted(git.remote_names(repo))[:MOST_REMOTES]:
-        specs = _refspecs(repo, remote) + (_state_refspecs(repo, remote) if with_state else [])
         try:
-            found.append(_Started(repository, repo, transport.start_fetch(repo, remote, specs)))
+            found.append(_Started(repository, repo, transport.start_listing(repo, remote), with_state))
         except OSError:  # git itself could not start: said as that remote not reached
             continue
     return found
@@ -222,24 +302,35 @@ def _answers(asking: _Asking, deadline: float, bound: float) -> tuple[dict[str, 
 
 
 def _reach(started: _Started, done: transport.Fetched) -> Reach:
-    repo, remote = started.repo, done.remote
+    repo, remote = started.repo, started.remote
     known = None if done.failed is None else tracking.last_heard(repo, remote)
     return Reach(started.repository, remote, git.remote_url(repo, remote), done.failed, known, done.clobbered)
 
 
-def _settle_state(repo: Repo, remotes: Sequence[str]) -> tuple[list[str], bool]:
-    """Move each reached remote's state from the staging area into its tracking refs, checked
-    as sync checks it, and take the stream's own remote's state in where this clone syncs with
-    it; what was done or refused, said in a line each (``finish`` empties the staging area)."""
+def _state_refs(repo: Repo, remote: str, listed: Mapping[str, str] | None) -> dict[str, str]:
+    """The remote's state refs, by its names: as listed (nothing was fetched), else as staged."""
+    if listed is not None:
+        patterns = _state_patterns(repo, remote)
+        return {name: oid for name, oid in listed.items() if any(fnmatchcase(name, p) for p in patterns)}
+    prefix = f"{STAGING}{remote}/"
+    staged = {name: git.ref_target(repo, name) for name in git.list_refs(repo, prefix)}
+    return {name[len(prefix) :]: str(oid) for name, oid in staged.items() if oid is not None}
+
+
+def _settle_state(
+    repo: Repo, remotes: Sequence[str], listed: Mapping[str, Mapping[str, str]]
+) -> tuple[list[str], bool]:
+    """Move each reached remote's state (from the staging area where it was fetched, else as
+    listed: its commits are here) into its tracking refs, checked as sync checks it, and take
+    the stream's own remote's state in where this clone syncs with it; what was done or
+    refused, said in a line each (``finish`` empties the staging area)."""
     from git_continuity.syncing import fetching, pulling
 
     said: list[str] = []
     moved = False
     default = tracking.default_remote(repo)
     for remote in remotes:
-        prefix = f"{STAGING}{remote}/"
-        staged = {name: git.ref_target(repo, name) for name in git.list_refs(repo, prefix)}
-        refs = {name[len(prefix) :]: str(oid) for name, oid in staged.items() if oid is not None}
+        refs = _state_refs(repo, remote, listed.get(remote))
         synced = bool(
             tracking.tracked_streams(repo, remote) or git.ref_target(repo, tracking.notes_tracking_ref(remote))
         )

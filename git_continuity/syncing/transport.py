@@ -6,9 +6,11 @@ import contextlib
 import os
 import re
 import subprocess
+import tempfile
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import IO
 
 from git_continuity.repo import Repo
 
@@ -183,39 +185,54 @@ CLOBBER = "(would clobber existing tag)"
 
 @dataclass
 class Started:
-    """A ``git fetch`` under way in a process group of its own, so that a remote that does not
-    answer is ended whole (git, ssh or the remote helper it started) at the deadline."""
+    """A ``git fetch`` or ``git ls-remote`` under way in a process group of its own, so that a
+    remote that does not answer is ended whole (git, ssh or the remote helper it started) at
+    the deadline."""
 
     remote: str
     process: subprocess.Popen[bytes]
+    listing: IO[bytes] | None = None  # where a listing writes the refs it found
 
 
 @dataclass(frozen=True)
 class Fetched:
-    """How a started fetch ended: ``failed`` is why it brought nothing (git's words, or the
-    deadline), ``clobbered`` the tags that differ here from the remote's (left as they are)."""
+    """How a started fetch or listing ended: ``failed`` is why it brought nothing (git's words,
+    or the deadline), ``clobbered`` the tags that differ here from the remote's (left as they
+    are), ``listed`` a listing's refs (name -> object id)."""
 
     remote: str
     failed: str | None
     clobbered: tuple[str, ...] = ()
+    listed: Mapping[str, str] = field(default_factory=dict)
 
 
-def start_fetch(repo: Repo, remote: str, refspecs: list[str]) -> Started:
-    """Start fetching exactly these refspecs (no automatic tags, no FETCH_HEAD, no remote-tracking
-    branch moved but by a refspec named here, no maintenance started behind it)."""
+def _start(repo: Repo, args: list[str], stdout: IO[bytes] | int) -> subprocess.Popen[bytes]:
     # No prompt can hang it: GIT_TERMINAL_PROMPT for git's own, and a session without a
     # controlling terminal for ssh's (it fails instead of asking).
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-    args = ["fetch", "--no-tags", "--no-write-fetch-head", "--refmap=", "--no-auto-gc", remote, *refspecs]
-    process = subprocess.Popen(
+    return subprocess.Popen(
         ["git", "-c", "maintenance.auto=false", f"--git-dir={repo.common_dir}", *args],
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
+        stdout=stdout,
         stderr=subprocess.PIPE,
         env=env,
         start_new_session=True,
     )
-    return Started(remote, process)
+
+
+def start_listing(repo: Repo, remote: str) -> Started:
+    """Start listing the remote's refs (``git ls-remote --refs``): one round trip, no object
+    fetched, so that a fetch is started only for what moved."""
+    out = tempfile.TemporaryFile()  # noqa: SIM115 (closed when read): a pipe left unread would stop a listing
+    return Started(remote, _start(repo, ["ls-remote", "--refs", "--", remote], out), out)
+
+
+def start_fetch(repo: Repo, remote: str, refspecs: list[str]) -> Started:
+    """Start fetching exactly these refspecs (no automatic tags, no FETCH_HEAD, no remote-tracking
+    branch moved but by a refspec named here, no maintenance started behind it, no walk to
+    tell a forced update)."""
+    args = ["fetch", "--no-tags", "--no-write-fetch-head", "--refmap=", "--no-auto-gc", "--no-show-forced-updates"]
+    return Started(remote, _start(repo, [*args, remote, *refspecs], subprocess.DEVNULL))
 
 
 END_WAIT = 0.05  # seconds a fetch ended at the deadline has to remove its lock files (git does it on SIGTERM)
@@ -257,10 +274,12 @@ def _end(process: subprocess.Popen[bytes]) -> None:
 
 
 def _ended(started: Started) -> Fetched:
-    """How a fetch that ended by itself went."""
+    """How a fetch or a listing that ended by itself went."""
     process = started.process
     _, err = process.communicate()
     said = err.decode(errors="replace")
+    if started.listing is not None:
+        return _listed(started, said)
     clobbered = tuple(
         line.split("->")[0].split("]", 1)[1].strip() for line in said.splitlines() if CLOBBER in line and "]" in line
     )
@@ -268,3 +287,18 @@ def _ended(started: Started) -> Fetched:
     if process.returncode != 0 and (not clobbered or any(line.startswith(("fatal:", "error:")) for line in other)):
         return Fetched(started.remote, failure(said, f"git fetch exited {process.returncode}"), clobbered)
     return Fetched(started.remote, None, clobbered)
+
+
+def _listed(started: Started, said: str) -> Fetched:
+    assert started.listing is not None
+    with started.listing as out:
+        if started.process.returncode != 0:
+            return Fetched(started.remote, failure(said, f"git ls-remote exited {started.process.returncode}"))
+        out.seek(0)
+        lines = out.read().decode(errors="replace").splitlines()
+    found = {}
+    for line in lines:
+        oid, _, name = line.partition("\t")
+        if name:
+            found[name] = oid
+    return Fetched(started.remote, None, listed=found)
