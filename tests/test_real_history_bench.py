@@ -12,7 +12,16 @@ from pathlib import Path
 import pytest
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "real_history_bench.py"
-ROWS = ["status", "orient", "verify", "SessionStart", "Stop", "commit, continuity hooks", "commit, no hooks (floor)"]
+ROWS = [
+    "status",
+    "orient",
+    "orient, no fresh look",
+    "verify",
+    "SessionStart",
+    "Stop",
+    "commit, continuity hooks",
+    "commit, no hooks (floor)",
+]
 
 
 @pytest.mark.slow
