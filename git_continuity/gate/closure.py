@@ -131,10 +131,7 @@ def judge(
             every,
             at=at,
             policy=policy,
-            dereference_all=True,
-            online=online,
-            reuse_fresh=True,
-            tree=tree,
+            asking=verify.Asking(dereference_all=True, online=online, reuse_fresh=True, tree=tree),
         )
     }
     return [

@@ -205,22 +205,9 @@ class _Now:
         return {k: self.values[k] for k in evidence.depends_on if k in self.values}
 
 
-def assess(
-    snap: store.Snapshot,
-    claims: Sequence[Claim],
-    *,
-    at: datetime,
-    policy: Policy,
-    dereference_all: bool = False,
-    online: bool = False,
-    reuse_fresh: bool = False,
-    timeout: float | None = None,
-    progress: Progress | None = None,
-    tree: str | None = None,
-    head: tuple[str, str] | None = None,
-    given: Mapping[str, Observation] | None = None,
-) -> list[Assessed]:
-    """Every claim's state now.
+@dataclass(frozen=True)
+class Asking:
+    """How ``assess`` asks the claims.
 
     Live handles (cheap, local) are always dereferenced; the rest are judged from their last
     evidence, or dereferenced too when ``dereference_all``. Network handles (forges, CI
@@ -230,32 +217,51 @@ def assess(
     avoids running the same test suite twice on the same tree. ``tree`` is the tree of a
     commit being made (the commit-msg hook): checks of the tree judge it (VerifyContext.tree).
     ``head`` is the branch and commit that stand for HEAD (VerifyContext.head: a done
-    thread's own branch).
-    ``given`` are dereferences made now elsewhere (the fresh look's network answers), by the
-    handle's text: taken as made here, never asked again.
+    thread's own branch). ``given`` are dereferences made now elsewhere (the fresh look's
+    network answers), by the handle's text: taken as made here, never asked again.
     """
+
+    dereference_all: bool = False
+    online: bool = False
+    reuse_fresh: bool = False
+    timeout: float | None = None
+    progress: Progress | None = None
+    tree: str | None = None
+    head: tuple[str, str] | None = None
+    given: Mapping[str, Observation] | None = None
+
+
+JUDGED = Asking()  # the live handles dereferenced, the rest judged from their last evidence
+
+
+def assess(
+    snap: store.Snapshot, claims: Sequence[Claim], *, at: datetime, policy: Policy, asking: Asking = JUDGED
+) -> list[Assessed]:
+    """Every claim's state now, asked as ``asking`` says."""
     installed = schemes()
     handles = _parsed(claims)
     rows = [(claim, handles[claim.handle] if claim.handle else None) for claim in claims]
-    judge = _Judge(snap, installed, handles.values(), at=at, policy=policy, tree=tree)
-    asked = rows if reuse_fresh else [(None, h) for h in handles.values()]
-    settled, wanted = _to_ask(judge, asked, dereference_all=dereference_all, online=online, given=given)
+    judge = _Judge(snap, installed, handles.values(), at=at, policy=policy, tree=asking.tree)
+    asked = rows if asking.reuse_fresh else [(None, h) for h in handles.values()]
+    settled, wanted = _to_ask(
+        judge, asked, dereference_all=asking.dereference_all, online=asking.online, given=asking.given
+    )
     context = VerifyContext(
         Repository(snap.repo),
         at,
-        online=online,
+        online=asking.online,
         policy=policy,
-        progress=progress,
-        committing=tree is not None,
-        tree=tree,
-        head=head,
+        progress=asking.progress,
+        committing=asking.tree is not None,
+        tree=asking.tree,
+        head=asking.head,
     )
-    if timeout is not None:
-        context.timeout = timeout
+    if asking.timeout is not None:
+        context.timeout = asking.timeout
     observed = _ask(wanted, judge.where, context)
-    if given:
-        observed.update((text, o) for text, o in given.items() if text in handles)
-    return _assessed(judge, rows, observed, settled, unasked=dereference_all and not online)
+    if asking.given:
+        observed.update((text, o) for text, o in asking.given.items() if text in handles)
+    return _assessed(judge, rows, observed, settled, unasked=asking.dereference_all and not asking.online)
 
 
 def _parsed(claims: Sequence[Claim]) -> dict[str, Handle]:

@@ -207,28 +207,18 @@ def _dereferenced(
     if asked.dereference == "bearing":
         heavy = [c for c in claims if _bearing(c, threads)]
         light = [c for c in claims if not _bearing(c, threads)]
-        return verify.assess(
-            snap,
-            heavy,
-            at=at,
-            policy=rules,
-            dereference_all=True,
-            online=online,
-            reuse_fresh=True,
-            head=head,
-            given=asked.given,
-        ) + verify.assess(snap, light, at=at, policy=rules, head=head)
-    return verify.assess(
-        snap,
-        claims,
-        at=at,
-        policy=rules,
+        bearing = verify.Asking(dereference_all=True, online=online, reuse_fresh=True, head=head, given=asked.given)
+        return verify.assess(snap, heavy, at=at, policy=rules, asking=bearing) + verify.assess(
+            snap, light, at=at, policy=rules, asking=verify.Asking(head=head)
+        )
+    every = verify.Asking(
         dereference_all=asked.dereference == "all",
         online=online,
         timeout=asked.timeout,
         progress=asked.progress,
         head=head,
     )
+    return verify.assess(snap, claims, at=at, policy=rules, asking=every)
 
 
 def _set_freshness(snap: store.Snapshot, assessed: Sequence[Assessed], look: Look | None) -> None:
