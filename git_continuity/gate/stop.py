@@ -60,24 +60,23 @@ def _keep(path: Path, agent_session: str | None, blocks: int, told: list[str] | 
         pass  # without the count the agent's own limit still ends the loop
 
 
-def _changed(repo: Any, stream: str) -> bool:
+def _changed(repo: Any, snap: Any) -> bool:
     """Whether this clone changed since the open session's start (its commits and branches,
     the work tree, the state ref). A session whose start the hooks never saw counts as
     changed: the gate fails closed."""
     from git_continuity import repo as git
-    from git_continuity import store
     from git_continuity.clone import session
     from git_continuity.sessions import brief
 
     stored = session.open_session(git.worktree_git_dir(repo))
-    if stored is None or stored.stream != stream or stored.state is None or stored.worktree is None:
+    if stored is None or stored.stream != snap.stream or stored.state is None or stored.worktree is None:
         return True
-    if store.snapshot(repo, stream).commit != stored.state or brief.ref_snapshot(repo) != (stored.refs or {}):
+    if snap.commit != stored.state or brief.ref_snapshot(repo) != (stored.refs or {}):
         return True
     return git.worktree_tree(repo) != stored.worktree
 
 
-def _accepted_here(repo: Any, stream: str, told: list[str]) -> list[Any]:
+def _accepted_here(repo: Any, snap: Any, told: list[str]) -> list[Any]:
     """Threads this session closed with --accept-withdrawn that the gate has not named yet."""
     from git_continuity import repo as git
     from git_continuity import store
@@ -86,7 +85,7 @@ def _accepted_here(repo: Any, stream: str, told: list[str]) -> list[Any]:
     stored = session.open_session(git.worktree_git_dir(repo))
     if stored is None:
         return []
-    threads = store.read_threads(store.snapshot(repo, stream)).values()
+    threads = store.read_threads(snap).values()
     return sorted(
         (
             t
@@ -108,7 +107,8 @@ def answer(repo: Any, stream: str, agent_session: str | None, active: bool) -> d
     path = _stop_file(repo)
     before = _stopped_before(path, agent_session)
     told = [str(t) for t in before.get("told") or []]
-    accepted = _accepted_here(repo, stream, told)
+    snap = store.snapshot(repo, stream)
+    accepted = _accepted_here(repo, snap, told)
     if accepted:  # a close that gave up on a check: said once, where the user reads it
         _keep(path, agent_session, 0, told + [t.id for t in accepted])
         named = "; ".join(
@@ -121,12 +121,11 @@ def answer(repo: Any, stream: str, agent_session: str | None, active: bool) -> d
             "reason": f"git-continuity: {named}. Tell the user in your answer that this was closed without "
             "those checks and why, then stop.",
         }
-    if not _changed(repo, stream):
+    if not _changed(repo, snap):
         # Nothing changed in this session (a question answered): nothing to hold it to. The
         # next brief still lists the open threads.
         _keep(path, agent_session, 0, told)
         return {}
-    snap = store.snapshot(repo, stream)
     problems = store.all_problems(snap)
     if problems:  # nothing can be written on it, parking a thread included: the user must know
         return unreadable(repo, agent_session, active, malformed(snap.ref, problems))
