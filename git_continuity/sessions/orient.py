@@ -292,7 +292,10 @@ def _truth_sections(parts: _Parts) -> list[Section]:
             "let_go",
             "The last session stopped on unverified work",
             budget.TRUTH,
-            [Item([f"- {e.text}"], render.journal_json(e)) for e in brief.let_go_entries(parts.journal.entries, seen)],
+            [
+                Item([brief.hung("- ", e.text)], render.journal_json(e))
+                for e in brief.let_go_entries(parts.journal.entries, seen)
+            ],
         ),
         Section(
             "undone",
@@ -304,13 +307,16 @@ def _truth_sections(parts: _Parts) -> list[Section]:
             "stalled",
             "Stalled: stop retrying these",
             budget.TRUTH,
-            [Item([f"- **{line}**"], data) for line, data in stalled],
+            [Item([brief.hung("- **", f"{line}**")], data) for line, data in stalled],
         ),
         Section(
             "waiting",
             "Waiting on someone else: don't retry these",
             budget.TRUTH,
-            [Item([f"- **{line}**"], data) for line, data in stoploss.waiting_leads(threads, waiting, moment)],
+            [
+                Item([brief.hung("- **", f"{line}**")], data)
+                for line, data in stoploss.waiting_leads(threads, waiting, moment)
+            ],
         ),
         Section(
             "do_not_act",
@@ -371,7 +377,10 @@ def _work_sections(parts: _Parts) -> list[Section]:
             "blockers",
             "Blockers",
             2,
-            [Item([f"- {b.id} {b.text}"], brief.blocker_json(b)) for b in (packet.open_blockers() if packet else [])]
+            [
+                Item([brief.hung(f"- {b.id} ", b.text)], brief.blocker_json(b))
+                for b in (packet.open_blockers() if packet else [])
+            ]
             or [Item(["- none"], None, placeholder=True)],
             see="git continuity status",
             what="blockers",
