@@ -609,7 +609,9 @@ def next_line(packet: Packet | None, threads: Mapping[str, Thread]) -> str:
 
     if packet is None:
         return UNREADABLE
-    return paragraph(planning.next_or_ready(packet.next_action, threads, packet.blockers))
+    if packet.next_action:
+        return paragraph(packet.next_action)
+    return planning.next_or_ready(None, threads, packet.blockers)  # its title hangs under itself
 
 
 def blocker_json(b: Blocker) -> dict[str, str]:
