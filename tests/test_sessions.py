@@ -777,4 +777,4 @@ def test_an_unreadable_packet_is_not_shown_as_no_objective(repo: Path) -> None:
     brief = run(repo, "orient")
     assert brief.code == 2
     assert "## Objective\n(unreadable packet: see the problems above)\n" in brief.out
-    assert "(none: git continuity objective set" not in brief.out
+    assert "(no objective: nothing says" not in brief.out

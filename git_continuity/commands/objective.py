@@ -55,7 +55,9 @@ def objective_log(repo: Repo, *, stream: str, as_json: bool) -> int:
             },
         )
     elif not changes:
-        print('No objective yet: git continuity objective set "…" --why "…"')
+        from git_continuity.view.labels import NO_OBJECTIVE
+
+        print(NO_OBJECTIVE[0].upper() + NO_OBJECTIVE[1:] + ".")
     else:
         for c in reversed(changes):
             now_text, was, why = (cut(t, WHOLE) for t in (c.new or "(removed)", c.old or "(none)", c.why))

@@ -28,7 +28,14 @@ from git_continuity.model import (
 )
 from git_continuity.store import planning
 from git_continuity.store.conflict_text import conflict_lines
-from git_continuity.view.labels import freshness, freshness_note, freshness_text, origin_of, withdrawn_lines
+from git_continuity.view.labels import (
+    NO_OBJECTIVE,
+    freshness,
+    freshness_note,
+    freshness_text,
+    origin_of,
+    withdrawn_lines,
+)
 
 if TYPE_CHECKING:  # only named in signatures: a write command that prints one line of text
     # does not pay for the plugin manager (verify) or the remote-tracking refs (tracking)
@@ -309,7 +316,7 @@ def _objective_lines(packet: Packet | None, changes: int, signed: Mapping[str, s
     if packet is None:
         return ["Objective  (unreadable: see problems below)"]
     if objective is None:
-        return ['Objective  (none yet: git continuity objective set "…" --why "…")']
+        return [f"Objective  ({NO_OBJECTIVE})"]
     earlier = changes - 1
     log = f"; {earlier} earlier: git continuity objective log" if earlier > 0 else ""
     by = f"{objective.set_by} {signed.get('objective', '').strip()}".rstrip()  # the name is the writer's to give

@@ -348,7 +348,7 @@ def thread_item(tv: ThreadView) -> Item:
 
 def objective_items(o: Objective | None, change: ObjectiveChange | None) -> list[Item]:
     if o is None:
-        return [Item(['(none: git continuity objective set "…" --why "…")'], None)]
+        return [Item([f"({labels.NO_OBJECTIVE})"], None)]
     lines = [paragraph(o.text), hung("- why: ", o.why), hung(f"- set {shown(o.set_at)} UTC by ", o.set_by)]
     if change is not None and change.old:
         lines.append(hung(hung('- it was "', change.old) + '" until then; why it changed: ', change.why))

@@ -96,9 +96,7 @@ def build(
     if gate := labels.gate_warning(seen):
         warnings.append(gate[0].upper() + gate[1:] + ".")
     if packet is not None and packet.objective is None:
-        warnings.append(
-            'No objective: nothing says what this work is for (git continuity objective set "…" --why "…").'
-        )
+        warnings.append(labels.NO_OBJECTIVE[0].upper() + labels.NO_OBJECTIVE[1:] + ".")
     journal = read_live_journal(snap, rules.lifespans, moment, latest=JOURNAL_SHOWN)  # faded ones: counted
     snap.cache.save()  # folders read whole are known good: the next brief reads one file each (as status)
     lead, place = places.situation(repo, snap)
