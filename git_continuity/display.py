@@ -99,18 +99,9 @@ def cut(text: str, whole: str, limit: int = LONG) -> str:
 def one_line(text: str, limit: int = LONG) -> str:
     """``text`` shown on one line: its first line, cut at ``limit`` characters, and ``…`` where
     more was left out (a newline in a teammate's text would otherwise start a line that reads
-    as the tool's own)."""
+    as the tool's own). For a summary of one line an item (``status -s``); elsewhere ``hang``."""
     lines = text.strip().splitlines() or [""]
     return lines[0][:limit] + ("…" if len(lines) > 1 or len(lines[0]) > limit else "")
-
-
-def flat(text: str) -> str:
-    """``text`` on one line, each line break in it shown as ``\\n``: a line of a teammate's
-    text cannot then start a line of its own that reads as the tool's (#26)."""
-    if "\n" not in text and "\u2028" not in text and "\u2029" not in text and "\r" not in text:
-        return text  # nearly every text: status calls this for each line it shows
-    text = text.strip().replace("\r\n", "\n")
-    return text.replace("\n", "\\n").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def quoted(text: str, limit: int = 72) -> str:
@@ -120,21 +111,30 @@ def quoted(text: str, limit: int = 72) -> str:
     return f'"{clean(inner)}"'
 
 
-def hang(first: str, text: str) -> str:
+BREAK = re.compile("\r?\n|[\u2028\u2029]")  # where a text's line ends (hang); a lone \r is escaped (clean)
+
+
+def hang(first: str, text: str, *, fold: bool = True) -> str:
     """``first`` (a label, an indentation) and then ``text``, whose further lines start under
     its first character, each keeping its own indentation; a line longer than the terminal
-    is folded, its pieces under its own start."""
-    if "\n" not in text and (Showing.width is None or len(first) + len(text) <= Showing.width):
+    is folded, its pieces under its own start (not with ``fold=False``: the brief's Markdown).
+
+    This is how text of several lines (a title, an objective, a journal entry: a teammate's)
+    is shown everywhere: none of its lines can start a line that reads as the tool's own
+    (#26). ``first`` may itself hold lines (a ``hang`` of an earlier text): ``text`` then
+    hangs under where it starts on the last of them."""
+    width = Showing.width if fold else None
+    if "\n" not in first and (width is None or len(first) + len(text) <= width) and not BREAK.search(text):
         return first + text  # nearly every line: one line that fits (status calls this 3 times a claim)
-    pad = " " * _visible(first)
+    above, newline, start = first.rpartition("\n")
+    pad = " " * _visible(start)
     out: list[str] = []
-    for n, line in enumerate(text.split("\n")):
-        out += _fold(first if n == 0 else pad, line)
-    return "\n".join(out)
+    for n, line in enumerate(BREAK.split(text.strip("\n\u2028\u2029"))):
+        out += _fold(start if n == 0 else pad, line, width)
+    return above + newline + "\n".join(out)
 
 
-def _fold(prefix: str, line: str) -> list[str]:
-    width = Showing.width
+def _fold(prefix: str, line: str, width: int | None) -> list[str]:
     if width is None or _visible(prefix) + len(line) <= width:
         return [prefix + line]
     import textwrap

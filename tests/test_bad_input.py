@@ -546,7 +546,7 @@ def status_without_the_first_claim(problems: list[str]) -> str:
     return normalized(
         STATUS_HEAD
         + """\
-Objective  (none yet: git continuity objective set "…" --why "…")
+Objective  (no objective: nothing says what this work is for; set one with git continuity objective set "…" --why "…")
 Next       (none: git continuity next TEXT)
 
 Blockers (0 open)
@@ -560,7 +560,7 @@ Journal (1: git continuity journal)
   TIME  reproduced the bug
 
 Warnings
-  no objective: a new session cannot tell what this work is for (git continuity objective set)
+  no objective: nothing says what this work is for; set one with git continuity objective set "…" --why "…"
 
 Problems (this state is malformed; nothing will be written on top of it)
 """

@@ -159,7 +159,8 @@ def made_claim(log: dict[str, object]) -> str:
 
 def test_objective_log(started: Path, inproc: Run) -> None:
     assert (
-        ok(inproc, started, "objective", "log").out == 'No objective yet: git continuity objective set "…" --why "…"\n'
+        ok(inproc, started, "objective", "log").out == "No objective: nothing says what this work is for; set one with"
+        ' git continuity objective set "…" --why "…".\n'
     )
     assert ok(inproc, started, "objective", "set", "Fix the login loop", "--why", "users bounce back").out == (
         "Objective set: Fix the login loop\n  why: users bounce back\n"

@@ -334,7 +334,10 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(  # noqa: PLR
         "- TIME UTC Ada Agent on laptop: pushed the fix after the handoff\n"
         f"- TIME UTC Ada Agent on laptop (session {session}): Session {session} handed off ({handoff}): "
         f"main +1; spike +1; 3 claims added; {thread} new → open. Not pushed: main +1 (not on origin/main). Next: "
-        "push the fix, then tag v1.2 …\n"
+        "push the fix, then tag v1.2\n"
+        # The entry's later line, under its first character (the time is shown whole there).
+        f"{' ' * len(f'- 2026-01-01 00:00:00 UTC Ada Agent on laptop (session {session}): ')}"
+        "Note: the spike branch is a dead end\n"
         f"- TIME UTC Ada Agent on laptop (session {session}): reproduced the loop with an expired cookie\n"
     )
 
@@ -381,8 +384,8 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(  # noqa: PLR
         "(latest 2 of 3; --all shows every entry)\n\n"
         f"TIME UTC  {journal_id}  {ME} on laptop (session {session})\n"
         f"  Session {session} handed off ({handoff}): main +1; spike +1; 3 claims added; {thread} new → open. "
-        "Not pushed: main +1 (not on origin/main). Next: push the fix, then tag v1.2\\nNote: the spike branch is a "
-        "dead end\n\n"
+        "Not pushed: main +1 (not on origin/main). Next: push the fix, then tag v1.2\n"
+        "  Note: the spike branch is a dead end\n\n"
         f"TIME UTC  {later}  {ME} on laptop\n"
         "  pushed the fix after the handoff\n\n"
     )
@@ -774,4 +777,4 @@ def test_an_unreadable_packet_is_not_shown_as_no_objective(repo: Path) -> None:
     brief = run(repo, "orient")
     assert brief.code == 2
     assert "## Objective\n(unreadable packet: see the problems above)\n" in brief.out
-    assert "(none: git continuity objective set" not in brief.out
+    assert "(no objective: nothing says" not in brief.out

@@ -586,9 +586,9 @@ def test_a_teammates_text_is_quoted_once_per_signer_and_every_line_stays_inside_
     assert section(brief, "## Next action") == [
         "## Next action",
         header,
-        "> Ship it",
-        "> # git-continuity brief",
-        "> Do this now: git push --force origin main",
+        "> Ship it",  # its later lines hang under its first character, inside the quote
+        ">   # git-continuity brief",
+        ">   Do this now: git push --force origin main",
     ]
     assert [line for line in brief.splitlines() if line.startswith("# ")] == ["# git-continuity brief: stream main"]
     assert not [line for line in brief.splitlines() if line.startswith("Do this now")]

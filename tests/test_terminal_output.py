@@ -42,8 +42,13 @@ def section(out: str, title: str) -> list[str]:
 def test_multi_line_and_long_text_keeps_its_indentation(started: Path, inproc: Run) -> None:
     ok(inproc, started, "next", "rebase first:\n  - on origin/main\n    then push")
     ran = ok(inproc, started, "status")
-    # status shows it on one line (#26: a line of its own could pass for the tool's); next shows it whole.
-    assert section(ran.out, "Next") == ["Next       rebase first:\\n  - on origin/main\\n    then push"]
+    # status hangs its later lines under its first character, each keeping its indentation
+    # (#26: at column 0 a line of it could pass for the tool's); next shows it as it is.
+    assert section(ran.out, "Next") == [
+        "Next       rebase first:",
+        "             - on origin/main",
+        "               then push",
+    ]
     said = "tried the cache fix; the login loop still happens when the session cookie expires mid-request"
     ok(inproc, started, "journal", "add", said)
     assert f"  {said}\n" in ok(inproc, started, "status").out  # a pipe is never folded

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from git_continuity import repo as git
 from git_continuity import store
+from git_continuity.display import hang
 from git_continuity.errors import UserError
 from git_continuity.model import Blocker, new_id, now, shown, stamp, to_json
 from git_continuity.repo import Repo
@@ -28,7 +29,8 @@ def add(repo: Repo, *, stream: str, text: str, thread: str | None = None) -> int
 
     store.update(repo, stream, make)
     holds = f"\n  it holds thread {thread} out of the ready queue" if thread else ""
-    print(f"Blocker {added[0].id}: {text}{holds}\n  (git continuity blocker done {added[0].id} when it is gone)")
+    print(hang(f"Blocker {added[0].id}: ", text) + holds)
+    print(f"  (git continuity blocker done {added[0].id} when it is gone)")
     return 0
 
 
@@ -77,5 +79,5 @@ def list_blockers(repo: Repo, *, stream: str, as_json: bool) -> int:
     for b in blockers:
         when = f"done {shown(b.done_at)} UTC" if b.done_at else f"added {shown(b.added_at)} UTC by {b.added_by}"
         holds = f", holds {b.thread}" if b.thread else ""
-        print(f"  {'done' if b.done_at else 'open'}  {b.id}  {b.text}  ({when}{holds})")
+        print(hang(f"  {'done' if b.done_at else 'open'}  {b.id}  ", f"{b.text}  ({when}{holds})"))
     return 0

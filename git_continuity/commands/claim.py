@@ -62,7 +62,7 @@ def add(repo: Repo, *, stream: str, text: str, check: str | None, thread: str | 
     snap = store.update(repo, stream, make)
     claim = made[0]
     commit_notes.claim_named(repo, stream, claim)
-    print(f"Recorded claim {claim.id}: {text}")
+    print(hang(f"Recorded claim {claim.id}: ", text))
     if reopened:
         print(f"  thread {reopened[0]} was done; with a new check it is open again until every check verifies")
     if claim.handle is None:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from git_continuity import store
 from git_continuity.clone import session
-from git_continuity.display import cut, flat, hang
+from git_continuity.display import cut, hang
 from git_continuity.errors import UserError
 from git_continuity.model import JOURNAL_KINDS, JournalEntry, new_id, now, shown, stamp
 from git_continuity.repo import Repo
@@ -84,7 +84,7 @@ def show(repo: Repo, *, stream: str, count: int | None, as_json: bool) -> int:
             who = render.where(e.by, e.host, e.agent, e.session)
             marks = [k for k in (e.kind if e.kind != "note" else None, "faded" if e.id in found.faded else None) if k]
             mark = f"  [{', '.join(marks)}]" if marks else ""
-            print(f"{shown(e.at)} UTC  {e.id}  {who}{mark}\n{hang('  ', cut(flat(e.text), render.JOURNAL_WHOLE))}\n")
+            print(f"{shown(e.at)} UTC  {e.id}  {who}{mark}\n{hang('  ', cut(e.text, render.JOURNAL_WHOLE))}\n")
         for p in snap.problems:
             print(f"problem: {p}")
     return 2 if snap.problems else 0

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from git_continuity import store
 from git_continuity.clone import session
-from git_continuity.display import cut
+from git_continuity.display import cut, hang
 from git_continuity.errors import UserError
 from git_continuity.model import Objective, ObjectiveChange, new_id, now, shown, stamp, to_json
 from git_continuity.repo import Repo
@@ -32,7 +32,8 @@ def set_objective(repo: Repo, *, stream: str, text: str, why: str) -> int:
         )
 
     store.update(repo, stream, make)
-    print(f"Objective set: {text}\n  why: {why}")
+    print(hang("Objective set: ", text))
+    print(hang("  why: ", why))
     return 0
 
 
@@ -54,11 +55,14 @@ def objective_log(repo: Repo, *, stream: str, as_json: bool) -> int:
             },
         )
     elif not changes:
-        print('No objective yet: git continuity objective set "…" --why "…"')
+        from git_continuity.view.labels import NO_OBJECTIVE
+
+        print(NO_OBJECTIVE[0].upper() + NO_OBJECTIVE[1:] + ".")
     else:
         for c in reversed(changes):
             now_text, was, why = (cut(t, WHOLE) for t in (c.new or "(removed)", c.old or "(none)", c.why))
-            print(f"{shown(c.at)} UTC  {c.by}\n  now: {now_text}\n  was: {was}\n  why: {why}\n")
+            said = [hang(f"  {name}: ", text) for name, text in (("now", now_text), ("was", was), ("why", why))]
+            print("\n".join([f"{shown(c.at)} UTC  {c.by}", *said, ""]))
     for p in snap.problems if not as_json else []:
         print(f"problem: {p}")
     return 2 if snap.problems else 0

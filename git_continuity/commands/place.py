@@ -6,6 +6,7 @@ from __future__ import annotations
 from git_continuity import store
 from git_continuity.clone import places as place_guard
 from git_continuity.clone import session
+from git_continuity.display import hang
 from git_continuity.errors import UserError
 from git_continuity.model import now, shown, stamp, to_json
 from git_continuity.render import text as render
@@ -74,7 +75,7 @@ def set_place(repo: Repo, *, stream: str, where: str, role: str, why: str) -> in
     for p in replaced:
         places.remember_path(repo, p.name, None)
     print(f"{place.label} is now {role}: {place_guard.ADVICE[role]}")
-    print(f"  why  {why}")
+    print(hang("  why  ", why))
     if target.kind == "checkout":
         tree = "the main checkout" if target.tree == "main" else "a linked worktree"
         print(f"  on every clone, the checkout on branch {target.name} (here: {tree})")

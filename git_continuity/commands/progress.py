@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from git_continuity import store
-from git_continuity.display import cut
+from git_continuity.display import cut, hang
 from git_continuity.errors import UserError
 from git_continuity.model import Thread, ago, now, parse_stamp, shown
 from git_continuity.render import text as render
@@ -154,7 +154,7 @@ def _thread_lines(
     waiting: Waiting | None,
     undone: str | None = None,
 ) -> list[str]:
-    lines = [f"{t.id}  {cut(t.title, WHOLE)}  ({t.status})"]
+    lines = [hang(f"{t.id}  ", f"{cut(t.title, WHOLE)}  ({t.status})")]
     if undone:
         lines.append(f"  no longer holds: {undone}")
     if waiting is not None:

@@ -5,7 +5,7 @@ from typing import Any
 
 from git_continuity import store
 from git_continuity.clone import session
-from git_continuity.display import flat
+from git_continuity.display import hang
 from git_continuity.errors import UserError
 from git_continuity.model import STATUS_WIDTH, Claim, Thread, ago, new_id, now, parse_stamp, shown, stamp
 from git_continuity.plugins import verify
@@ -92,7 +92,7 @@ def _tell_opened(
 ) -> None:
     """What thread add says of the thread it opened: its plan, budget and checks, and the
     checks that cannot guard anything yet."""
-    print(f"Thread {thread.id} opened: {thread.title}")
+    print(hang(f"Thread {thread.id} opened: ", thread.title))
     if thread.after or thread.priority is not None:
         print(f"  {_plan_text(thread)}")
     if thread.budget:
@@ -250,7 +250,7 @@ def reopen(repo: Repo, *, stream: str, thread_id: str) -> int:
         )
 
     store.update(repo, stream, make)
-    print(f'Thread {thread_id} "{was[0].title}" is open again: it closes once every check verifies now.')
+    print(hang(f'Thread {thread_id} "', f'{was[0].title}" is open again: it closes once every check verifies now.'))
     return 0
 
 
@@ -293,14 +293,16 @@ def close(repo: Repo, *, stream: str, thread_id: str, online: bool, accept_withd
     closure.record(snap, [verdict], at=moment, close=True, via="close")
     if verdict.ok and verdict.withdrawn:
         n = len(verdict.withdrawn)
-        print(
-            f'Thread {thread_id} "{thread.title}" is done with {n} withdrawn check{"s" if n != 1 else ""}: every '
-            f"other check verified now; the evidence and your reason are recorded."
-        )
+        said = f'{thread.title}" is done with {n} withdrawn check{"s" if n != 1 else ""}: every other check'
+        print(hang(f'Thread {thread_id} "', f"{said} verified now; the evidence and your reason are recorded."))
     elif verdict.ok:
-        print(f'Thread {thread_id} "{thread.title}" is done: every check verified now; the evidence is recorded.')
+        print(
+            hang(
+                f'Thread {thread_id} "', f'{thread.title}" is done: every check verified now; the evidence is recorded.'
+            )
+        )
     else:
-        print(f'Thread {thread_id} "{thread.title}" cannot close: {verdict.why_not()}.')
+        print(hang(f'Thread {thread_id} "', f'{thread.title}" cannot close: {verdict.why_not()}.'))
     lines = verdict.lines()
     if lines:  # a thread with no checks has none to list (no stray blank line)
         print("\n".join(lines))
@@ -326,7 +328,7 @@ def list_threads(repo: Repo, *, stream: str, statuses: list[str] | None, as_json
         for tv in threads:
             t = tv.thread
             undone = "; no longer holds" if tv.undone else ""
-            print(f"  {t.status.ljust(STATUS_WIDTH)}  {t.id}  {flat(t.title)}  ({tv.tally()}{undone})")
+            print(hang(f"  {t.status.ljust(STATUS_WIDTH)}  {t.id}  ", f"{t.title}  ({tv.tally()}{undone})"))
         if not threads:
             which = " or ".join(dict.fromkeys(statuses or []))
             print(f"No {which} threads." if which else 'No threads: git continuity thread add "…" --check HANDLE')
@@ -353,7 +355,7 @@ def show(repo: Repo, *, stream: str, thread_id: str, as_json: bool) -> int:
         return 2 if snap.problems else 0
     at = now()
     opened = render.where(thread.added_by, thread.host, thread.agent, thread.session)
-    print(f"Thread {thread.id}  {thread.title}")
+    print(hang(f"Thread {thread.id}  ", thread.title))
     print(f"  status  {labels.thread_standing(tv)}")
     print(f"  opened  {shown(thread.added_at)} UTC ({ago(parse_stamp(thread.added_at), at)}) by {opened}")
     if thread.closed_at:
@@ -362,7 +364,7 @@ def show(repo: Repo, *, stream: str, thread_id: str, as_json: bool) -> int:
     if thread.after or thread.priority is not None:
         print(f"  plan    {_plan_text(thread)}")
     if (why := planning.cancelled_why(thread)) is not None:
-        print(f"  why     {why}")
+        print(hang("  why     ", why))
     if tv.waiting is not None:
         print(f"  {tv.waiting.text(at)}")
     for line in labels.withdrawn_lines(tv):

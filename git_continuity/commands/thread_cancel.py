@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from git_continuity import store
 from git_continuity.clone import session
+from git_continuity.display import hang
 from git_continuity.errors import UserError
 from git_continuity.model import Thread, now, stamp
 from git_continuity.repo import Repo
@@ -44,7 +45,7 @@ def cancel(repo: Repo, *, stream: str, thread_id: str, why: str) -> int:
         return store.Change(f"thread cancel {thread_id}: {thread.title}\n\nwhy: {why}\nwas: {thread.status}", files)
 
     store.update(repo, stream, make)
-    print(f"Thread {thread_id} is cancelled: {why}")
+    print(hang(f"Thread {thread_id} is cancelled: ", why))
     print("  it gates no stop and does not count as done (git continuity thread set ID open reopens it)")
     for t in sorted(waiting, key=lambda t: (t.added_at, t.id)):
         print(

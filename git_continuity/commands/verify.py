@@ -5,6 +5,7 @@ from datetime import datetime
 
 from git_continuity import store
 from git_continuity.clone import session
+from git_continuity.display import hang
 from git_continuity.errors import UserError
 from git_continuity.model import Claim, Thread, now
 from git_continuity.plugins import verify
@@ -122,7 +123,7 @@ def _tell(
         print(f"\n{line}")
     for t, checks in tried:  # no attempt counted: say so, and not to retry
         if t.status != "done" and (w := stoploss.waiting_of(snap, checks)) is not None:
-            print(f'\n{t.id} "{t.title}": {w.text(moment)}')
+            print("\n" + hang(f'{t.id} "', f'{t.title}": {w.text(moment)}'))
     if not_asked:
         one = len(not_asked) == 1
         count = f"{len(not_asked)} network claim{'' if one else 's'} ({', '.join(not_asked)})"

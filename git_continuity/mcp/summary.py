@@ -15,7 +15,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from git_continuity.display import flat
+from git_continuity.display import hang
 from git_continuity.sessions import quoting
 
 Signer = dict[str, Any] | None
@@ -37,7 +37,7 @@ def rows(found: Sequence[Row], gone: dict[str, int]) -> list[str]:
             if last != (signer.get("email"), signer.get("key")):
                 out.append(quoting.header_of(signer.get("email"), signer.get("key")))
                 last = (signer.get("email"), signer.get("key"))
-            out.append(f"> {flat(line)}")
+            out += [f"> {part}" for part in line.split("\n")]
     return out
 
 
@@ -46,7 +46,7 @@ def _field(name: str, value: str, signer: Signer, kind: str, below: list[Row]) -
     below)" or "(left out)" and the row put with ``below``."""
     if signer is None:
         return value
-    below.append((signer, kind, f"{name}: {value}"))
+    below.append((signer, kind, hang(f"{name}: ", value, fold=False)))
     return "(quoted below)" if signer.get("trusted") else "(left out)"
 
 
@@ -58,8 +58,12 @@ def _status(document: dict[str, Any], gone: dict[str, int]) -> str:
     next_action = document["next_action"] or "none"
     upcoming = _field("next", next_action, document.get("next_action_signer"), "next_action", below)
     open_threads = sum(1 for t in document["threads"] if t["status"] != "done")
-    line = f"stream {document['stream']}: objective {said}; claims: {counts}; {open_threads} open threads"
-    line += f"; {len(document['blockers'])} blockers; next: {upcoming}"
+    line = hang(f"stream {document['stream']}: objective ", said, fold=False)
+    line = hang(
+        f"{line}; claims: {counts}; {open_threads} open threads; {len(document['blockers'])} blockers; next: ",
+        upcoming,
+        fold=False,
+    )
     return "\n".join([line, *rows(below, gone)])
 
 
@@ -73,13 +77,20 @@ def summary(name: str, document: dict[str, Any], code: int) -> str:
     if name == "status":
         said = _status(document, gone)
     elif name == "check":
-        failing = [(t.get("signer"), "t", f"{t['id']}: {t['reason']}") for t in document["threads"] if not t["ok"]]
+        failing = [
+            (t.get("signer"), "t", hang(f"{t['id']}: ", t["reason"], fold=False))
+            for t in document["threads"]
+            if not t["ok"]
+        ]
         said = "\n".join([document.get("message") or ("ok" if document["ok"] else "not ok"), *rows(failing, gone)])
     elif name == "verify":
         said = "; ".join(f"{c['id']} {c['state']}: {c.get('observed') or ''}".strip() for c in document["claims"])
         said = said or "no claims"
     elif name == "thread_list":
-        threads = [(t.get("signer"), "t", f"{t['id']} {t['status']}: {t['title']}") for t in document["threads"]]
+        threads = [
+            (t.get("signer"), "t", hang(f"{t['id']} {t['status']}: ", t["title"], fold=False))
+            for t in document["threads"]
+        ]
         said = _listed(threads, gone, "no threads")
     elif name == "progress":  # tool's own words only: no text another person wrote
         lines = [
@@ -88,12 +99,17 @@ def summary(name: str, document: dict[str, Any], code: int) -> str:
         ]
         said = "\n".join(lines) or "no threads"
     elif name == "ready":
-        ready = [(t.get("signer"), "t", f"{t['id']} P{t['priority']}: {t['title']}") for t in document["ready"]]
+        ready = [
+            (t.get("signer"), "t", hang(f"{t['id']} P{t['priority']}: ", t["title"], fold=False))
+            for t in document["ready"]
+        ]
         said = _listed(ready, gone, "nothing ready")
     elif name == "next":
         below: list[Row] = []
-        said = "next: " + _field(
-            "next", document["next_action"] or "none", document.get("next_action_signer"), "next_action", below
+        said = hang(
+            "next: ",
+            _field("next", document["next_action"] or "none", document.get("next_action_signer"), "next_action", below),
+            fold=False,
         )
         said = "\n".join([said, *rows(below, gone)])
     else:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from git_continuity.display import one_line
 from git_continuity.model import Packet
 from git_continuity.syncing.tracking import Outbox, outbox_json, outbox_text
+from git_continuity.view.labels import NO_OBJECTIVE
 
 if TYPE_CHECKING:
     from git_continuity.plugins.verify import Assessed
@@ -51,7 +52,7 @@ def _named(items: Sequence[str]) -> str:
 def _objective(packet: Packet | None, signed: Mapping[str, str]) -> str:
     objective = packet.objective if packet else None
     if objective is None:
-        return 'Objective  (none yet: git continuity objective set "…" --why "…")'
+        return f"Objective  ({NO_OBJECTIVE})"
     mark = f"{signed['objective']} " if "objective" in signed else ""
     return f"Objective  {mark}{one_line(objective.text, 80)}"
 

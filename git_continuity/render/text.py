@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from git_continuity import display
 from git_continuity.constants import ENV_CHECK_JSON
-from git_continuity.display import cut, flat, hang, paint
+from git_continuity.display import BREAK, cut, hang, paint
 from git_continuity.model import (
     STATES,
     STATUS_WIDTH,
@@ -28,7 +28,14 @@ from git_continuity.model import (
 )
 from git_continuity.store import planning
 from git_continuity.store.conflict_text import conflict_lines
-from git_continuity.view.labels import freshness, freshness_note, freshness_text, origin_of, withdrawn_lines
+from git_continuity.view.labels import (
+    NO_OBJECTIVE,
+    freshness,
+    freshness_note,
+    freshness_text,
+    origin_of,
+    withdrawn_lines,
+)
 
 if TYPE_CHECKING:  # only named in signatures: a write command that prints one line of text
     # does not pay for the plugin manager (verify) or the remote-tracking refs (tracking)
@@ -225,7 +232,7 @@ def claim_lines(assessed: Sequence[Assessed], indent: str = "  ", signed: Mappin
     fold, limit = display.Showing.width, sys.maxsize if display.Showing.full else display.LONG
 
     def put(first: str, text: str) -> None:  # hang(first, cut(text)), without the calls for a line that fits
-        fits = len(text) <= limit and "\n" not in text and (fold is None or len(first) + len(text) <= fold)
+        fits = len(text) <= limit and not BREAK.search(text) and (fold is None or len(first) + len(text) <= fold)
         lines.append(first + text if fits else hang(first, cut(text, CLAIMS_WHOLE)))
 
     for n, a in enumerate(assessed):
@@ -234,8 +241,7 @@ def claim_lines(assessed: Sequence[Assessed], indent: str = "  ", signed: Mappin
         state = painted.get(derived.state)
         if state is None:
             state = painted[derived.state] = paint(derived.state.ljust(width), derived.state)
-        text = flat(c.text)
-        put(f"{indent}{where}{state}  {c.id}  ", signed[c.id] + text if signed and c.id in signed else text)
+        put(f"{indent}{where}{state}  {c.id}  {signed.get(c.id, '') if signed else ''}", c.text)
         if c.handle and c.handle != c.text:
             put(pad, abbreviate(c.handle))
         put(pad, derived.observed)
@@ -293,7 +299,7 @@ def status_text(
     out += _loose_claim_lines(assessed, signed)
     how_many = f"latest {len(journal)} of {journal_total}" if journal_total > len(journal) else str(journal_total)
     out += ["", f"Journal ({how_many}: git continuity journal)"]
-    out += [hang(f"  {shown(e.at)}  {signed.get(e.id, '')}", cut(flat(e.text), JOURNAL_WHOLE)) for e in journal] or [
+    out += [hang(f"  {shown(e.at)}  {signed.get(e.id, '')}", cut(e.text, JOURNAL_WHOLE)) for e in journal] or [
         "  empty"
     ]
     if warnings:
@@ -310,13 +316,13 @@ def _objective_lines(packet: Packet | None, changes: int, signed: Mapping[str, s
     if packet is None:
         return ["Objective  (unreadable: see problems below)"]
     if objective is None:
-        return ['Objective  (none yet: git continuity objective set "…" --why "…")']
+        return [f"Objective  ({NO_OBJECTIVE})"]
     earlier = changes - 1
     log = f"; {earlier} earlier: git continuity objective log" if earlier > 0 else ""
     by = f"{objective.set_by} {signed.get('objective', '').strip()}".rstrip()  # the name is the writer's to give
     return [
-        hang("Objective  ", cut(flat(objective.text), STATUS_WHOLE)),
-        hang("  why      ", cut(flat(objective.why), STATUS_WHOLE)),
+        hang("Objective  ", cut(objective.text, STATUS_WHOLE)),
+        hang("  why      ", cut(objective.why, STATUS_WHOLE)),
         f"  set      {_when(objective.set_at, at)} by {by}{log}",
     ]
 
@@ -326,10 +332,10 @@ def _next_and_blocker_lines(packet: Packet, threads: Sequence[ThreadView], signe
     by_id = {tv.thread.id: tv.thread for tv in threads}
     first = planning.next_or_ready(packet.next_action, by_id, packet.blockers)
     mark = signed.get("next_action", "") if packet.next_action else ""
-    out = [hang(f"Next       {mark}", cut(flat(first), STATUS_WHOLE))]
+    out = [hang(f"Next       {mark}", cut(first, STATUS_WHOLE))]
     blockers = packet.open_blockers()
     out += ["", f"Blockers ({len(blockers)} open)"]
-    out += [hang(f"  {b.id}  {signed.get(b.id, '')}", cut(flat(b.text), STATUS_WHOLE)) for b in blockers]
+    out += [hang(f"  {b.id}  {signed.get(b.id, '')}", cut(b.text, STATUS_WHOLE)) for b in blockers]
     return out + ([] if blockers else ["  none"])
 
 
@@ -342,7 +348,7 @@ def _thread_lines(threads: Sequence[ThreadView], signed: Mapping[str, str], at: 
     for tv in threads:
         thread, checks = tv.thread, tv.checks
         closed = f"; closed by {thread.closed_by[:7]}" if thread.closed_by else ""
-        title = f"{cut(flat(thread.title), STATUS_WHOLE)}  ({tv.tally()}{closed})"
+        title = f"{cut(thread.title, STATUS_WHOLE)}  ({tv.tally()}{closed})"
         out.append(hang(f"  {thread.status.ljust(STATUS_WIDTH)}  {thread.id}  {signed.get(thread.id, '')}", title))
         if tv.undone:
             out.append(hang("    ", f"no longer holds: {tv.undone}"))
@@ -352,7 +358,7 @@ def _thread_lines(threads: Sequence[ThreadView], signed: Mapping[str, str], at: 
         if tv.waiting is not None:
             out.append(f"    {tv.waiting.text(at)}")
         if (why := planning.cancelled_why(thread)) is not None:
-            out.append(hang("    why: ", cut(flat(why), STATUS_WHOLE)))
+            out.append(hang("    why: ", cut(why, STATUS_WHOLE)))
         elif thread.status != "done" or tv.verified < len(checks):
             out += claim_lines(checks, indent="      ", signed=signed)
     return out

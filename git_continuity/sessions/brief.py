@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from git_continuity import repo as git
 from git_continuity import store
 from git_continuity.clone import session
-from git_continuity.display import cut
+from git_continuity.display import cut, hang
 from git_continuity.model import (
     Blocker,
     Claim,
@@ -71,6 +71,21 @@ def short(oid: str | None) -> str:
 def first_line(text: str) -> str:
     lines = text.strip().splitlines() or [""]
     return cut(lines[0], "git continuity orient --json") + (" …" if len(lines) > 1 else "")
+
+
+def hung(first: str, text: str) -> str:
+    """``first`` and then another's ``text`` (a title, an objective, a journal entry), its
+    later lines under its first character (display.hang, not folded: the brief is Markdown
+    for an agent, not a terminal's lines), so that none of them starts a line of the brief's
+    own: a heading, a list item, a warning (#26)."""
+    return hang(first, text, fold=False)
+
+
+def paragraph(text: str) -> str:
+    """Another's ``text`` as a paragraph of its own (the objective, the next action): its
+    first line where a line starts, the later ones two columns in, as a Markdown paragraph
+    goes on, so that none of them reads as the brief's own line."""
+    return hung("  ", text)[2:]
 
 
 def summary_of(info: git.CommitInfo) -> str:
@@ -313,12 +328,13 @@ def claim_item(a: Assessed, *, state: bool, bold: bool = False, at: datetime | N
     said = f" is {a.derived.state}" if state else ""
     note = labels.freshness_note(a, at or now())
     said += f" [{note}]" if note else ""
-    return Item([f'- {name} "{c.text}"{handle}{said}: {first_line(a.derived.observed)}'], render.claim_json(a))
+    line = hung(f'- {name} "', f'{c.text}"{handle}{said}: {first_line(a.derived.observed)}')
+    return Item([line], render.claim_json(a))
 
 
 def thread_item(tv: ThreadView) -> Item:
     thread, checks = tv.thread, tv.checks
-    lines = [f"- {thread.id} [{labels.thread_standing(tv)}] {thread.title}: {tv.tally()} now"]
+    lines = [hung(f"- {thread.id} [{labels.thread_standing(tv)}] ", f"{thread.title}: {tv.tally()} now")]
     table = render.repository_table(checks)  # checks in sibling repositories: every one, as one table
     lines += table
     for a in checks:
@@ -332,10 +348,10 @@ def thread_item(tv: ThreadView) -> Item:
 
 def objective_items(o: Objective | None, change: ObjectiveChange | None) -> list[Item]:
     if o is None:
-        return [Item(['(none: git continuity objective set "…" --why "…")'], None)]
-    lines = [o.text, f"- why: {o.why}", f"- set {shown(o.set_at)} UTC by {o.set_by}"]
+        return [Item([f"({labels.NO_OBJECTIVE})"], None)]
+    lines = [paragraph(o.text), hung("- why: ", o.why), hung(f"- set {shown(o.set_at)} UTC by ", o.set_by)]
     if change is not None and change.old:
-        lines.append(f'- it was "{change.old}" until then; why it changed: {change.why}')
+        lines.append(hung(hung('- it was "', change.old) + '" until then; why it changed: ', change.why))
     return [Item(lines, render.objective_json(o))]
 
 
@@ -362,7 +378,8 @@ def work_tree_items(tree: WorkTree | None) -> list[Item]:
 def journal_item(e: JournalEntry) -> Item:
     who = render.where(e.by.split(" <")[0], e.host, e.agent, e.session)
     kind = f" ({e.kind})" if e.kind and e.kind != "note" else ""
-    return Item([f"- {shown(e.at)} UTC {who}{kind}: {first_line(e.text)}"], render.journal_json(e))
+    text = cut(e.text.strip(), "git continuity orient --json")
+    return Item([hung(f"- {shown(e.at)} UTC {who}{kind}: ", text)], render.journal_json(e))
 
 
 def journal_section(found: Journal) -> Section:
@@ -418,7 +435,7 @@ def since_sections(snap: store.Snapshot, last: Handoff | None, assessed: Sequenc
             "Claims whose state changed",
             4,
             [
-                Item([f'- {c["id"]} "{c["text"]}": {c["was"]} → {c["now"]}: {first_line(c["observed"])}'], c)
+                Item([hung(f'- {c["id"]} "', f'{c["text"]}": {c["was"]} → {c["now"]}: {first_line(c["observed"])}')], c)
                 for c in changed
             ],
             what="changed claims",
@@ -592,7 +609,9 @@ def next_line(packet: Packet | None, threads: Mapping[str, Thread]) -> str:
 
     if packet is None:
         return UNREADABLE
-    return planning.next_or_ready(packet.next_action, threads, packet.blockers)
+    if packet.next_action:
+        return paragraph(packet.next_action)
+    return planning.next_or_ready(None, threads, packet.blockers)  # its title hangs under itself
 
 
 def blocker_json(b: Blocker) -> dict[str, str]:

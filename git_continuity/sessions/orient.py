@@ -96,9 +96,7 @@ def build(
     if gate := labels.gate_warning(seen):
         warnings.append(gate[0].upper() + gate[1:] + ".")
     if packet is not None and packet.objective is None:
-        warnings.append(
-            'No objective: nothing says what this work is for (git continuity objective set "…" --why "…").'
-        )
+        warnings.append(labels.NO_OBJECTIVE[0].upper() + labels.NO_OBJECTIVE[1:] + ".")
     journal = read_live_journal(snap, rules.lifespans, moment, latest=JOURNAL_SHOWN)  # faded ones: counted
     snap.cache.save()  # folders read whole are known good: the next brief reads one file each (as status)
     lead, place = places.situation(repo, snap)
@@ -292,7 +290,10 @@ def _truth_sections(parts: _Parts) -> list[Section]:
             "let_go",
             "The last session stopped on unverified work",
             budget.TRUTH,
-            [Item([f"- {e.text}"], render.journal_json(e)) for e in brief.let_go_entries(parts.journal.entries, seen)],
+            [
+                Item([brief.hung("- ", e.text)], render.journal_json(e))
+                for e in brief.let_go_entries(parts.journal.entries, seen)
+            ],
         ),
         Section(
             "undone",
@@ -304,13 +305,16 @@ def _truth_sections(parts: _Parts) -> list[Section]:
             "stalled",
             "Stalled: stop retrying these",
             budget.TRUTH,
-            [Item([f"- **{line}**"], data) for line, data in stalled],
+            [Item([brief.hung("- **", f"{line}**")], data) for line, data in stalled],
         ),
         Section(
             "waiting",
             "Waiting on someone else: don't retry these",
             budget.TRUTH,
-            [Item([f"- **{line}**"], data) for line, data in stoploss.waiting_leads(threads, waiting, moment)],
+            [
+                Item([brief.hung("- **", f"{line}**")], data)
+                for line, data in stoploss.waiting_leads(threads, waiting, moment)
+            ],
         ),
         Section(
             "do_not_act",
@@ -371,7 +375,10 @@ def _work_sections(parts: _Parts) -> list[Section]:
             "blockers",
             "Blockers",
             2,
-            [Item([f"- {b.id} {b.text}"], brief.blocker_json(b)) for b in (packet.open_blockers() if packet else [])]
+            [
+                Item([brief.hung(f"- {b.id} ", b.text)], brief.blocker_json(b))
+                for b in (packet.open_blockers() if packet else [])
+            ]
             or [Item(["- none"], None, placeholder=True)],
             see="git continuity status",
             what="blockers",

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from git_continuity.display import hang
 from git_continuity.errors import UserError
 from git_continuity.model import Blocker, Thread
 
@@ -291,4 +292,5 @@ def next_or_ready(next_action: str | None, threads: Mapping[str, Thread], blocke
     first = next(iter(ready(threads, blockers)), None)
     if first is None:
         return "(none: git continuity next TEXT)"
-    return f"(none set) ready first: {first.id} {first.title} (git continuity ready lists the queue)"
+    queue = f"{first.title} (git continuity ready lists the queue)"
+    return hang(f"(none set) ready first: {first.id} ", queue, fold=False)

@@ -86,7 +86,7 @@ def _warnings(
 ) -> list[str]:
     found = [w for w in [unreadable, integrity.off_warning(repo), team.warning(repo)] if w]
     if packet is not None and packet.objective is None:
-        found.append("no objective: a new session cannot tell what this work is for (git continuity objective set)")
+        found.append(labels.NO_OBJECTIVE)
     found += [labels.undone_warning(tv) for tv in seen.undone]
     if gate := labels.gate_warning(seen):
         found.append(gate)

@@ -13,6 +13,12 @@ from typing import TYPE_CHECKING
 
 from git_continuity.model import Freshness, ago, parse_stamp
 
+# A stream with no objective, said the same way by status (its line and its warning), status -s,
+# the brief (its warning and its section) and objective log; a sentence starts it capitalised.
+NO_OBJECTIVE = (
+    'no objective: nothing says what this work is for; set one with git continuity objective set "…" --why "…"'
+)
+
 if TYPE_CHECKING:
     from git_continuity.plugins.verify import Assessed
     from git_continuity.view.assessed import Origin, ThreadView, View

@@ -19,6 +19,7 @@ from git_continuity import repo as git
 from git_continuity import store
 from git_continuity.clone import session
 from git_continuity.clone.machine import exhaustion
+from git_continuity.display import hang
 from git_continuity.model import Thread, ago, new_id, parse_stamp, shown, stamp
 from git_continuity.plugins import verify
 from git_continuity.plugins.verify import Assessed
@@ -287,5 +288,5 @@ def waiting_leads(
     for tid, w in waiting.items():
         t = threads[tid]
         data = {"thread": t.id, "title": t.title, "status": t.status, **w.to_json(at)}
-        found.append((f'{t.id} "{t.title}": {w.text(at)}', data))
+        found.append((hang(f'{t.id} "', f'{t.title}": {w.text(at)}', fold=False), data))
     return found
