@@ -106,22 +106,7 @@ def _text(repo: Repo, stream: str, doc: document.Document) -> None:
     for line in doc.lead:  # where this checkout stands comes first (places.situation)
         print(line, end="\n\n")
     print(
-        render.status_text(
-            stream=stream,
-            ref_line=_head(doc),
-            packet=packet,
-            objective_changes=doc.objective_changes,
-            assessed=seen.claims,
-            threads=seen.threads,
-            journal=doc.journal,
-            journal_total=doc.journal_total,
-            warnings=doc.warnings,
-            problems=doc.problems,
-            at=doc.at,
-            standings=doc.standings,
-            conflicts=doc.conflicts,
-            signed=signed,
-        ),
+        render.status_text(doc, _head(doc), signed),
         end="",
     )
     # The outbox (#25) of remotes never sent the state (the Sync line above speaks of the others).

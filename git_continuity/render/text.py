@@ -40,9 +40,9 @@ from git_continuity.view.labels import (
 if TYPE_CHECKING:  # only named in signatures: a write command that prints one line of text
     # does not pay for the plugin manager (verify) or the remote-tracking refs (tracking)
     from git_continuity.plugins.verify import Assessed
-    from git_continuity.store.records import ConflictRecord
     from git_continuity.syncing.tracking import Standing
     from git_continuity.view.assessed import ThreadView
+    from git_continuity.view.document import Document
 
 
 _taking = threading.local()  # per thread: the MCP server runs each tool call in a thread of its own
@@ -264,49 +264,35 @@ def repository_table(checks: Sequence[Assessed]) -> list[str]:
     return rows
 
 
-def status_text(
-    *,
-    stream: str,
-    ref_line: str,
-    packet: Packet | None,
-    objective_changes: int,
-    assessed: Sequence[Assessed],
-    threads: Sequence[ThreadView],
-    journal: Sequence[JournalEntry],
-    journal_total: int,
-    warnings: Sequence[str],
-    problems: Sequence[str],
-    at: datetime,
-    standings: Sequence[Standing] = (),
-    conflicts: Sequence[ConflictRecord] = (),
-    signed: Mapping[str, str] | None = None,
-) -> str:
-    """status as text; ``signed`` is what goes before each shown item (claim, thread,
-    blocker, journal entry) another person wrote (signed_items.label), so their lines cannot
-    pass for this user's."""
-    out, signed = [f"stream {stream}  ({ref_line})"], signed or {}
-    for index, s in enumerate(standings):
+def status_text(doc: Document, ref_line: str, signed: Mapping[str, str]) -> str:
+    """status as text, from its whole document (view/document.py); ``signed`` is what goes
+    before each shown item (claim, thread, blocker, journal entry) another person wrote
+    (signed_items.label), so their lines cannot pass for this user's."""
+    packet, threads, at, journal = doc.packet, doc.view.threads, doc.at, doc.journal
+    out = [f"stream {doc.snap.stream}  ({ref_line})"]
+    for index, s in enumerate(doc.standings):
         out.append(("Sync       " if index == 0 else " " * 11) + standing_text(s))
     out.append("")
-    out += _objective_lines(packet, objective_changes, signed, at)
+    out += _objective_lines(packet, doc.objective_changes, signed, at)
     if packet is not None:
         out += _next_and_blocker_lines(packet, threads, signed)
-    if conflicts:
-        out += ["", f"Conflicts ({len(conflicts)} to look at; git continuity conflict dismiss ID once looked at)"]
-        out += conflict_lines(conflicts)
+    if doc.conflicts:
+        out += ["", f"Conflicts ({len(doc.conflicts)} to look at; git continuity conflict dismiss ID once looked at)"]
+        out += conflict_lines(doc.conflicts)
     if threads:
         out += _thread_lines(threads, signed, at)
-    out += _loose_claim_lines(assessed, signed)
-    how_many = f"latest {len(journal)} of {journal_total}" if journal_total > len(journal) else str(journal_total)
+    out += _loose_claim_lines(doc.view.claims, signed)
+    total = doc.journal_total
+    how_many = f"latest {len(journal)} of {total}" if total > len(journal) else str(total)
     out += ["", f"Journal ({how_many}: git continuity journal)"]
     out += [hang(f"  {shown(e.at)}  {signed.get(e.id, '')}", cut(e.text, JOURNAL_WHOLE)) for e in journal] or [
         "  empty"
     ]
-    if warnings:
-        out += ["", paint("Warnings", "warning")] + [hang("  ", w) for w in warnings]
-    if problems:
+    if doc.warnings:
+        out += ["", paint("Warnings", "warning")] + [hang("  ", w) for w in doc.warnings]
+    if doc.problems:
         out += ["", paint("Problems (this state is malformed; nothing will be written on top of it)", "problem")]
-        out += [_indent(p, "  ") for p in problems]
+        out += [_indent(p, "  ") for p in doc.problems]
     return "\n".join(out) + "\n"
 
 
