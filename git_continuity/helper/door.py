@@ -137,7 +137,7 @@ HANDSHAKE = 3.0  # seconds for a helper to take a command; a helper stopped or s
 FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
 
 
-LATE = 2.0  # seconds to wait for the helper's word on an exit its copy reported (a helper stopped)
+LATE = 2.0  # seconds to wait for the helper's word on an exit its copy said is raising (a helper stopped)
 
 
 def _ask(folder: str, argv: list[str]) -> int | None:
@@ -327,9 +327,11 @@ def _start(folder: str, name: str) -> None:
 
 def _wait(lines: _Lines, pid: int) -> int:
     """Pass on the signals this process gets to the one running the command, and end as it
-    ended: with its exit code, or killed by the same signal. The helper says how its copy
-    ended; the copy itself says the code it ends with, which is taken when the helper is gone
-    (killed) or says nothing in time (stopped)."""
+    ended: with its exit code, or killed by the same signal. The copy says the code it ends
+    with once its streams are closed (``ran``: taken at once, not waiting the few ms its
+    teardown takes); where it is still writing a traceback (``raising``) or says nothing, the
+    helper's word on how it ended is waited for, and the copy's code taken when the helper is
+    gone (killed) or says nothing in time (stopped)."""
 
     received: list[int] = []
 
@@ -348,9 +350,9 @@ def _wait(lines: _Lines, pid: int) -> int:
     try:
         while code is None:
             word, value = lines.next(None if ran is None else LATE)
-            if word == "exit":
+            if word in ("exit", "ran"):  # ran: its streams are closed, nothing more comes of it
                 code = int(value)
-            elif word == "ran":
+            elif word == "raising":
                 ran = int(value)
             elif not word:
                 break

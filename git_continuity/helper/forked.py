@@ -91,7 +91,7 @@ def run(argv: Taken) -> NoReturn:
     except KeyboardInterrupt:
         raise  # it ends killed by SIGINT: the helper says so
     except BaseException:
-        _report(1)  # a traceback, then exit 1
+        _report(1, "raising")  # a traceback is still to be written, then exit 1
         raise
     _end(code)
 
@@ -119,12 +119,13 @@ def _end(code: object) -> NoReturn:
     os._exit(number)
 
 
-def _report(number: int) -> None:
-    """Say the exit code the copy ends with."""
+def _report(number: int, word: str = "ran") -> None:
+    """Say the exit code the copy ends with: ``ran`` once its streams are closed (the client
+    may end at once), ``raising`` when a traceback is still to be written."""
     for connection in _client:
         _die_with_client(connection, False)  # the command is over; its last flush is not cut short
         try:  # noqa: SIM105
-            connection.sendall(f"ran {number}\n".encode())
+            connection.sendall(f"{word} {number}\n".encode())
         except OSError:
             pass
 
