@@ -475,7 +475,7 @@ def test_tags_kept_with_their_folders_times_are_read_again_once_a_tag_moves_or_c
         return {name: oid for oid, name in (line.split() for line in listed.splitlines())}
 
     assert tips() == gits()
-    assert (repo / ".git" / "continuity" / "cache" / "tags").is_file()  # kept
+    assert (repo / ".git" / "continuity" / "cache" / "tags-100").is_file()  # kept
     git(repo, "tag", "-f", "v7", revs[2])  # moved
     git(repo, "tag", "release/r2", revs[1])  # in a folder below
     assert tips() == gits()

@@ -376,7 +376,7 @@ def ref_tips(repo: Repo, prefixes: Sequence[str], limit: int) -> dict[str, Oid]:
     found: dict[str, Oid] = {}
     for prefix in prefixes:
         if prefix == TAGS:
-            found.update(list(tag_targets(repo).items())[: limit - len(found)])
+            found.update(list(tag_targets(repo, limit).items())[: limit - len(found)])
             continue
         found.update(_tips(repo, prefix, limit - len(found)))
     return found
@@ -401,13 +401,14 @@ TAGS = "refs/tags/"
 RACY = 2_000_000_000  # ns: a folder changed this close to a listing may have changed unseen
 
 
-def tag_targets(repo: Repo) -> dict[str, Oid]:
-    """Every tag and what it points at, by name, kept under the cache folder until
-    their folders or packed-refs change: git writes a ref by renaming a file into its folder,
-    which changes the folder's time, so with 10,000 loose tags a read stats a folder instead
-    of listing 10,000 files. A listing made within RACY of a folder's change is not kept (a
+def tag_targets(repo: Repo, limit: int | None = None) -> dict[str, Oid]:
+    """The tags (the first ``limit`` by name; None: every one) and what they point at, kept
+    under the cache folder, a file for each limit (a brief reads a few hundred, the fresh look
+    every one), until their folders or packed-refs change: git writes a ref by renaming a file
+    into its folder, which changes the folder's time, so with 10,000 loose tags a read stats a
+    folder instead of listing 10,000 files. A listing made within RACY of a folder's change is not kept (a
     file system's clock is coarse: git's index has the same rule)."""
-    path = repo.local_dir / "cache" / "tags"
+    path = repo.local_dir / "cache" / f"tags-{'all' if limit is None else limit}"
     try:
         kept = json.loads(path.read_text())
         if kept["seen"] == _seen(repo, kept["seen"]):
@@ -415,7 +416,7 @@ def tag_targets(repo: Repo) -> dict[str, Oid]:
     except (OSError, ValueError, KeyError, TypeError):
         pass
     made = time.time_ns()
-    tips = _tips(repo, TAGS, sys.maxsize)
+    tips = _tips(repo, TAGS, sys.maxsize if limit is None else limit)
     seen = _seen(repo, None)
     if all(when < made - RACY for when in seen.values() if when is not None):
         with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
