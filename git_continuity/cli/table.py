@@ -819,9 +819,10 @@ AROUND: tuple[Command, ...] = (
         "observed), then the objective, next action, blockers, open threads, verified and unconfirmed\n"
         "claims, the work tree, what changed since the last handoff, and the journal. Tokens are\n"
         "estimated as UTF-8 bytes / 3, rounded up. It starts this work tree's session (or continues\n"
-        "the open one); GIT_CONTINUITY_SESSION and GIT_CONTINUITY_AGENT override it. First it fetches\n"
-        "every remote and asks the forge again, within a second (continuity.freshLook, in seconds;\n"
-        "0 turns it off), and says what it could not reach.\n"
+        "the open one); GIT_CONTINUITY_SESSION and GIT_CONTINUITY_AGENT override it. First it lists\n"
+        "every remote (git ls-remote), fetches those where something moved, and asks the forge again,\n"
+        "within a second (continuity.freshLook, in seconds; 0 turns it off), and says what it could\n"
+        "not reach.\n"
         "Exit 1 when this clone has no state for the stream (the brief says how to fetch it), 2 when\n"
         "the state is malformed (the brief names each problem).",
         served=True,
