@@ -202,6 +202,79 @@ def test_the_look_lists_each_remote_and_fetches_only_one_where_something_moved(
     assert _git_commands(trace) == ["ls-remote"]
 
 
+def test_a_ref_name_that_is_not_utf8_costs_no_fetch_and_breaks_no_brief_nor_handoff(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """git allows any bytes in a ref name; no reader can show such a name as git has it, so it
+    is passed by: the look does not fetch for it every time, and the brief and the handoff,
+    which record the refs they saw, are made without it once a fetch brought it here."""
+    bare, work = remote_and_clone
+    ok(work, "init")
+    ok(work, "objective", "set", "Ship", "--why", "due")
+    head = git(work, "rev-parse", "HEAD")
+    subprocess.run([b"git", b"update-ref", b"refs/heads/caf\xe9", head.encode()], cwd=bare, check=True)
+    trace = tmp_path / "trace.json"
+    oriented(work, GIT_TRACE2_EVENT=str(trace))
+    assert _git_commands(trace) == ["ls-remote"]
+    git(work, "fetch", "-q", "origin")  # here now, by the user's own fetch
+    assert (
+        b"refs/remotes/origin/caf\xe9"
+        in subprocess.run(
+            ["git", "for-each-ref", "--format=%(refname)"], cwd=work, capture_output=True, check=True
+        ).stdout
+    )
+    assert oriented(work).startswith("# git-continuity brief: stream main\n")
+    assert made_id(ok(work, "handoff"), "h")
+
+
+def test_a_remote_tracking_ref_that_cannot_be_read_is_said_in_gits_words_and_the_brief_goes_on(
+    remote_and_clone: tuple[Path, Path],
+) -> None:
+    _, work = remote_and_clone
+    ok(work, "init")
+    git(work, "push", "-q", "origin", "HEAD:refs/heads/feat")
+    git(work, "fetch", "-q", "origin")
+    (work / ".git" / "refs" / "remotes" / "origin" / "feat").write_text("garbage\n")
+    lines = oriented(work).splitlines()
+    assert lines[3] == (
+        f"Fresh look: origin ({git(work, 'remote', 'get-url', 'origin')}) was not reached: fatal: bad object "
+        "refs/remotes/origin/feat; what this clone knows of it (its branches, tags and state, and every check that "
+        "reads them) is as it last heard from it, just now."
+    )
+
+
+def test_a_refspec_of_short_names_is_fetched_as_git_would(remote_and_clone: tuple[Path, Path], tmp_path: Path) -> None:
+    bare, work = remote_and_clone
+    ok(work, "init")
+    git(work, "config", "remote.origin.fetch", "main:refs/remotes/origin/main")  # git expands main itself
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(bare), str(other))
+    moved = commit(other, "Someone else's work")
+    git(other, "push", "-q", "origin", "main")
+    assert "Fresh look: fetched now from origin." in oriented(work).splitlines()
+    assert git(work, "rev-parse", "origin/main") == moved
+
+
+def test_a_fetch_of_thousands_of_new_branches_is_not_stopped_by_what_it_says(
+    remote_and_clone: tuple[Path, Path],
+) -> None:
+    """git fetch says a line for each ref it writes; unread, those lines would fill a pipe
+    and stop it until the look's bound."""
+    bare, work = remote_and_clone
+    ok(work, "init")
+    head = git(work, "rev-parse", "HEAD")
+    subprocess.run(
+        ["git", "update-ref", "--stdin"],
+        cwd=bare,
+        input="".join(f"create refs/heads/topic/{n:04d} {head}\n" for n in range(3000)),
+        text=True,
+        check=True,
+    )
+    lines = oriented(work, GIT_CONTINUITY_FRESH_LOOK="20").splitlines()
+    assert "Fresh look: fetched now from origin." in lines
+    assert len(git(work, "for-each-ref", "refs/remotes/origin/topic/").splitlines()) == 3000
+
+
 def test_a_tag_that_differs_from_the_remotes_is_left_as_it_is_and_said(
     remote_and_clone: tuple[Path, Path], tmp_path: Path
 ) -> None:

@@ -383,11 +383,15 @@ def ref_tips(repo: Repo, prefixes: Sequence[str], limit: int) -> dict[str, Oid]:
 
 
 def _tips(repo: Repo, prefix: str, limit: int) -> dict[str, Oid]:
-    """Where the first ``limit`` refs under prefix point (by name)."""
+    """Where the first ``limit`` refs under prefix point (by name). A name that is not UTF-8
+    (git allows any bytes) is passed by: what holds these names is written as UTF-8 (a
+    session's record, a handoff), and no reader could show it as git has it."""
     found: dict[str, Oid] = {}
     for name in _names(repo, prefix, checked=False):  # what holds no ref is skipped below
         if len(found) >= limit:
             break
+        if not name.isascii() and not _utf8(name):
+            continue
         try:
             target = ref_target(repo, name)
         except UserError:
@@ -395,6 +399,14 @@ def _tips(repo: Repo, prefix: str, limit: int) -> dict[str, Oid]:
         if target is not None:
             found[name] = target
     return found
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode()
+    except UnicodeEncodeError:  # the bytes that were not UTF-8, kept as surrogates
+        return False
+    return True
 
 
 TAGS = "refs/tags/"

@@ -210,22 +210,32 @@ def _fetched(ended: list[_Ended], deadline: float, bound: float) -> list[_Ended]
 
 def _moved(started: _Started, listed: Mapping[str, str]) -> bool:
     """Whether a fetch would bring anything: a branch or tag of the remote that is not here as
-    it is there, or a state ref whose commit is not here."""
+    it is there, or a state ref whose commit is not here. Where that cannot be told (a refspec
+    of short names, which git expands as it fetches; a ref here that cannot be read), the
+    fetch is left to tell."""
     repo = started.repo
     specs = _refspecs(repo, started.remote)
+    if any(not p.startswith("refs/") for spec in specs for p in spec.lstrip("+^").split(":") if p):
+        return True
     state = _state_patterns(repo, started.remote) if started.with_state else []
     tags = git.tag_targets(repo) if any(name.startswith(TAGS) for name in listed) else {}
-    for name, oid in listed.items():
-        if name.startswith(TAGS):
-            if tags.get(name) != oid:
-                return True
-            continue
-        into = _destination(specs, name)
-        if into is not None and git.ref_target(repo, into) != oid:
-            return True
-        if any(fnmatchcase(name, p) for p in state) and not git.has_object(repo, git.Oid(oid)):
-            return True
-    return False
+    named = [(name, oid) for name, oid in listed.items() if "\ufffd" not in name]  # not UTF-8: none here to ask
+    try:
+        return any(_differs(repo, specs, state, tags, name, oid) for name, oid in named)
+    except UserError:
+        return True
+
+
+def _differs(
+    repo: Repo, specs: Sequence[str], state: Sequence[str], tags: Mapping[str, str], name: str, oid: str
+) -> bool:
+    """Whether the remote's ``name`` at ``oid`` is not here as a fetch would leave it."""
+    if name.startswith(TAGS):
+        return tags.get(name) != oid
+    into = _destination(specs, name)
+    if into is not None and git.ref_target(repo, into) != oid:
+        return True
+    return any(fnmatchcase(name, p) for p in state) and not git.has_object(repo, git.Oid(oid))
 
 
 def _destination(specs: Sequence[str], name: str) -> str | None:

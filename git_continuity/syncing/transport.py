@@ -191,7 +191,13 @@ class Started:
 
     remote: str
     process: subprocess.Popen[bytes]
+    said: IO[bytes]  # where git writes its messages (a pipe left unread would stop it: a line a ref)
     listing: IO[bytes] | None = None  # where a listing writes the refs it found
+
+    def close(self) -> None:
+        for file in (self.said, self.listing):
+            if file is not None:
+                file.close()
 
 
 @dataclass(frozen=True)
@@ -206,25 +212,35 @@ class Fetched:
     listed: Mapping[str, str] = field(default_factory=dict)
 
 
-def _start(repo: Repo, args: list[str], stdout: IO[bytes] | int) -> subprocess.Popen[bytes]:
+def _start(repo: Repo, remote: str, args: list[str], *, listing: bool) -> Started:
     # No prompt can hang it: GIT_TERMINAL_PROMPT for git's own, and a session without a
-    # controlling terminal for ssh's (it fails instead of asking).
+    # controlling terminal for ssh's (it fails instead of asking). Its output goes to files,
+    # read once it ended: a pipe nobody reads stops git once it is full (a fetch says a line
+    # for each ref it writes, a listing one for each ref there is).
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-    return subprocess.Popen(
-        ["git", "-c", "maintenance.auto=false", f"--git-dir={repo.common_dir}", *args],
-        stdin=subprocess.DEVNULL,
-        stdout=stdout,
-        stderr=subprocess.PIPE,
-        env=env,
-        start_new_session=True,
-    )
+    said = tempfile.TemporaryFile()  # noqa: SIM115 (Started.close)
+    out = tempfile.TemporaryFile() if listing else None  # noqa: SIM115 (Started.close)
+    try:
+        process = subprocess.Popen(
+            ["git", "-c", "maintenance.auto=false", f"--git-dir={repo.common_dir}", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=out if out is not None else subprocess.DEVNULL,
+            stderr=said,
+            env=env,
+            start_new_session=True,
+        )
+    except OSError:
+        said.close()
+        if out is not None:
+            out.close()
+        raise
+    return Started(remote, process, said, out)
 
 
 def start_listing(repo: Repo, remote: str) -> Started:
     """Start listing the remote's refs (``git ls-remote --refs``): one round trip, no object
     fetched, so that a fetch is started only for what moved."""
-    out = tempfile.TemporaryFile()  # noqa: SIM115 (closed when read): a pipe left unread would stop a listing
-    return Started(remote, _start(repo, ["ls-remote", "--refs", "--", remote], out), out)
+    return _start(repo, remote, ["ls-remote", "--refs", "--", remote], listing=True)
 
 
 def start_fetch(repo: Repo, remote: str, refspecs: list[str]) -> Started:
@@ -232,7 +248,7 @@ def start_fetch(repo: Repo, remote: str, refspecs: list[str]) -> Started:
     branch moved but by a refspec named here, no maintenance started behind it, no walk to
     tell a forced update)."""
     args = ["fetch", "--no-tags", "--no-write-fetch-head", "--refmap=", "--no-auto-gc", "--no-show-forced-updates"]
-    return Started(remote, _start(repo, [*args, remote, *refspecs], subprocess.DEVNULL))
+    return _start(repo, remote, [*args, remote, *refspecs], listing=False)
 
 
 END_WAIT = 0.05  # seconds a fetch ended at the deadline has to remove its lock files (git does it on SIGTERM)
@@ -256,10 +272,15 @@ def finish_all(started: list[Started], deadline: float, bound: float) -> list[Fe
         if running:
             time.sleep(POLL)
     late = {id(s) for s in running if s.process.poll() is None}
+    ended = []
     for s in started:
         if id(s) in late:
             _end(s.process)
-    return [Fetched(s.remote, f"did not answer within {bound:g} s") if id(s) in late else _ended(s) for s in started]
+            ended.append(Fetched(s.remote, f"did not answer within {bound:g} s"))
+        else:
+            ended.append(_ended(s))
+        s.close()
+    return ended
 
 
 def _end(process: subprocess.Popen[bytes]) -> None:
@@ -276,8 +297,9 @@ def _end(process: subprocess.Popen[bytes]) -> None:
 def _ended(started: Started) -> Fetched:
     """How a fetch or a listing that ended by itself went."""
     process = started.process
-    _, err = process.communicate()
-    said = err.decode(errors="replace")
+    process.wait()
+    started.said.seek(0)
+    said = started.said.read().decode(errors="replace")
     if started.listing is not None:
         return _listed(started, said)
     clobbered = tuple(
@@ -290,12 +312,12 @@ def _ended(started: Started) -> Fetched:
 
 
 def _listed(started: Started, said: str) -> Fetched:
-    assert started.listing is not None
-    with started.listing as out:
-        if started.process.returncode != 0:
-            return Fetched(started.remote, failure(said, f"git ls-remote exited {started.process.returncode}"))
-        out.seek(0)
-        lines = out.read().decode(errors="replace").splitlines()
+    out = started.listing
+    assert out is not None
+    if started.process.returncode != 0:
+        return Fetched(started.remote, failure(said, f"git ls-remote exited {started.process.returncode}"))
+    out.seek(0)
+    lines = out.read().decode(errors="replace").splitlines()  # a name not UTF-8 keeps U+FFFD: look.py passes it by
     found = {}
     for line in lines:
         oid, _, name = line.partition("\t")
