@@ -293,13 +293,17 @@ def test_no_command_imports_another_command() -> None:
     assert found == []
 
 
-def test_status_renders_the_view_and_asks_nothing_else() -> None:
-    """#37: status takes the view's document and renders it; the plumbing it may name besides
-    is the model's wording of times, the repository's type and the errors."""
+@pytest.mark.parametrize(
+    ("command", "document"),
+    [("status", "git_continuity.view.document"), ("progress", "git_continuity.view.progress")],
+)
+def test_a_reader_renders_the_views_document_and_asks_nothing_else(command: str, document: str) -> None:
+    """#37: status and progress take the view's document and render it; the plumbing they may
+    name besides is the model's wording of times, the repository's type, the errors and a file
+    written whole."""
     rooms = ("git_continuity.view", "git_continuity.render")
     allowed = {m for m in _modules() if m.startswith(rooms)}
-    allowed |= {"git_continuity.model", "git_continuity.repo", "git_continuity.errors"}
-    assert _violations("status renders the view", allowed, ["git_continuity.commands.status"]) == []
-    assert "git_continuity.view.document" in {
-        _ours(n) for _, n in _imports(_modules()["git_continuity.commands.status"])
-    }
+    allowed |= {"git_continuity.model", "git_continuity.repo", "git_continuity.errors", "git_continuity.atomic"}
+    module = f"git_continuity.commands.{command}"
+    assert _violations(f"{command} renders the view", allowed, [module]) == []
+    assert document in {_ours(n) for _, n in _imports(_modules()[module])}
