@@ -79,6 +79,7 @@ from git_continuity.repo.objects import (
 from git_continuity.repo.reach import contains, keep_answers
 from git_continuity.repo.refs import (
     MAX_TRIES,
+    TAGS,
     cloned_at,
     compare_and_swap,
     create_reflog,
@@ -126,6 +127,7 @@ __all__ = [
     "ANCESTOR_CACHE_MIN",
     "MAX_TRIES",
     "STAGED",
+    "TAGS",
     "UNSTAGED",
     "Changes",
     "CommitInfo",

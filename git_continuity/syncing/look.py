@@ -40,7 +40,6 @@ CONFIG_BOUND = "continuity.freshLook"
 STAGING = "refs/continuity-look/"  # <remote>/<the remote's ref name>: the state as the look fetched it
 MOST_REMOTES = 8  # remotes of one repository looked at (the first by name)
 WORKERS = 16  # network handles asked at once
-TAGS = "refs/tags/"
 
 
 @dataclass(frozen=True)
@@ -218,7 +217,7 @@ def _moved(started: _Started, listed: Mapping[str, str]) -> bool:
     if any(not p.startswith("refs/") for spec in specs for p in spec.lstrip("+^").split(":") if p):
         return True
     state = _state_patterns(repo, started.remote) if started.with_state else []
-    tags = git.tag_targets(repo) if any(name.startswith(TAGS) for name in listed) else {}
+    tags = git.tag_targets(repo) if any(name.startswith(git.TAGS) for name in listed) else {}
     named = [(name, oid) for name, oid in listed.items() if "\ufffd" not in name]  # not UTF-8: none here to ask
     try:
         return any(_differs(repo, specs, state, tags, name, oid) for name, oid in named)
@@ -230,7 +229,7 @@ def _differs(
     repo: Repo, specs: Sequence[str], state: Sequence[str], tags: Mapping[str, str], name: str, oid: str
 ) -> bool:
     """Whether the remote's ``name`` at ``oid`` is not here as a fetch would leave it."""
-    if name.startswith(TAGS):
+    if name.startswith(git.TAGS):
         return tags.get(name) != oid
     into = _destination(specs, name)
     if into is not None and git.ref_target(repo, into) != oid:

@@ -80,7 +80,11 @@ def _run(repo: Repo, args: list[str], timeout: float, given: str | None = None) 
 
 def list_refs(repo: Repo, remote: str, patterns: list[str], timeout: float) -> dict[str, str]:
     """The remote's refs matching the patterns, name -> object id, asked right now."""
-    out = _git(repo, ["ls-remote", "--", remote, *patterns], timeout)
+    return _listing(_git(repo, ["ls-remote", "--", remote, *patterns], timeout))
+
+
+def _listing(out: str) -> dict[str, str]:
+    """What ``git ls-remote`` printed, name -> object id (a peeled tag's line left out)."""
     found = {}
     for line in out.splitlines():
         oid, _, name = line.partition("\t")
@@ -317,10 +321,5 @@ def _listed(started: Started, said: str) -> Fetched:
     if started.process.returncode != 0:
         return Fetched(started.remote, failure(said, f"git ls-remote exited {started.process.returncode}"))
     out.seek(0)
-    lines = out.read().decode(errors="replace").splitlines()  # a name not UTF-8 keeps U+FFFD: look.py passes it by
-    found = {}
-    for line in lines:
-        oid, _, name = line.partition("\t")
-        if name:
-            found[name] = oid
-    return Fetched(started.remote, None, listed=found)
+    listed = _listing(out.read().decode(errors="replace"))  # a name not UTF-8 keeps U+FFFD: look.py passes it by
+    return Fetched(started.remote, None, listed=listed)
