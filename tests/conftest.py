@@ -66,26 +66,31 @@ REMOVED_ENV = (
 )
 
 
-def helpers() -> dict[int, str]:
-    """Every helper process on this machine: pid -> the folder it serves."""
-    found = {}
+def helpers(*, copies: bool = False) -> dict[int, str]:
+    """Every helper process on this machine: pid -> the folder it serves. A command's copy
+    of a helper has its command line too, and may still be leaving when its client has
+    ended: counted only with ``copies``."""
+    found, parents = {}, {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
             with open(f"/proc/{entry.name}/cmdline", "rb") as file:
                 words = file.read().split(b"\0")
-        except OSError:
+            with open(f"/proc/{entry.name}/stat", "rb") as file:
+                parent = int(file.read().rpartition(b")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
             continue
         if len(words) > 3 and b"helper_server.serve" in words[2]:
             found[int(entry.name)] = words[3].decode(errors="replace")
-    return found
+            parents[int(entry.name)] = parent
+    return {pid: folder for pid, folder in found.items() if copies or parents[pid] not in found}
 
 
 def end_helpers(under: Path) -> None:
     """End the helpers that serve a folder under ``under`` (and the commands they run): none
     started by a test outlives it, and those of another test run are left alone."""
-    for pid, folder in helpers().items():
+    for pid, folder in helpers(copies=True).items():
         if folder.startswith(f"{under}{os.sep}"):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGCONT)  # a test may have stopped it

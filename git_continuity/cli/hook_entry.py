@@ -39,7 +39,7 @@ def main() -> int:
 
         done = helper.through_helper(["hook-impl", *args])
         if done is not None:
-            return done
+            helper.leave(done)
     from git_continuity.cli.main import hook_main
 
     return hook_main()
