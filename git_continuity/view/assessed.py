@@ -205,8 +205,10 @@ def _dereferenced(
 
     at, rules, online = asked.at, asked.rules, asked.online
     if asked.dereference == "bearing":
-        heavy = [c for c in claims if _bearing(c, threads)]
-        light = [c for c in claims if not _bearing(c, threads)]
+        heavy: list[Claim] = []
+        light: list[Claim] = []
+        for c in claims:
+            (heavy if _bearing(c, threads) else light).append(c)
         bearing = verify.Asking(dereference_all=True, online=online, reuse_fresh=True, head=head, given=asked.given)
         return verify.assess(snap, heavy, at=at, policy=rules, asking=bearing) + verify.assess(
             snap, light, at=at, policy=rules, asking=verify.Asking(head=head)
