@@ -8,7 +8,8 @@ Claude Code's hooks installed, and a state of 1,000 claims with local git handle
 (`reachable:` and `pushed:` among them, dereferenced on every read), 6 threads done (three
 closed by a commit naming them, three by `thread close`) and a million journal entries over
 a year, most of them faded notes (written straight as state objects by `git fast-import`,
-then one signed state commit on top). A second clone of the remote pushes what the first
+then one signed state commit on top; the objects left loose packed, as git's gc --auto would
+by then, the tags left loose). A second clone of the remote pushes what the first
 fetches.
 
 Each read and hook is run as an agent runs it (no terminal, so the repository's helper
@@ -238,6 +239,9 @@ def build(tmp: Path, args: argparse.Namespace) -> tuple[Path, Path, list[str]]:
     close_threads(work, args.done)
     splice_journal(work, args.journal, args.days)
     sh(work, "git", "push", "-q", "origin", "main")
+    # The thousands of objects the state's writes left loose packed, as git's own gc --auto packs
+    # them past 6,700 at a user's next commit; the refs stay loose (gc.auto is off for them).
+    sh(work, "git", "repack", "-d", "-q")
     sh(work, *cont, "orient")  # a session, and every cache read once
     return work, mate, revs
 
