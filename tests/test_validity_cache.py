@@ -54,3 +54,25 @@ def test_a_good_claims_blob_under_another_claims_name_is_refused_for_its_id(repo
     assert (done.code, done.err) == (2, "")
     problems = done.out.split("\nProblems (", 1)[1].split("\n", 1)[1]
     assert problems == f"  .continuity/claims/c-zzzzzz.json line 6: id: '{claim}' does not match the file name\n"
+
+
+def test_a_key_added_is_known_at_once_and_once_saved_without_its_shard_read(repo: Path) -> None:
+    """A write of many entries adds a key to each of their shards without reading them (at a
+    year of journal, all 256 are a million keys): the key is found all the same, in this
+    process and the next, and so are the keys its shard's file held before."""
+    from git_continuity import repo as opened
+    from git_continuity.store.state import ValidityCache, good
+
+    here = opened.open_repo(repo)
+    before, added = good("claim", "ab" + "1" * 38, "c-aaaaaa.json"), good("claim", "ab" + "2" * 38, "c-bbbbbb.json")
+    first = ValidityCache(here)
+    first.add([before])
+    first.save()
+    second = ValidityCache(here)
+    second.add([added])
+    assert second._shards == {}  # what was read to add it: nothing
+    assert added in second and before in second
+    second.save()
+    third = ValidityCache(here)
+    assert added in third and before in third
+    assert (third.path / "ab").read_text().split() == [before, added]
