@@ -4,8 +4,10 @@ claim's file name."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import pytest
 from conftest import cont, git, sign_with_own_key
 from test_sweep import plumb
 
@@ -76,3 +78,27 @@ def test_a_key_added_is_known_at_once_and_once_saved_without_its_shard_read(repo
     third = ValidityCache(here)
     assert added in third and before in third
     assert (third.path / "ab").read_text().split() == [before, added]
+
+
+def test_what_the_cache_knows_outlives_a_change_of_an_output_schema_not_of_an_entrys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache is named by the schemas of what it judges (the entries, the packet): a new
+    field in orient's output keeps a year of entries known good; a change of the claim's
+    schema sends them to be judged again."""
+    from git_continuity.store import STORED, schema
+
+    copy = tmp_path / "schema"
+    shutil.copytree(schema._schema_dir(), copy)
+    monkeypatch.setattr(schema, "_schema_dir", lambda: copy)
+    named = []
+    for edited in (None, "orient", "status", "claim"):
+        if edited is not None:
+            path = copy / f"{edited}.schema.json"
+            text = path.read_text()
+            assert '"type": "object"' in text
+            path.write_text(text.replace('"type": "object"', '"type":  "object"', 1))
+        schema.digest.cache_clear()
+        named.append(schema.digest(STORED))
+    schema.digest.cache_clear()
+    assert named[0] == named[1] == named[2] != named[3]

@@ -43,10 +43,12 @@ def load(name: str) -> dict[str, Any]:
 
 
 @functools.cache
-def digest() -> str:
-    """Changes whenever any schema changes, so cached validity never outlives its schema."""
+def digest(names: tuple[str, ...] | None = None) -> str:
+    """Changes whenever one of these schemas changes (any, when none are named), so what was
+    judged under them never outlives them."""
     h = hashlib.sha1()
-    for path in sorted(_schema_dir().glob("*.schema.json")):
+    paths = [_schema_dir() / f"{n}.schema.json" for n in names] if names else _schema_dir().glob("*.schema.json")
+    for path in sorted(paths):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
 

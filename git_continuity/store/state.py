@@ -40,6 +40,10 @@ KINDS = {
 
 
 ENTRIES = frozenset(KINDS.values())
+# What the validity cache judges: the entries and the packet. The schemas of the commands'
+# output (orient, status…) name none of it, and changing one must not send a year of entries
+# to be checked again (a million took two minutes).
+STORED = tuple(sorted({*ENTRIES, "packet"}))
 
 
 def ref_name(stream: str) -> str:
@@ -214,7 +218,7 @@ class Snapshot:
 def validity_path(repo: Repo) -> Path:
     from git_continuity.store import schema
 
-    return repo.local_dir / "cache" / f"valid-{schema.digest()}-{RULES}.d"
+    return repo.local_dir / "cache" / f"valid-{schema.digest(STORED)}-{RULES}.d"
 
 
 def _validity(repo: Repo) -> ValidityCache:
