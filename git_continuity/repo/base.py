@@ -129,14 +129,17 @@ def _given(key: str) -> str | None:
     """A value given on git's command line for this run (``git -c key=value continuity …``,
     which git hands on in GIT_CONFIG_PARAMETERS, and GIT_CONFIG_COUNT/KEY_n/VALUE_n): the
     highest level of git's config, which libgit2 does not read. The last one given wins."""
-    import shlex
-
     wanted = _config_key(key)
     found = None
-    try:
-        words = shlex.split(os.environ.get("GIT_CONFIG_PARAMETERS", ""))
-    except ValueError:
-        words = []
+    words: list[str] = []
+    given = os.environ.get("GIT_CONFIG_PARAMETERS")
+    if given:  # shlex only then: importing it cost every hook a few ms
+        import shlex
+
+        try:
+            words = shlex.split(given)
+        except ValueError:
+            words = []
     for word in words:  # 'user.name'='Ada' reads as user.name=Ada; an older git wrote 'user.name=Ada'
         name, _, value = word.partition("=")
         if _config_key(name) == wanted:
