@@ -14,7 +14,6 @@ from git_continuity.view import progress as document
 
 def progress(repo: Repo, *, stream: str, thread_id: str | None, as_json: bool, html: str | None = None) -> int:
     doc = document.progress_document(repo, stream, thread_id)
-    chosen = [tv.thread for tv in doc.views]
     if html is not None:
         _page(html, stream, doc)
     elif as_json:
@@ -23,10 +22,7 @@ def progress(repo: Repo, *, stream: str, thread_id: str | None, as_json: bool, h
             {
                 "stream": stream,
                 "stalled_after": {"attempts": doc.rules.stall_attempts, "sessions": doc.rules.stall_sessions},
-                "threads": [
-                    progress_text.thread_json(tv, doc.courses[tv.thread.id], doc.checked[tv.thread.id], doc.at)
-                    for tv in doc.views
-                ],
+                "threads": [progress_text.thread_json(tv, doc.courses[tv.thread.id], doc.at) for tv in doc.views],
                 "problems": doc.snap.problems,
             },
             doc.marker,
@@ -34,13 +30,8 @@ def progress(repo: Repo, *, stream: str, thread_id: str | None, as_json: bool, h
     else:
         lines: list[str] = []
         for tv in doc.views:
-            t = tv.thread
-            course, checks = doc.courses[t.id], doc.checked[t.id]
-            lines += [
-                *progress_text.thread_lines(t, course, checks, doc.rules, doc.at, doc.waiting.get(t.id), tv.undone),
-                "",
-            ]
-        if not chosen:
+            lines += [*progress_text.thread_lines(tv, doc.courses[tv.thread.id], doc.rules, doc.at), ""]
+        if not doc.views:
             lines = ["No threads that are not done: nothing is being tried.", ""]
         lines += [f"problem: {p}" for p in doc.snap.problems]
         print("\n".join(lines).rstrip("\n"))
@@ -61,8 +52,9 @@ def _page(html: str, stream: str, doc: document.Progress) -> None:
         why = f"{folder} is not a folder" if folder.exists() else f"the folder {folder} does not exist"
         raise UserError(f"--html {html}: {why}; nothing was written")
     chosen = [tv.thread for tv in doc.views]
+    waiting = {tv.thread.id: tv.waiting for tv in doc.views if tv.waiting is not None}
     try:
-        atomic.write(target, progress_html.page(stream, [(t, doc.courses[t.id]) for t in chosen], doc.waiting))
+        atomic.write(target, progress_html.page(stream, [(t, doc.courses[t.id]) for t in chosen], waiting))
     except OSError as error:
         raise UserError(f"--html {html}: cannot write it: {error.strerror or error}") from None
     count = sum(len(c.attempts) for c in doc.courses.values())

@@ -165,7 +165,7 @@ def _warm() -> None:
 
     # A fleet's writers each meet the entries the others wrote, and its syncs the states they
     # fetch: each copy would otherwise import jsonschema and build a validator to check them.
-    schema.warm((*store.KINDS.values(), "packet", "policy"))
+    schema.warm((*store.STORED, "policy"))
     schema.digest(store.STORED)  # what names the validity cache: its schemas read, once
     # A write's first uses of what it always uses, made once here: the packet's round trip
     # through ruamel.yaml and a change spliced into its text, proven by libyaml (each imports

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from git_continuity.display import cut, hang
-from git_continuity.model import Thread, ago, parse_stamp, shown
+from git_continuity.model import ago, parse_stamp, shown
 from git_continuity.render.text import stop_loss_line
 from git_continuity.store import attempts
 from git_continuity.store.attempts import Attempt, Course, Waiting
@@ -54,8 +54,13 @@ def _attempt_json(a: Attempt, changed: bool) -> dict[str, Any]:
     return data
 
 
-def thread_json(tv: ThreadView, course: Course, checks: int, at: datetime) -> dict[str, Any]:
-    t, waiting = tv.thread, tv.waiting
+def _checks(tv: ThreadView) -> int:
+    """How many of the thread's checks have a handle (prose tries nothing)."""
+    return sum(1 for a in tv.checks if a.claim.handle)
+
+
+def thread_json(tv: ThreadView, course: Course, at: datetime) -> dict[str, Any]:
+    t, waiting, checks = tv.thread, tv.waiting, _checks(tv)
     changes = {a.id for a in course.changes}
     return {
         "id": t.id,
@@ -82,18 +87,11 @@ def thread_json(tv: ThreadView, course: Course, checks: int, at: datetime) -> di
     }
 
 
-def thread_lines(
-    t: Thread,
-    course: Course,
-    checks: int,
-    rules: Policy,
-    at: datetime,
-    waiting: Waiting | None,
-    undone: str | None = None,
-) -> list[str]:
+def thread_lines(tv: ThreadView, course: Course, rules: Policy, at: datetime) -> list[str]:
+    t, waiting, checks = tv.thread, tv.waiting, _checks(tv)
     lines = [hang(f"{t.id}  ", f"{cut(t.title, WHOLE)}  ({t.status})")]
-    if undone:
-        lines.append(f"  no longer holds: {undone}")
+    if tv.undone:
+        lines.append(f"  no longer holds: {tv.undone}")
     if waiting is not None:
         lines.append(f"  {waiting.text(at)}")
     note = _note(checks, course, waiting)

@@ -1,7 +1,7 @@
 """The whole document ``progress`` shows, assessed in one place: the threads being tried (a
-done one that no longer holds among them), each with its checks, its course of attempts
-(store/attempts.py, view/stoploss.py) and whether it waits on someone else, under the policy
-read once; ``progress`` renders it and asks nothing else."""
+done one that no longer holds among them; each thread's view holds its checks and whether it
+waits on someone else), each with its course of attempts (store/attempts.py,
+view/stoploss.py), under the policy read once; ``progress`` renders it and asks nothing else."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from git_continuity.errors import UserError
 from git_continuity.model import now
 from git_continuity.repo import Repo
 from git_continuity.store import policy
-from git_continuity.store.attempts import Course, Waiting
+from git_continuity.store.attempts import Course
 from git_continuity.view import assessed, signed_items, stoploss
 
 
@@ -28,8 +28,6 @@ class Progress:
     at: datetime
     views: list[assessed.ThreadView]  # the threads shown, in the view's order
     courses: dict[str, Course]  # by thread id
-    checked: dict[str, int]  # how many checks with a handle, by thread id
-    waiting: dict[str, Waiting]  # the threads waiting on someone else, by id
     marker: Callable[[dict[str, Any]], dict[str, Any]]  # puts who signed what on --json (signed_items.marker)
 
 
@@ -56,7 +54,5 @@ def progress_document(repo: Repo, stream: str, thread_id: str | None) -> Progres
         at,
         views,
         courses={tv.thread.id: stoploss.course_of(snap, tv.thread, rules) for tv in views},
-        checked={tv.thread.id: sum(1 for a in tv.checks if a.claim.handle) for tv in views},
-        waiting={tv.thread.id: tv.waiting for tv in views if tv.waiting is not None},
         marker=signed_items.marker(repo, stream, snap.commit),
     )
