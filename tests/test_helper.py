@@ -396,6 +396,36 @@ def test_a_command_the_helper_runs_imports_next_to_nothing_in_its_own_process(wo
     assert {"re", "enum", "subprocess", "pygit2", "typing"} & set(imported) == set()
 
 
+def test_an_agents_hook_the_helper_runs_imports_next_to_nothing_in_its_own_process(work: Path) -> None:
+    """The client of every hook an agent runs (a Stop here), as its launcher starts it: the
+    hooks' own script, which imports no more than the command's."""
+    hook = [str(Path(sys.executable).parent / "git-continuity-hook"), "agent", "claude", "stop"]
+    env = {**os.environ, **ON, "PYTHONPROFILEIMPORTTIME": "1"}
+
+    def stop() -> subprocess.CompletedProcess[str]:
+        event = '{"session_id": "s-1", "hook_event_name": "Stop", "stop_hook_active": false}'
+        return subprocess.run(
+            hook, cwd=work, input=event, env=env, capture_output=True, text=True, start_new_session=True
+        )
+
+    stop()  # starts a helper of this fingerprint
+    pid = listening(work)
+    done = stop()
+    assert (done.returncode, done.stdout) == (0, "{}\n")
+    assert helper_of(work) == pid
+    imported = [line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
+    assert [name for name in imported if name.startswith("git_continuity")] == [
+        "git_continuity",
+        "git_continuity.cli",
+        "git_continuity.cli.hook_entry",
+        "git_continuity.helper",
+        "git_continuity.helper.door",
+        "git_continuity.helper.place",
+        "git_continuity.helper.peer",
+    ]
+    assert {"re", "enum", "subprocess", "pygit2", "typing"} & set(imported) == set()
+
+
 def test_the_helper_splices_every_packet_it_writes(work: Path) -> None:
     """The helper loads libyaml once, so each of its copies splices a change into packet.yaml
     however small the packet (a process of its own splices only a large one: loading libyaml
