@@ -102,3 +102,40 @@ def test_what_the_cache_knows_outlives_a_change_of_an_output_schema_not_of_an_en
         named.append(schema.digest(STORED))
     schema.digest.cache_clear()
     assert named[0] == named[1] == named[2] != named[3]
+
+
+def test_another_schemas_cache_goes_once_nothing_wrote_to_it_for_two_weeks(repo: Path) -> None:
+    """An upgrade that changes what is stored leaves the old cache behind (90 MB at a million
+    entries): the next write removes it once no process wrote to it for two weeks, and leaves
+    a recent one (another installed version in use on this clone) and whatever is not a
+    validity cache."""
+    import os
+    import time
+
+    from git_continuity import repo as opened
+    from git_continuity.store.state import validity_path
+
+    started(repo)
+    cache = validity_path(opened.open_repo(repo)).parent
+    month, day = time.time() - 30 * 86400, time.time() - 86400
+    made = {
+        "valid-0123456789abcdef-3.d": month,  # another schema's, forgotten
+        "valid-fedcba9876543210-2": month,  # an older version's one file, forgotten
+        "valid-00000000ffffffff": month,  # the first versions' name
+        "valid-1111111111111111-3.d": day,  # another version's, in use
+        "valid-notes.d": month,  # not a cache of ours
+    }
+    for name, when in made.items():
+        if name.endswith(".d"):
+            (cache / name).mkdir()
+            (cache / name / "ab").write_text("claim:c-aaaaaa.json:ab\n")
+        else:
+            (cache / name).write_text("claim:c-aaaaaa.json:ab\n")
+        os.utime(cache / name, (when, when))
+    own = validity_path(opened.open_repo(repo))
+    os.utime(own, (month, month))  # its last write a month ago: this write makes it current
+    assert cont(repo, "claim", "add", "another", "--check", "commit:HEAD").code == 0
+    assert sorted(p.name for p in cache.glob("valid-*")) == sorted(
+        [own.name, "valid-1111111111111111-3.d", "valid-notes.d"]
+    )
+    assert time.time() - own.stat().st_mtime < 60

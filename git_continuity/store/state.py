@@ -9,6 +9,7 @@ callers never deduplicate. Nothing here asks the network: a missing state raises
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -146,8 +147,42 @@ class ValidityCache:
                 with (self.path / name).open("a") as f:
                     f.write("\n".join(keys) + "\n")
             self._new = {}
+            os.utime(self.path)  # in use: its time is its last write (forgotten() reads it)
         except OSError:
-            pass  # a cache that cannot be written only costs speed
+            return  # a cache that cannot be written only costs speed
+        forgotten(self.path)
+
+
+FORGOTTEN = 14 * 86400  # seconds since its last write after which another schema's cache goes
+
+
+def forgotten(kept: Path) -> None:
+    """Remove the validity caches of other schemas (an upgrade's leftovers, 90 MB each at a
+    million entries) that no process has written to for FORGOTTEN seconds. Not at once: two
+    installed versions used on one clone would each remove the other's, and judge a year of
+    entries again at every turn."""
+    import re
+    import shutil
+    import time
+
+    cutoff = time.time() - FORGOTTEN
+    try:
+        with os.scandir(kept.parent) as entries:
+            old = [
+                entry.path
+                for entry in entries
+                if entry.path != str(kept)
+                and re.fullmatch(r"valid-[0-9a-f]{16}(-[0-9]+)?(\.d)?", entry.name)
+                and entry.stat(follow_symlinks=False).st_mtime < cutoff
+            ]
+    except OSError:
+        return
+    for path in old:
+        with contextlib.suppress(OSError):
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
 
 
 @dataclass
