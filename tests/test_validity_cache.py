@@ -139,3 +139,40 @@ def test_another_schemas_cache_goes_once_nothing_wrote_to_it_for_two_weeks(repo:
         [own.name, "valid-1111111111111111-3.d", "valid-notes.d"]
     )
     assert time.time() - own.stat().st_mtime < 60
+
+
+def test_a_walk_cut_short_keeps_what_it_had_judged(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A walk of every entry judged anew (after a schema changed, a year of them takes
+    minutes) saves what it found as it goes: an agent's hook killed at its time limit leaves
+    the folders it judged known good, and the next walk goes on from there."""
+    from git_continuity import repo as opened
+    from git_continuity import store
+    from git_continuity.store import problems, state
+
+    started(repo)
+    assert cont(repo, "thread", "add", "ship it", "--check", "commit:HEAD").code == 0
+    assert cont(repo, "journal", "add", "tried the fast path").code == 0
+    here = opened.open_repo(repo)
+    shutil.rmtree(state.validity_path(here))  # nothing known: as after a change of a schema
+    judged = []
+
+    def cut(snap: state.Snapshot, folder: str) -> None:
+        if folder == "threads":  # the claims and the journal before it, by name
+            raise KeyboardInterrupt  # what the hook's time limit does here
+        judged.append(folder)
+        real(snap, folder)
+
+    real = problems._flat
+    monkeypatch.setattr(problems, "_flat", cut)
+    monkeypatch.setattr(state, "CHECKPOINT", 0.0, raising=False)  # save at every folder
+    with pytest.raises(KeyboardInterrupt):
+        store.all_problems(store.snapshot(here, "main"))
+    assert judged == ["claims"]
+    kept = state.ValidityCache(here)
+    day = git(repo, "ls-tree", "--name-only", "refs/continuity/main:.continuity/journal").split()[-1]
+    for folder, name in (("claims", "claims"), ("journal", day)):
+        oid = git(
+            repo, "rev-parse", f"refs/continuity/main:.continuity/{folder}" + ("" if name == folder else f"/{name}")
+        )
+        assert state.good(f"folder-{folder}", oid, name) in kept, folder
+    assert state.good("tree", git(repo, "rev-parse", "refs/continuity/main^{tree}")) not in kept

@@ -62,6 +62,7 @@ def _checked(snap: Snapshot, kind: str, folder: git.TreeEntry, where: str, check
     # (a file a read found bad is not counted again here).
     if not snap.bad_under(where):
         snap.cache.add([known])
+    snap.cache.checkpoint()
 
 
 def _flat(snap: Snapshot, folder: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,6 +92,7 @@ class ValidityCache:
         self.path = validity_path(repo)
         self._shards: dict[str, set[str]] = {}
         self._new: dict[str, list[str]] = {}
+        self._saved = time.monotonic()
         if not self.path.exists():
             self._take_in(self.path.with_suffix(""))
 
@@ -136,7 +138,15 @@ class ValidityCache:
                 known.add(key)
             self._new.setdefault(name, []).append(key)
 
+    def checkpoint(self) -> None:
+        """Save what is known so far, if the last save is CHECKPOINT seconds old: a walk of a
+        year of entries judged anew (a schema changed) takes minutes, and an agent's hook is
+        killed after 60 s; the next one goes on from here instead of starting over."""
+        if time.monotonic() - self._saved > CHECKPOINT:
+            self.save()
+
     def save(self) -> None:
+        self._saved = time.monotonic()
         if not self._new:
             return
         try:
@@ -153,6 +163,7 @@ class ValidityCache:
         forgotten(self.path)
 
 
+CHECKPOINT = 5.0  # seconds between saves of a long walk's findings
 FORGOTTEN = 14 * 86400  # seconds since its last write after which another schema's cache goes
 
 
@@ -163,7 +174,6 @@ def forgotten(kept: Path) -> None:
     entries again at every turn."""
     import re
     import shutil
-    import time
 
     cutoff = time.time() - FORGOTTEN
     try:
