@@ -46,7 +46,7 @@ def project(repo: Path) -> tuple[Path, str]:
 
 def install_from_a_venv_then_remove_its_python(work: Path, agent: str, tmp_path: Path) -> Path:
     """``agent install`` run by git-continuity in a virtual environment of its own (its
-    git-continuity-hook as pip writes it, #! that venv's Python), whose Python is then removed
+    git-continuity-hook as pip installs it, #! that venv's Python), whose Python is then removed
     (an upgrade, a deleted venv). Returns the venv."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)

@@ -123,20 +123,28 @@ def test_another_schemas_cache_goes_once_nothing_wrote_to_it_for_two_weeks(repo:
         "valid-fedcba9876543210-2": month,  # an older version's one file, forgotten
         "valid-00000000ffffffff": month,  # the first versions' name
         "valid-1111111111111111-3.d": day,  # another version's, in use
+        "valid-2222222222222222-3.d": month,  # an older one's, in use: it appends to its files
         "valid-notes.d": month,  # not a cache of ours
     }
     for name, when in made.items():
         if name.endswith(".d"):
             (cache / name).mkdir()
             (cache / name / "ab").write_text("claim:c-aaaaaa.json:ab\n")
+            os.utime(cache / name / "ab", (when, when))
         else:
             (cache / name).write_text("claim:c-aaaaaa.json:ab\n")
         os.utime(cache / name, (when, when))
+    older = cache / "valid-2222222222222222-3.d"
+    (older / "whole").write_text("tree::cd\n")
+    os.utime(older / "whole", (day, day))  # appended to yesterday
+    os.utime(older, (month, month))  # which left the folder's own time as it was
     own = validity_path(opened.open_repo(repo))
+    for shard in [f"{n:02x}" for n in range(256)] + ["whole"]:  # this write only appends
+        (own / shard).touch()
     os.utime(own, (month, month))  # its last write a month ago: this write makes it current
     assert cont(repo, "claim", "add", "another", "--check", "commit:HEAD").code == 0
     assert sorted(p.name for p in cache.glob("valid-*")) == sorted(
-        [own.name, "valid-1111111111111111-3.d", "valid-notes.d"]
+        [own.name, "valid-1111111111111111-3.d", "valid-2222222222222222-3.d", "valid-notes.d"]
     )
     assert time.time() - own.stat().st_mtime < 60
 
@@ -164,7 +172,7 @@ def test_a_walk_cut_short_keeps_what_it_had_judged(repo: Path, monkeypatch: pyte
 
     real = problems._flat
     monkeypatch.setattr(problems, "_flat", cut)
-    monkeypatch.setattr(state, "CHECKPOINT", 0.0, raising=False)  # save at every folder
+    monkeypatch.setattr(state, "CHECKPOINT", 0.0)  # save at every folder
     with pytest.raises(KeyboardInterrupt):
         store.all_problems(store.snapshot(here, "main"))
     assert judged == ["claims"]
@@ -175,4 +183,8 @@ def test_a_walk_cut_short_keeps_what_it_had_judged(repo: Path, monkeypatch: pyte
             repo, "rev-parse", f"refs/continuity/main:.continuity/{folder}" + ("" if name == folder else f"/{name}")
         )
         assert state.good(f"folder-{folder}", oid, name) in kept, folder
+    threads = git(repo, "rev-parse", "refs/continuity/main:.continuity/threads")
+    thread = git(repo, "ls-tree", "refs/continuity/main:.continuity/threads").split()
+    assert state.good("folder-threads", threads, "threads") not in kept
+    assert state.good("thread", thread[2], thread[3]) not in kept
     assert state.good("tree", git(repo, "rev-parse", "refs/continuity/main^{tree}")) not in kept

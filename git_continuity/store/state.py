@@ -183,7 +183,7 @@ def forgotten(kept: Path) -> None:
                 for entry in entries
                 if entry.path != str(kept)
                 and re.fullmatch(r"valid-[0-9a-f]{16}(-[0-9]+)?(\.d)?", entry.name)
-                and entry.stat(follow_symlinks=False).st_mtime < cutoff
+                and _last_written(entry) < cutoff
             ]
     except OSError:
         return
@@ -193,6 +193,17 @@ def forgotten(kept: Path) -> None:
                 shutil.rmtree(path)
             else:
                 os.unlink(path)
+
+
+def _last_written(entry: os.DirEntry[str]) -> float:
+    """When a cache was last written to. A folder's own time is set by each save of this
+    version, but an older one only appended to its files: a folder that looks old is judged
+    by its newest file too (a version still in use must not lose its cache)."""
+    when = entry.stat(follow_symlinks=False).st_mtime
+    if when < time.time() - FORGOTTEN and entry.is_dir(follow_symlinks=False):
+        with os.scandir(entry.path) as files:
+            when = max([when, *(file.stat(follow_symlinks=False).st_mtime for file in files)])
+    return when
 
 
 @dataclass
