@@ -8,9 +8,10 @@ import re
 import subprocess
 import sys
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
-from conftest import Ran
+from conftest import Ran, at_a_terminal
 
 from git_continuity.commands.demo import NAMES, pretty, typed
 
@@ -382,6 +383,21 @@ def test_the_whole_tour_tells_every_chapter_in_order() -> None:
     assert told.out.endswith(
         "\nThat is the whole tour. In your own repository: git continuity init, then git continuity help.\n"
     )
+
+
+def test_the_tours_steps_are_served_by_the_clones_helper_even_when_the_tour_runs_at_a_terminal(tmp_path: Path) -> None:
+    """Each step is `git continuity` as a script runs it, away from the terminal the tour may
+    run at: the clones' helpers serve them (a step in a process of its own costs 0.3 s, and
+    the whole tour was 30 s instead of 15)."""
+    import shutil
+
+    told = at_a_terminal(tmp_path, "demo", "--keep", timeout=120)
+    assert told.code == 0, told.out[-2000:]
+    root = Path(told.out.rsplit("The demo folder is kept: ", 1)[1].split()[0])
+    try:
+        assert len(list((root / "work" / ".git" / "continuity").glob("helper-*.sock"))) == 1
+    finally:
+        shutil.rmtree(root)  # its helpers leave once their repository is gone
 
 
 # -- how the tour prints -------------------------------------------------------------------------

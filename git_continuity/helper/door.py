@@ -10,9 +10,10 @@ with its exit code.
 
 The helper is used only where it cannot change what a command does:
   - the command is one that reads or writes the state (SERVED, the rows of the command table
-    marked ``served``), or a coding agent's hook; git's hooks, an editor, the demo, the MCP
-    server always run here. Sync, push and pull are served: a fleet's agents sync in loops, and
-    the network goes through the user's own git with the client's environment either way;
+    marked ``served``), or a coding agent's hook; git's hooks, an editor, the demo (whose
+    steps come through this door as any script's), the MCP server always run here. Sync,
+    push and pull are served: a fleet's agents sync in loops, and the network goes through
+    the user's own git with the client's environment either way;
   - this process has no controlling terminal (an agent's tool call, a script, CI): a command
     at a terminal runs here, so that whatever asks on the terminal (ssh, a credential
     prompt) still can;

@@ -35,6 +35,8 @@ CHAPTERS = (
 NAMES = tuple(name for name, _ in CHAPTERS)
 
 HOSTS = {"work": "desk", "mate": "mate-pc", "laptop": "laptop"}
+# `git continuity` as its script runs it (helper/door.py), in this demo's own Python.
+DOOR = "import sys; from git_continuity.helper.door import main; sys.exit(main())"
 # The teammate is a person of her own: her clones (mate/, and mate-state/ beside it) run in a
 # home of hers, with her git identity and the signing key git-continuity makes for her.
 TEAMMATE = ("mate", "mate-state")
@@ -174,8 +176,9 @@ class Tour:
         runs what only a person may (trusting the team's keys)."""
         argv = list(args)
         if argv[:2] == ["git", "continuity"]:
-            # The same installation that runs this demo, whatever is first on PATH.
-            argv = [sys.executable, "-m", "git_continuity", *argv[2:]]
+            # The same installation that runs this demo, whatever is first on PATH, through
+            # the same front door as `git continuity` (the repository's helper serves it).
+            argv = [sys.executable, "-c", DOOR, *argv[2:]]
         cwd = self.root / where
         # Each clone stands for a machine of its own, named so in what it writes.
         env = {**self.env, "GIT_CONTINUITY_HOST": HOSTS.get(where.split("/")[0], "desk")}
@@ -185,7 +188,11 @@ class Tour:
             code, stdout = at_a_terminal(argv, cwd, env)
             stderr = ""
         else:
-            done = subprocess.run(argv, cwd=cwd, env=env, input=stdin, capture_output=True, text=True)
+            # Away from the terminal the demo may run at, as an agent's tool call runs: the
+            # helper serves only a command with no terminal (one at a terminal may prompt).
+            done = subprocess.run(
+                argv, cwd=cwd, env=env, input=stdin, capture_output=True, text=True, start_new_session=True
+            )
             code, stdout, stderr = done.returncode, done.stdout, done.stderr
         output = (stdout + stderr).rstrip()
         if show:
