@@ -324,6 +324,27 @@ def test_a_remote_that_never_answers_is_said_with_what_is_known_of_it_and_its_ag
     assert not [p for p in _processes() if silent in p]
 
 
+def test_the_look_is_woken_as_each_listing_ends_not_by_looking_in_turns(
+    remote_and_clone: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The look waits on the end of each git process it started (a pidfd each), not by
+    looking every few milliseconds: a session start waited half of that more, for nothing."""
+    import time
+
+    from git_continuity import repo as opened
+    from git_continuity.syncing import transport
+
+    _, work = remote_and_clone
+    here = opened.open_repo(work)
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    started = [transport.start_listing(here, "origin"), transport.start_listing(here, "origin")]
+    ended = transport.finish_all(started, time.monotonic() + 10, 10)
+    main = git(work, "rev-parse", "origin/main")
+    assert [(f.remote, f.failed, dict(f.listed)) for f in ended] == [("origin", None, {"refs/heads/main": main})] * 2
+    assert slept == []
+
+
 def _processes() -> list[str]:
     found = []
     for entry in os.scandir("/proc"):
