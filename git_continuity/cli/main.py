@@ -287,11 +287,17 @@ def _not_utf8(argv: Sequence[str]) -> str | None:
     return None
 
 
-def _output_lost(error: display.OutputError) -> int:
-    """Say once that the output could not be written, and keep the interpreter's last flush
-    from failing again on what is still buffered."""
+def _nowhere() -> None:
+    """What is still buffered for standard output goes nowhere: the last flush (the
+    interpreter's, or the helper's copy's) would fail again, and exit 120 where a command in
+    its own process ends 0."""
     with contextlib.suppress(OSError, ValueError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno() if sys.__stdout__ else 1)
+
+
+def _output_lost(error: display.OutputError) -> int:
+    """Say once that the output could not be written."""
+    _nowhere()
     with contextlib.suppress(OSError, display.OutputError):
         print(f"git-continuity: error: cannot write the output: {error}", file=sys.stderr)
     return 2
@@ -330,6 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         # `git continuity log | head`: the reader left; not an error worth a traceback.
+        _nowhere()
         sys.stderr.close()
         return 0
     except OSError as error:

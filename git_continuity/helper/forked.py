@@ -113,7 +113,8 @@ def _end(code: object) -> NoReturn:
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
+            if not stream.closed:  # as the interpreter flushes them: `| head` closed stderr (cli.main)
+                stream.flush()
         except (OSError, ValueError):
             number = number or 120  # as Python exits when it cannot flush standard output
     for fd in (0, 1, 2):
