@@ -202,6 +202,36 @@ def test_the_look_lists_each_remote_and_fetches_only_one_where_something_moved(
     assert _git_commands(trace) == ["ls-remote"]
 
 
+def test_refs_no_refspec_takes_and_refs_a_negative_refspec_leaves_out_cost_no_fetch(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A remote on GitHub lists a ref for each pull request (refs/pull/N/head), which no
+    refspec takes; a branch left out by a negative refspec (^refs/heads/wip) moves there.
+    Neither is something a fetch would bring: one listing, no fetch. A branch taken is."""
+    bare, work = remote_and_clone
+    ok(work, "init")
+    ok(work, "push")
+    tip = git(work, "rev-parse", "HEAD")
+    pulls = "".join(f"create refs/pull/{n}/head {tip}\n" for n in range(1, 3001))
+    subprocess.run(["git", "update-ref", "--stdin"], cwd=bare, input=pulls, text=True, check=True)
+    git(work, "config", "--add", "remote.origin.fetch", "^refs/heads/wip")
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(bare), str(other))
+    commit(other, "Work in progress")
+    git(other, "push", "-q", "origin", "HEAD:refs/heads/wip")
+    trace = tmp_path / "trace.json"
+
+    oriented(work, GIT_TRACE2_EVENT=str(trace))
+    assert _git_commands(trace) == ["ls-remote"]
+
+    git(other, "push", "-q", "origin", "HEAD:refs/heads/feature")
+    trace.unlink()
+    oriented(work, GIT_TRACE2_EVENT=str(trace))
+    assert _git_commands(trace) == ["ls-remote", "fetch"]
+    assert git(work, "rev-parse", "origin/feature") == git(other, "rev-parse", "HEAD")
+    assert git(work, "for-each-ref", "--format=%(refname)", "refs/remotes/origin/wip", "refs/pull/") == ""
+
+
 def test_a_ref_name_that_is_not_utf8_costs_no_fetch_and_breaks_no_brief_nor_handoff(
     remote_and_clone: tuple[Path, Path], tmp_path: Path
 ) -> None:

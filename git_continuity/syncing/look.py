@@ -24,7 +24,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from fnmatch import fnmatchcase
 
 from git_continuity import constants
 from git_continuity import repo as git
@@ -216,46 +215,65 @@ def _moved(started: _Started, listed: Mapping[str, str]) -> bool:
     specs = _refspecs(repo, started.remote)
     if any(not p.startswith("refs/") for spec in specs for p in spec.lstrip("+^").split(":") if p):
         return True
-    state = _state_patterns(repo, started.remote) if started.with_state else []
+    state = _any_of(_state_patterns(repo, started.remote) if started.with_state else [])
     tags = git.tag_targets(repo) if any(name.startswith(git.TAGS) for name in listed) else {}
     named = [(name, oid) for name, oid in listed.items() if "\ufffd" not in name]  # not UTF-8: none here to ask
+    into = _destination(specs)
     try:
-        return any(_differs(repo, specs, state, tags, name, oid) for name, oid in named)
+        return any(_differs(repo, into, state, tags, name, oid) for name, oid in named)
     except UserError:
         return True
 
 
 def _differs(
-    repo: Repo, specs: Sequence[str], state: Sequence[str], tags: Mapping[str, str], name: str, oid: str
+    repo: Repo, into: Callable[[str], str | None], state: Matcher, tags: Mapping[str, str], name: str, oid: str
 ) -> bool:
     """Whether the remote's ``name`` at ``oid`` is not here as a fetch would leave it."""
     if name.startswith(git.TAGS):
         return tags.get(name) != oid
-    into = _destination(specs, name)
-    if into is not None and git.ref_target(repo, into) != oid:
+    here = into(name)
+    if here is not None and git.ref_target(repo, here) != oid:
         return True
-    return any(fnmatchcase(name, p) for p in state) and not git.has_object(repo, git.Oid(oid))
+    return state(name) is not None and not git.has_object(repo, git.Oid(oid))
 
 
-def _destination(specs: Sequence[str], name: str) -> str | None:
-    """The ref here that a fetch by these refspecs writes the remote's ``name`` into (None:
-    none, or a negative refspec leaves it out)."""
-    found = None
+# Asked of each ref a remote lists, prepared once: a remote on GitHub lists thousands that no
+# refspec takes (refs/pull/*), and matching each pattern in turn cost a session start 40 ms.
+Matcher = Callable[[str], object]  # None where the name does not match
+
+
+def _any_of(patterns: Sequence[str]) -> Matcher:
+    """Whether a name matches one of these fnmatch patterns (None: none)."""
+    if not patterns:
+        return lambda name: None
+    import re
+    from fnmatch import translate
+
+    return re.compile("|".join(translate(p) for p in patterns)).match
+
+
+def _destination(specs: Sequence[str]) -> Callable[[str], str | None]:
+    """The ref here that a fetch by these refspecs writes a remote's ref into (None: none, or a
+    negative refspec leaves it out): the first refspec that takes it."""
+    left_out = _any_of([spec[1:] for spec in (s.removeprefix("+") for s in specs) if spec.startswith("^")])
+    taken = []
     for spec in specs:
-        spec = spec.removeprefix("+")
-        if spec.startswith("^"):
-            if fnmatchcase(name, spec[1:]):
-                return None
-            continue
-        source, _, into = spec.partition(":")
-        head, star, tail = source.partition("*")
-        if not into or found is not None:
-            continue
-        if not star:
-            found = into if name == source else None
-        elif name.startswith(head) and name.endswith(tail) and len(name) >= len(head) + len(tail):
-            found = into.replace("*", name[len(head) : len(name) - len(tail)], 1)
-    return found
+        source, _, into = spec.removeprefix("+").partition(":")
+        if into and not source.startswith("^"):
+            taken.append((source, *source.partition("*"), into))
+
+    def destination(name: str) -> str | None:
+        if left_out(name) is not None:
+            return None
+        for source, head, star, tail, into in taken:
+            if not star:
+                if name == source:
+                    return into
+            elif name.startswith(head) and name.endswith(tail) and len(name) >= len(head) + len(tail):
+                return into.replace("*", name[len(head) : len(name) - len(tail)], 1)
+        return None
+
+    return destination
 
 
 def _start(repo: Repo, repository: str, *, with_state: bool) -> list[_Started]:
@@ -319,8 +337,8 @@ def _reach(started: _Started, done: transport.Fetched) -> Reach:
 def _state_refs(repo: Repo, remote: str, listed: Mapping[str, str] | None) -> dict[str, str]:
     """The remote's state refs, by its names: as listed (nothing was fetched), else as staged."""
     if listed is not None:
-        patterns = _state_patterns(repo, remote)
-        return {name: oid for name, oid in listed.items() if any(fnmatchcase(name, p) for p in patterns)}
+        state = _any_of(_state_patterns(repo, remote))
+        return {name: oid for name, oid in listed.items() if state(name) is not None}
     prefix = f"{STAGING}{remote}/"
     staged = {name: git.ref_target(repo, name) for name in git.list_refs(repo, prefix)}
     return {name[len(prefix) :]: str(oid) for name, oid in staged.items() if oid is not None}
