@@ -2,7 +2,9 @@
 (issue 34's budgets).
 
 The shape, built with `git fast-import` in seconds: a bare remote whose `main` has 80,000
-commits with a merged topic every few commits, 10 old branches forked along the way; a clone
+commits with a merged topic every few commits and a work tree of 4,800 files, 10 old branches
+forked along the way, and 3,000 pull requests' refs (`refs/pull/N/head`, which a remote on
+GitHub lists and no refspec fetches); a clone
 of it with those 10 branches as local branches, 10,000 loose tags, the continuity hooks and
 Claude Code's hooks installed, and a state of 1,000 claims with local git handles
 (`reachable:` and `pushed:` among them, dereferenced on every read), 6 threads done (three
@@ -28,8 +30,8 @@ median of the runs with its fastest run (the floor of this machine right then) b
 and the floors of the same run: `git log -1`, `git merge-base --is-ancestor` of a claim's
 commit and `main`, `python -c pass`.
 
-    python benchmarks/real_history_bench.py [--runs 7] [--commits 80000] [--branches 10]
-        [--tags 10000] [--journal 1000000] [--claims 1000]
+    python benchmarks/real_history_bench.py [--runs 7] [--commits 80000] [--files 4800]
+        [--branches 10] [--pulls 3000] [--tags 10000] [--journal 1000000] [--claims 1000]
 
 Budgets (PRODUCT.md): status 150 ms, orient 200 ms, SessionStart 100 ms, Stop 60 ms, the
 commit hooks +25 ms, in every situation; verify has no budget of its own (it is printed).
@@ -86,12 +88,14 @@ def _inline(path: str, text: str) -> str:
     return f"M 100644 inline {path}\ndata {len(text.encode())}\n{text}\n"
 
 
-def history_stream(commits: int, branches: int, start: int) -> tuple[bytes, int]:
-    """The fast-import stream of main (merges of short topics every few commits) and of the
-    old branches, and how many commits main has."""
-    out: list[str] = []
-    main: list[int] = []
-    mark = 0
+def history_stream(commits: int, files: int, branches: int, start: int) -> tuple[bytes, int]:
+    """The fast-import stream of main (its first commit adds ``files`` files in 100 folders, as
+    git/git's 4,800; merges of short topics every few commits) and of the old branches, and
+    how many commits main has."""
+    tree = "".join(_inline(f"tree/d{n % 100}/f{n}.c", f"{n}\n") for n in range(files))
+    out: list[str] = [_commit("refs/heads/main", 1, start, "the work tree", [], tree)]
+    main: list[int] = [1]
+    mark = 1
     while mark < commits:
         if len(main) > 30 and len(main) % TOPIC_EVERY == 0:
             prev = main[-20]
@@ -114,12 +118,15 @@ def history_stream(commits: int, branches: int, start: int) -> tuple[bytes, int]
     return "".join(out).encode(), len(main)
 
 
-def make_remote(origin: Path, commits: int, branches: int) -> None:
+def make_remote(origin: Path, args: argparse.Namespace) -> None:
     sh(origin.parent, "git", "init", "-q", "--bare", "-b", "main", str(origin))
-    start = int(time.time()) - commits * 60 - 3600
-    stream, _ = history_stream(commits, branches, start)
+    start = int(time.time()) - args.commits * 60 - 3600
+    stream, _ = history_stream(args.commits, args.files, args.branches, start)
     sh(origin, "git", "fast-import", "--quiet", stdin=stream)
     sh(origin, "git", "update-ref", "-d", "refs/heads/topic")
+    revs = sh(origin, "git", "rev-list", "--first-parent", "main").split()
+    pulls = [f"create refs/pull/{n}/head {revs[n * len(revs) // max(args.pulls, 1)]}" for n in range(args.pulls)]
+    sh(origin, "git", "update-ref", "--stdin", stdin=("\n".join(pulls) + "\n").encode())
 
 
 def make_clone(origin: Path, work: Path, branches: int, tags: int) -> list[str]:
@@ -233,7 +240,7 @@ def upkeep(work: Path) -> None:
 
 def build(tmp: Path, args: argparse.Namespace) -> tuple[Path, Path, list[str]]:
     origin, work, mate = tmp / "origin.git", tmp / "work", tmp / "mate"
-    make_remote(origin, args.commits, args.branches)
+    make_remote(origin, args)
     revs = make_clone(origin, work, args.branches, args.tags)
     sh(tmp, "git", "clone", "-q", str(origin), str(mate))
     cont = ["git", "continuity"]
@@ -379,7 +386,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--commits", type=int, default=80_000)
+    parser.add_argument("--files", type=int, default=4_800)
     parser.add_argument("--branches", type=int, default=10)
+    parser.add_argument("--pulls", type=int, default=3_000)
     parser.add_argument("--tags", type=int, default=10_000)
     parser.add_argument("--journal", type=int, default=1_000_000)
     parser.add_argument("--days", type=int, default=365)
@@ -393,7 +402,8 @@ def main() -> int:
             args.keep.mkdir(parents=True)
         work, mate, revs = build(args.keep.resolve() if args.keep else Path(tmp), args)
         print(
-            f"history: {args.commits:,} commits with merges, {args.branches} old branches, {args.tags:,} loose tags; "
+            f"history: {args.commits:,} commits with merges, {args.files:,} files, {args.branches} old branches, "
+            f"{args.pulls:,} pull refs on the remote, {args.tags:,} loose tags; "
             f"state: {args.claims:,} claims, {args.done} done threads, {args.journal:,} journal entries over "
             f"{args.days} days; built in {time.perf_counter() - t0:.0f} s"
         )

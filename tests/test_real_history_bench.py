@@ -30,7 +30,7 @@ def test_the_real_history_benchmark_runs_every_read_and_hook_in_every_situation_
         [
             sys.executable,
             str(BENCH),
-            *("--runs", "1", "--commits", "400", "--branches", "3", "--tags", "50"),
+            *("--runs", "1", "--commits", "400", "--files", "40", "--branches", "3", "--pulls", "20", "--tags", "50"),
             *("--journal", "300", "--days", "30", "--claims", "30", "--done", "2"),
         ],
         cwd=BENCH.parent,
@@ -41,7 +41,7 @@ def test_the_real_history_benchmark_runs_every_read_and_hook_in_every_situation_
     assert (done.returncode, done.stderr) == (0, ""), done.stdout
     lines = done.stdout.splitlines()
     assert lines[0].startswith(
-        "history: 400 commits with merges, 3 old branches, 50 loose tags; "
+        "history: 400 commits with merges, 40 files, 3 old branches, 20 pull refs on the remote, 50 loose tags; "
         "state: 30 claims, 2 done threads, 300 journal entries over 30 days; built in "
     )
     situations = [line for line in lines if not line.startswith(" ")][1:]
