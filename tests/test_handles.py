@@ -595,3 +595,38 @@ def test_the_work_tree_a_command_ran_on_is_read_while_a_file_in_it_keeps_changin
         stop.set()
         writer.join()
     assert failures == []
+
+
+def test_the_work_tree_as_it_is_is_the_tree_git_add_all_writes(tmp_path: Path) -> None:
+    """What a session's start and a `cmd:` check record of the work tree, and what the Stop
+    gate compares, is the tree `git add -A` then `git write-tree` make of it: changed, new,
+    deleted and ignored files, a mode changed, a symlink, a file a glob would match, and a
+    repository cloned inside it (taken at its HEAD commit, where it made the read fail)."""
+    import shutil
+
+    from git_continuity import repo as opened
+    from git_continuity.repo import worktree
+
+    work = tmp_path / "w"
+    git(tmp_path, "init", "-q", str(work))
+    files = {"a.txt": "a\n", "sub/b.txt": "b\n", "run.sh": "#!/bin/sh\n", "a*": "star\n", ".gitignore": "*.log\n"}
+    commit(work, "one", files)
+    (work / "a.txt").write_text("changed\n")
+    (work / "deep" / "er").mkdir(parents=True)
+    (work / "deep" / "er" / "new.txt").write_text("new\n")
+    (work / "noise.log").write_text("ignored\n")
+    (work / "sub" / "b.txt").unlink()
+    (work / "a*").unlink()
+    (work / "run.sh").chmod(0o755)
+    (work / "link").symlink_to("a.txt")
+    inner = work / "vendor" / "lib"
+    git(tmp_path, "init", "-q", str(inner))
+    commit(inner, "theirs", {"lib.c": "int x;\n"})
+
+    shutil.copy(work / ".git" / "index", tmp_path / "index")
+    env = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "index")}
+    subprocess.run(["git", "add", "-A"], cwd=work, env=env, check=True, capture_output=True)
+    expected = subprocess.run(["git", "write-tree"], cwd=work, env=env, check=True, capture_output=True, text=True)
+    index = (work / ".git" / "index").read_bytes()
+    assert worktree.worktree_tree(opened.open_repo(work)) == expected.stdout.strip()
+    assert (work / ".git" / "index").read_bytes() == index  # the index on disk is never written
