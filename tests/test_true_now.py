@@ -374,6 +374,12 @@ def test_the_look_is_woken_as_each_listing_ends_not_by_looking_in_turns(
     assert [(f.remote, f.failed, dict(f.listed)) for f in ended] == [("origin", None, {"refs/heads/main": main})] * 2
     assert slept == []
 
+    monkeypatch.delattr(os, "pidfd_open")  # not Linux: it looks at them in turns, and ends alike
+    started = [transport.start_listing(here, "origin")]
+    ended = transport.finish_all(started, time.monotonic() + 10, 10)
+    assert [(f.remote, f.failed, dict(f.listed)) for f in ended] == [("origin", None, {"refs/heads/main": main})]
+    assert slept and set(slept) == {transport.POLL}
+
 
 def _processes() -> list[str]:
     found = []

@@ -288,25 +288,27 @@ def _wait(started: list[Started], deadline: float) -> None:
 
     fds: list[int] = []
     try:
-        fds += [os.pidfd_open(s.process.pid) for s in started if s.process.poll() is None]
-    except (AttributeError, OSError):  # not Linux, or before 5.3: looked at in turns
-        for fd in fds:
-            os.close(fd)
-        running = list(started)
-        while running and time.monotonic() < deadline:
-            running = [s for s in running if s.process.poll() is None]
-            if running:
-                time.sleep(POLL)
-        return
-    try:
+        for s in started:
+            if s.process.poll() is None:
+                fds.append(os.pidfd_open(s.process.pid))
         while fds and (left := deadline - time.monotonic()) > 0:
             ended = select.select(fds, [], [], left)[0]  # a pidfd reads ready once its process ended
             for fd in ended:
                 os.close(fd)
             fds = [fd for fd in fds if fd not in ended]
+    except (AttributeError, OSError):  # not Linux, or before 5.3: looked at in turns
+        _poll(started, deadline)
     finally:
         for fd in fds:
             os.close(fd)
+
+
+def _poll(started: list[Started], deadline: float) -> None:
+    running = list(started)
+    while running and time.monotonic() < deadline:
+        running = [s for s in running if s.process.poll() is None]
+        if running:
+            time.sleep(POLL)
 
 
 def _end(process: subprocess.Popen[bytes]) -> None:
