@@ -38,6 +38,23 @@ def test_clean_in_a_sparse_checkout_counts_what_git_status_counts(tmp_path: Path
     assert checks_of(work) == [("clean:", "contradicted", "1 uncommitted change: app/main.py")]
 
 
+def test_reading_a_sparse_checkout_never_writes_its_index(tmp_path: Path) -> None:
+    """git status, which a read asks in a sparse checkout, rewrites the index to refresh what it
+    found stale, taking index.lock: an agent's own `git add` at that moment failed. Asked as
+    a tool running in the background asks it (--no-optional-locks), the index stays as it was."""
+    work = tmp_path / "work"
+    git(tmp_path, "init", "-q", str(work))
+    commit(work, "first", {"app/main.py": "x\n", "docs/guide.md": "g\n"})
+    git(work, "sparse-checkout", "set", "app")
+    ok(work, "init")
+    ok(work, "thread", "add", "Tidy", "--check", "clean:")
+    index = work / ".git" / "index"
+    before = index.read_bytes(), index.stat().st_mtime_ns
+    os.utime(work / "app" / "main.py", (1_700_000_000, 1_700_000_000))  # stale in the index, same text
+    assert checks_of(work) == [("clean:", "verified", "the work tree has no uncommitted changes")]
+    assert (index.read_bytes(), index.stat().st_mtime_ns) == before
+
+
 # -- a git folder apart from its work tree --------------------------------------------------------
 
 

@@ -153,7 +153,10 @@ def _sparse(repo: Repo) -> bool:
 def _changes_by_git(work_dir: Path) -> Changes:
     from git_continuity import gitcli
 
-    out = gitcli.run("status", "--porcelain=v1", "-z", "--untracked-files=normal", cwd=work_dir, check=True).stdout
+    # As a tool in the background asks (git status --help): the user's index is never rewritten,
+    # nor its lock taken while their own git command may want it.
+    status = ["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=normal"]
+    out = gitcli.run(*status, cwd=work_dir, check=True).stdout
     staged, unstaged, untracked, conflicted = [], [], [], []
     entries = iter(out.split("\0"))
     for entry in entries:
