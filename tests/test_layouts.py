@@ -9,7 +9,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from conftest import commit, git
+from conftest import claude_hook, commit, git
 from test_clone_shapes import ok
 
 EMAIL = "ada@example.com"
@@ -53,6 +53,27 @@ def test_reading_a_sparse_checkout_never_writes_its_index(tmp_path: Path) -> Non
     os.utime(work / "app" / "main.py", (1_700_000_000, 1_700_000_000))  # stale in the index, same text
     assert checks_of(work) == [("clean:", "verified", "the work tree has no uncommitted changes")]
     assert (index.read_bytes(), index.stat().st_mtime_ns) == before
+
+
+def test_a_file_whose_name_is_not_utf8_is_named_with_its_byte_escaped_and_breaks_no_read(tmp_path: Path) -> None:
+    """A file named in latin-1 (café.txt as b'caf\\xe9.txt', from an archive or an old system)
+    ended the brief, and so an agent's session start, and `verify` in a traceback: its name
+    is shown and recorded as caf\\xe9.txt."""
+    work = tmp_path / "work"
+    git(tmp_path, "init", "-q", str(work))
+    commit(work, "first", {"README": "r\n"})
+    ok(work, "init")
+    ok(work, "thread", "add", "Tidy", "--check", "clean:")
+    (work / os.fsdecode(b"caf\xe9.txt")).write_text("x\n")
+    assert checks_of(work) == [("clean:", "contradicted", "1 uncommitted change: caf\\xe9.txt")]
+    verified = subprocess.run(["git", "continuity", "verify"], cwd=work, capture_output=True, text=True)
+    assert (verified.returncode, verified.stderr) == (1, ""), verified.stdout
+    brief = ok(work, "orient")
+    head = git(work, "log", "-1", "--format=%h")
+    assert f'\n## Work tree\n- on branch main at {head} "first"\n- uncommitted: 1 untracked: caf\\xe9.txt\n' in brief
+    answer, said = claude_hook(work, "session-start", {"hook_event_name": "SessionStart", "source": "startup"})
+    assert said == ""
+    assert "- uncommitted: 1 untracked: caf\\xe9.txt\n" in answer["hookSpecificOutput"]["additionalContext"]
 
 
 # -- a git folder apart from its work tree --------------------------------------------------------

@@ -8,7 +8,7 @@ the repository now; what a handoff stored is shown as what it saw then, never as
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -102,9 +102,10 @@ def ref_snapshot(repo: Repo) -> dict[str, str]:
     return dict(list(kept.items())[:MAX_REFS])
 
 
-def work_tree(repo: Repo) -> WorkTree | None:
-    """Branch, HEAD, uncommitted changes in brief and stashes; None in a bare repository."""
-    changes = git.changes(repo)
+def work_tree(repo: Repo, counted: Callable[[], git.Changes | None] | None = None) -> WorkTree | None:
+    """Branch, HEAD, uncommitted changes in brief and stashes; None in a bare repository.
+    ``counted``: the changes as git.changes_started gives them (else they are counted now)."""
+    changes = counted() if counted is not None else git.changes(repo)
     if changes is None:
         return None
     head = git.head_commit(repo)

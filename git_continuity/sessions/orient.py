@@ -74,6 +74,7 @@ def build(
     snap = store.snapshot(repo, stream)
     if snap.commit is None:
         return _not_here(repo, stream, max_tokens)
+    counted = git.changes_started(repo)  # git counts the work tree's changes on the other core meanwhile
     looked, snap, here, rules, unreadable = _look(repo, snap)
     problems, judged = here.problems, here.judged
     moment = now()  # after the look: what it fetched is "just now", never in the future
@@ -101,6 +102,8 @@ def build(
     snap.cache.save()  # folders read whole are known good: the next brief reads one file each (as status)
     lead, place = places.situation(repo, snap)
     standings = tracking.standings(repo, stream, snap.commit)
+    tree = brief.work_tree(repo, counted)
+    home_tree = brief.work_tree(here.judged.snap.repo) if here.judged.away else tree
     parts = _Parts(
         snap,
         seen,
@@ -113,10 +116,10 @@ def build(
         standings,
         warnings,
         problems,
-        here.tree,
+        tree,
         store.latest_handoff(snap),
         store.read_objective_log(snap),
-        brief.unshared(judged.snap.repo, snap, here.home_tree),
+        brief.unshared(judged.snap.repo, snap, home_tree),
     )
     header = _header(parts, lead + ([judged.said] if judged.said else []))
     sections = [Section("header", "", budget.TRUTH, [Item(header, None)]), *_sections(parts)]
@@ -163,16 +166,12 @@ class _Parts:
 class _Here:
     """What a brief needs of this clone that no remote changes: worked out while the look waits."""
 
-    tree: WorkTree | None  # this checkout's
-    home_tree: WorkTree | None  # the home's, where the claims are judged
     problems: list[str]
     judged: places.Judged  # where the work is: a donor's HEAD says nothing of it
 
 
 def _here(repo: Repo, snap: store.Snapshot) -> _Here:
-    judged = places.judged_at(repo, snap)
-    tree = brief.work_tree(repo)
-    return _Here(tree, brief.work_tree(judged.snap.repo) if judged.away else tree, store.all_problems(snap), judged)
+    return _Here(store.all_problems(snap), places.judged_at(repo, snap))
 
 
 def _look(
