@@ -22,3 +22,11 @@ def run(
     return subprocess.run(
         ["git", *where, *args], cwd=cwd, capture_output=True, text=True, errors="surrogateescape", check=check
     )
+
+
+def start(*args: str, cwd: Path) -> subprocess.Popen[bytes]:
+    """`git ARGS` in ``cwd``, started and left to run: its output, as bytes, is read once the
+    caller wants it (``communicate``); what it says on stderr goes nowhere."""
+    return subprocess.Popen(
+        ["git", *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )

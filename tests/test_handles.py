@@ -630,3 +630,32 @@ def test_the_work_tree_as_it_is_is_the_tree_git_add_all_writes(tmp_path: Path) -
     index = (work / ".git" / "index").read_bytes()
     assert worktree.worktree_tree(opened.open_repo(work)) == expected.stdout.strip()
     assert (work / ".git" / "index").read_bytes() == index  # the index on disk is never written
+
+
+def test_the_work_tree_as_it_is_holds_a_conflict_turned_folder_and_a_clone_cut_short(tmp_path: Path) -> None:
+    """A file in conflict replaced by a folder, and a folder whose .git is no repository (a
+    clone cut short), are read as `git add -A` reads them: the folder's files."""
+    import shutil
+
+    from git_continuity import repo as opened
+    from git_continuity.repo import worktree
+
+    work = tmp_path / "w"
+    git(tmp_path, "init", "-q", "-b", "main", str(work))
+    commit(work, "one", {"a": "base\n"})
+    git(work, "checkout", "-q", "-b", "side")
+    commit(work, "side", {"a": "side\n"})
+    git(work, "checkout", "-q", "main")
+    commit(work, "main", {"a": "main\n"})
+    assert subprocess.run(["git", "merge", "-q", "side"], cwd=work, capture_output=True).returncode == 1
+    (work / "a").unlink()
+    (work / "a").mkdir()
+    (work / "a" / "f").write_text("now a folder\n")
+    (work / "cut" / ".git").mkdir(parents=True)
+    (work / "cut" / "kept.c").write_text("int x;\n")
+
+    shutil.copy(work / ".git" / "index", tmp_path / "index")
+    env = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "index")}
+    subprocess.run(["git", "add", "-A"], cwd=work, env=env, check=True, capture_output=True)
+    expected = subprocess.run(["git", "write-tree"], cwd=work, env=env, check=True, capture_output=True, text=True)
+    assert worktree.worktree_tree(opened.open_repo(work)) == expected.stdout.strip()

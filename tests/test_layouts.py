@@ -76,6 +76,21 @@ def test_a_file_whose_name_is_not_utf8_is_named_with_its_byte_escaped_and_breaks
     assert "- uncommitted: 1 untracked: caf\\xe9.txt\n" in answer["hookSpecificOutput"]["additionalContext"]
 
 
+def test_a_rename_git_add_n_made_is_one_change_as_git_status_says(tmp_path: Path) -> None:
+    """A file renamed and its new name added with --intent-to-add: git status says the rename
+    in the work tree's column, its source path after it, which is no file of its own."""
+    from git_continuity import repo as opened
+
+    work = tmp_path / "work"
+    git(tmp_path, "init", "-q", str(work))
+    commit(work, "first", {"longname.txt": "x\n"})
+    (work / "longname.txt").rename(work / "newname.txt")
+    git(work, "add", "-N", "newname.txt")
+    counted = opened.changes_started(opened.open_repo(work))()
+    assert counted is not None
+    assert (counted.staged, counted.unstaged, counted.untracked) == ([], ["newname.txt"], [])
+
+
 # -- a git folder apart from its work tree --------------------------------------------------------
 
 

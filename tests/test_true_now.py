@@ -374,6 +374,14 @@ def test_the_look_is_woken_as_each_listing_ends_not_by_looking_in_turns(
     assert [(f.remote, f.failed, dict(f.listed)) for f in ended] == [("origin", None, {"refs/heads/main": main})] * 2
     assert slept == []
 
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]  # pidfds numbered past 1,024
+    try:
+        ended = transport.finish_all([transport.start_listing(here, "origin")], time.monotonic() + 10, 10)
+    finally:
+        for fd in held:
+            os.close(fd)
+    assert [(f.remote, f.failed) for f in ended] == [("origin", None)]
+
     monkeypatch.delattr(os, "pidfd_open")  # not Linux: it looks at them in turns, and ends alike
     started = [transport.start_listing(here, "origin")]
     ended = transport.finish_all(started, time.monotonic() + 10, 10)

@@ -65,12 +65,12 @@ def _read_tree(repo: Repo, index: pygit2.Index) -> Oid:
     assert repo.work_dir is not None
     for path, flag in repo.git.status(untracked_files="all").items():
         here = repo.work_dir / path
-        if flag & pygit2.GIT_STATUS_CONFLICTED and not os.path.lexists(here):
-            del index.conflicts[path]
+        if flag & pygit2.GIT_STATUS_CONFLICTED and (not os.path.lexists(here) or _folder(here)):
+            del index.conflicts[path]  # gone, or a folder now: its files are listed on their own
         elif flag & pygit2.GIT_STATUS_WT_DELETED:
             index.remove(path)
         elif path.endswith("/"):  # a repository of its own in the work tree
-            _add_nested(index, path.rstrip("/"), here)
+            _add_nested(repo, index, path.rstrip("/"))
         elif flag & CHANGED:
             index.add(path)
     return Oid(str(index.write_tree()))
@@ -84,11 +84,28 @@ CHANGED = (
 )
 
 
-def _add_nested(index: pygit2.Index, path: str, here: Path) -> None:
+def _folder(here: Path) -> bool:
+    return here.is_dir() and not here.is_symlink()
+
+
+def _add_nested(repo: Repo, index: pygit2.Index, path: str) -> None:
     """A repository inside the work tree, as ``git add -A`` takes it: its HEAD commit (one
-    with no commit yet is left out, as git leaves it)."""
+    with no commit yet is left out, as git leaves it); a folder whose .git is no repository
+    (a clone cut short) file by file, as git takes it."""
+    assert repo.work_dir is not None
+    here = repo.work_dir / path
     try:
-        head = pygit2.Repository(str(here)).head.peel(pygit2.Commit).id
+        found = pygit2.Repository(str(here), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+    except (pygit2.GitError, KeyError, ValueError):
+        for folder, folders, files in os.walk(here):
+            folders[:] = [f for f in folders if f != ".git"]
+            named = (os.path.relpath(os.path.join(folder, f), repo.work_dir) for f in files)
+            for name in named:
+                if not repo.git.path_is_ignored(name):
+                    index.add(name)
+        return
+    try:
+        head = found.head.peel(pygit2.Commit).id
     except (pygit2.GitError, KeyError, ValueError):
         return
     index.add(pygit2.IndexEntry(path, head, pygit2.enums.FileMode.COMMIT))
@@ -165,28 +182,23 @@ STATUS = ("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-
 
 def changes_started(repo: Repo) -> Callable[[], Changes | None]:
     """changes(repo), asked of git in the background from now on: what it returns waits for
-    the answer. A brief does its own work meanwhile, while git counts on the other core (20
-    ms on a checkout of git/git's 4,800 files), as git counts: its fsmonitor and untracked
-    cache where the user turned them on, a sparse checkout as git status sees it."""
-    import subprocess
+    the answer. A brief does its own work meanwhile, while git counts (20 ms on a checkout of
+    git/git's 4,800 files) as git counts: its fsmonitor and untracked cache where the user
+    turned them on, a sparse checkout as git status sees it. Where git cannot answer (a
+    relative GIT_DIR from elsewhere), libgit2 counts."""
+    from git_continuity import gitcli
 
     if repo.work_dir is None:
         return lambda: None
     try:
-        process = subprocess.Popen(
-            ["git", *STATUS],
-            cwd=repo.work_dir,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            encoding="utf-8",
-            errors="surrogateescape",  # a name that is not UTF-8 is kept, as libgit2's status keeps it
-        )
+        process = gitcli.start(*STATUS, cwd=repo.work_dir)
     except OSError:
         return lambda: changes(repo)
 
     def answer() -> Changes | None:
         out = process.communicate()[0]
-        return _parsed(out) if process.returncode == 0 else changes(repo)
+        # Bytes as git wrote them: a name that is not UTF-8 kept, a carriage return in one kept.
+        return _parsed(out.decode("utf-8", "surrogateescape")) if process.returncode == 0 else changes(repo)
 
     return answer
 
@@ -205,8 +217,8 @@ def _parsed(out: str) -> Changes:
         if len(entry) < 4:
             continue
         x, y, name = entry[0], entry[1], readable(entry[3:])
-        if x in "RC":
-            next(entries, None)  # a rename's source path follows
+        if x in "RC" or y in "RC":
+            next(entries, None)  # a rename's source path follows (in the work tree's column: intent to add)
         if "U" in (x, y) or (x, y) in (("A", "A"), ("D", "D")):
             conflicted.append(name)
         elif (x, y) == ("?", "?"):

@@ -288,14 +288,16 @@ def _wait(started: list[Started], deadline: float) -> None:
 
     fds: list[int] = []
     try:
+        ends = select.poll()  # not select(): a process with 1,024 files open has pidfds past its reach
         for s in started:
             if s.process.poll() is None:
                 fds.append(os.pidfd_open(s.process.pid))
+                ends.register(fds[-1], select.POLLIN)  # a pidfd reads ready once its process ended
         while fds and (left := deadline - time.monotonic()) > 0:
-            ended = select.select(fds, [], [], left)[0]  # a pidfd reads ready once its process ended
-            for fd in ended:
+            for fd, _ in ends.poll(left * 1000):
+                ends.unregister(fd)
+                fds.remove(fd)
                 os.close(fd)
-            fds = [fd for fd in fds if fd not in ended]
     except (AttributeError, OSError):  # not Linux, or before 5.3: looked at in turns
         _poll(started, deadline)
     finally:

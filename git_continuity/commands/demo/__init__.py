@@ -3,6 +3,7 @@ commands, their real output. The chapters are told by demo_*.py."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -188,12 +189,7 @@ class Tour:
             code, stdout = at_a_terminal(argv, cwd, env)
             stderr = ""
         else:
-            # Away from the terminal the demo may run at, as an agent's tool call runs: the
-            # helper serves only a command with no terminal (one at a terminal may prompt).
-            done = subprocess.run(
-                argv, cwd=cwd, env=env, input=stdin, capture_output=True, text=True, start_new_session=True
-            )
-            code, stdout, stderr = done.returncode, done.stdout, done.stderr
+            code, stdout, stderr = _step(argv, cwd, env, stdin)
         output = (stdout + stderr).rstrip()
         if show:
             line = typed(args) if stdin is None else f"echo {shlex.quote(stdin)} | {typed(args)}"
@@ -219,6 +215,36 @@ class Tour:
 
     def quiet(self, where: str, *args: str) -> str:
         return self.run(where, *args, show=False)
+
+
+def _step(argv: list[str], cwd: Path, env: dict[str, str], stdin: str | None) -> tuple[int, str, str]:
+    """One step, away from the terminal the demo may run at, as an agent's tool call runs (the
+    helper serves only a command with no terminal: one at a terminal may prompt); Ctrl-C
+    reaches it as the terminal's own would have. Its exit code, output and error."""
+    import signal
+
+    fed = subprocess.PIPE if stdin is not None else None
+    with subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=fed,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    ) as step:
+        try:
+            stdout, stderr = step.communicate(stdin)
+        except KeyboardInterrupt:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(step.pid, signal.SIGINT)
+            try:
+                step.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                step.kill()
+            raise
+    return step.returncode, stdout, stderr
 
 
 def at_a_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
