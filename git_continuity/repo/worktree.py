@@ -139,20 +139,14 @@ UNSTAGED = (
 
 
 def changes(repo: Repo) -> Changes | None:
-    """The work tree's uncommitted changes; None in a bare repository.
+    """The work tree's uncommitted changes as git status counts them (the index git commits
+    from, a temporary one included; a sparse checkout's files outside its set not counted as
+    deleted, as libgit2 would); None in a bare repository."""
+    return changes_started(repo)()
 
-    While git makes a commit from a temporary index (``commit -a``, ``commit <paths>``) it
-    names that index in GIT_INDEX_FILE for its hooks; libgit2 reads only the repository's
-    own index, so then git itself is asked."""
-    if repo.work_dir is None:
-        return None
-    temporary = os.environ.get("GIT_INDEX_FILE")
-    if temporary and Path(repo.git.path, "index").resolve() != (repo.work_dir / temporary).resolve():
-        return _changes_by_git(repo.work_dir)
-    if _sparse(repo):
-        # libgit2 knows no sparse checkout: it sees the files outside the sparse set (marked
-        # skip-worktree in the index) as deleted. git status does not count them.
-        return _changes_by_git(repo.work_dir)
+
+def _changes_by_libgit2(repo: Repo) -> Changes:
+    """What libgit2 counts, where git itself could not answer."""
     staged, unstaged, untracked, conflicted = [], [], [], []
     for found, flag in sorted(repo.git.status(untracked_files="normal", ignored=False).items()):
         name = readable(found)
@@ -193,12 +187,12 @@ def changes_started(repo: Repo) -> Callable[[], Changes | None]:
     try:
         process = gitcli.start(*STATUS, cwd=repo.work_dir)
     except OSError:
-        return lambda: changes(repo)
+        return lambda: _changes_by_libgit2(repo)
 
     def answer() -> Changes | None:
         out = process.communicate()[0]
         # Bytes as git wrote them: a name that is not UTF-8 kept, a carriage return in one kept.
-        return _parsed(out.decode("utf-8", "surrogateescape")) if process.returncode == 0 else changes(repo)
+        return _parsed(out.decode("utf-8", "surrogateescape")) if process.returncode == 0 else _changes_by_libgit2(repo)
 
     return answer
 

@@ -104,7 +104,7 @@ def ref_snapshot(repo: Repo) -> dict[str, str]:
 
 def work_tree(repo: Repo, counted: Callable[[], git.Changes | None] | None = None) -> WorkTree | None:
     """Branch, HEAD, uncommitted changes in brief and stashes; None in a bare repository.
-    ``counted``: the changes as git.changes_started gives them (else they are counted now)."""
+    ``counted``: the changes as git.changes_started started counting them (else counted now)."""
     changes = counted() if counted is not None else git.changes(repo)
     if changes is None:
         return None
