@@ -342,3 +342,17 @@ def test_a_state_rewritten_with_plumbing_holds_the_stop_and_offers_the_agent_no_
     )
     assert "doctor --accept" not in cont(repo, "status").err  # an agent is offered no fix of the user's
     assert "doctor --accept" in at_a_terminal(repo, "status").out  # the person at a terminal is
+
+
+def test_a_stop_like_the_last_writes_nothing(repo: Path) -> None:
+    """The Stop gate keeps, per conversation, the blocks in a row and what it told of: a turn
+    that changes neither leaves that file as it was (each write of it cost a Stop 6 ms)."""
+    ok(repo, "init")
+    claude_hook(repo, "session-start", {"hook_event_name": "SessionStart", "source": "startup", "session_id": "c-1"})
+    assert stop_hook(repo, session="c-1")[0] == {}
+    kept = repo / ".git" / "continuity" / "stop.json"
+    before = kept.stat()
+    assert stop_hook(repo, session="c-1")[0] == {}
+    after = kept.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert json.loads(kept.read_text()) == {"agent_session": "c-1", "blocks": 0, "told": []}
