@@ -19,9 +19,7 @@ def run(
     captured as text. The caller reads the exit code, unless ``check`` raises
     CalledProcessError for one that is not 0."""
     where = [f"--git-dir={git_dir}"] if git_dir is not None else []
-    return subprocess.run(
-        ["git", *where, *args], cwd=cwd, capture_output=True, text=True, errors="surrogateescape", check=check
-    )
+    return subprocess.run(["git", *where, *args], cwd=cwd, capture_output=True, text=True, check=check)
 
 
 def start(*args: str, cwd: Path) -> subprocess.Popen[bytes]:

@@ -15,8 +15,7 @@ from git_continuity.repo.base import Oid, Repo
 
 def changed_tracked_paths(repo: Repo) -> list[str]:
     """Tracked paths with staged or unstaged changes (untracked files left out)."""
-    if _sparse(repo) and repo.work_dir is not None:
-        found = _changes_by_git(repo.work_dir)
+    if _sparse(repo) and (found := changes(repo)) is not None:  # libgit2 sees a sparse set's rest as deleted
         return sorted({*found.staged, *found.unstaged, *found.conflicted})
     flags = repo.git.status(untracked_files="no", ignored=False)
     return sorted(readable(path) for path, flag in flags.items() if flag != pygit2.GIT_STATUS_CURRENT)
@@ -195,12 +194,6 @@ def changes_started(repo: Repo) -> Callable[[], Changes | None]:
         return _parsed(out.decode("utf-8", "surrogateescape")) if process.returncode == 0 else _changes_by_libgit2(repo)
 
     return answer
-
-
-def _changes_by_git(work_dir: Path) -> Changes:
-    from git_continuity import gitcli
-
-    return _parsed(gitcli.run(*STATUS, cwd=work_dir, check=True).stdout)
 
 
 def _parsed(out: str) -> Changes:
