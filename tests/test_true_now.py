@@ -232,6 +232,34 @@ def test_refs_no_refspec_takes_and_refs_a_negative_refspec_leaves_out_cost_no_fe
     assert git(work, "for-each-ref", "--format=%(refname)", "refs/remotes/origin/wip", "refs/pull/") == ""
 
 
+def test_a_refspec_glob_matches_the_names_git_would() -> None:
+    """The look's one question of each listed name (syncing/look.py _any_of) answers as git's
+    refspec globs do, a star taking anything, slashes too: as fnmatch does for these."""
+    from fnmatch import fnmatchcase
+
+    from git_continuity.syncing.look import _any_of
+
+    patterns = ["refs/heads/*", "refs/tags/*", "refs/notes/continuity*", "refs/continuity/*", "refs/keep/x"]
+    names = [
+        "refs/heads/main",
+        "refs/heads/team/a/b",
+        "refs/heads/",
+        "refs/heads",
+        "refs/pull/12/head",
+        "refs/notes/continuity",
+        "refs/notes/continuity-lanes/a",
+        "refs/notes/commits",
+        "refs/continuity/main",
+        "refs/keep/x",
+        "refs/keep/xy",
+        "refs/tags/v1.0",
+        "HEAD",
+    ]
+    for chosen in ([], patterns[:1], patterns, ["refs/*/head"], ["*"]):
+        matches = _any_of(chosen)
+        assert [n for n in names if matches(n)] == [n for n in names if any(fnmatchcase(n, p) for p in chosen)]
+
+
 def test_a_ref_name_that_is_not_utf8_costs_no_fetch_and_breaks_no_brief_nor_handoff(
     remote_and_clone: tuple[Path, Path], tmp_path: Path
 ) -> None:
