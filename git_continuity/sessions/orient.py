@@ -98,7 +98,6 @@ def build(
         warnings.append(gate[0].upper() + gate[1:] + ".")
     if packet is not None and packet.objective is None:
         warnings.append(labels.NO_OBJECTIVE[0].upper() + labels.NO_OBJECTIVE[1:] + ".")
-    journal = read_live_journal(snap, rules.lifespans, moment, latest=JOURNAL_SHOWN)  # faded ones: counted
     snap.cache.save()  # folders read whole are known good: the next brief reads one file each (as status)
     lead, place = places.situation(repo, snap)
     standings = tracking.standings(repo, stream, snap.commit)
@@ -111,7 +110,7 @@ def build(
         moment,
         started,
         packet,
-        journal,
+        here.journal,
         looked,
         standings,
         warnings,
@@ -164,14 +163,17 @@ class _Parts:
 
 @dataclass(frozen=True)
 class _Here:
-    """What a brief needs of this clone that no remote changes: worked out while the look waits."""
+    """What a brief reads of this clone's state and checkout: worked out while the look waits
+    (a remote's round trip), and again when the look took a remote's state in."""
 
     problems: list[str]
     judged: places.Judged  # where the work is: a donor's HEAD says nothing of it
+    journal: Journal  # the newest live entries, faded ones counted (as of the look's start)
 
 
-def _here(repo: Repo, snap: store.Snapshot) -> _Here:
-    return _Here(store.all_problems(snap), places.judged_at(repo, snap))
+def _here(repo: Repo, snap: store.Snapshot, rules: policy.Policy) -> _Here:
+    journal = read_live_journal(snap, rules.lifespans, now(), latest=JOURNAL_SHOWN)
+    return _Here(store.all_problems(snap), places.judged_at(repo, snap), journal)
 
 
 def _look(
@@ -186,13 +188,13 @@ def _look(
         _ask_network(pending, snap, rules)
         if not pending.started and not pending.asking.texts:
             pending = None  # nothing outside this clone to look at
-    here = _here(repo, snap)
+    here = _here(repo, snap, rules)
     if pending is None:
         return None, snap, here, rules, unreadable
     looked = look.finish(pending)
     if looked.changed_state:  # what the look took in is part of the state now
         snap = store.snapshot(repo, snap.stream)
-        here = _here(repo, snap)
+        here = _here(repo, snap, rules)
     return looked, snap, here, rules, unreadable
 
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from git_continuity import repo as git
 from git_continuity.constants import ENV_STREAM, RESERVED_STREAMS, STATE_PREFIX, usable_stream
@@ -215,6 +216,7 @@ class _Reads:
     bad: dict[str, tuple[str, ...]] = field(default_factory=dict)
     walked: tuple[str, ...] | None = None
     good_tree: bool | None = None  # the whole tree known good (asked once)
+    claim_rows: list[list[Any]] | None = None  # the claims as read (store.read_claims)
 
 
 @dataclass(frozen=True)
@@ -258,6 +260,12 @@ class Snapshot:
 
     def keep_walked(self, problems: Iterable[str]) -> None:
         self._reads.walked = tuple(problems)
+
+    def claim_rows(self, read: Callable[[], list[list[Any]]]) -> list[list[Any]]:
+        """The claims' rows (store.read_claims), read once: a brief asks for them three times."""
+        if self._reads.claim_rows is None:
+            self._reads.claim_rows = read()
+        return self._reads.claim_rows
 
     def bad_under(self, folder: str) -> bool:
         """Whether this folder (a path ending in /), or a file under it, is known to be malformed."""
