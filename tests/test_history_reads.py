@@ -167,6 +167,34 @@ def closed_on_feature_in_a_linked_worktree(repo: Path, tmp_path: Path, *, by_com
     return linked, tid
 
 
+def test_a_file_answer_kept_for_a_commit_is_given_without_reading_it_and_never_once_it_is_gone(repo: Path) -> None:
+    """What a commit's tree holds is kept by the commit's id (repo/history.py path_in_commit):
+    asked again, only the commit's header is read; a commit no longer in this clone is said
+    so, whatever was kept."""
+    revs = history(repo, 3)
+    ok(repo, "init")
+    handle = f"file:f1.txt@{revs[1]}"
+    ok(repo, "claim", "add", "f1 was there", "--check", handle)
+    assert claim_state(repo, handle) == ("verified", f"f1.txt exists in {revs[1][:7]}")
+    kept = (repo / ".git" / "continuity" / "cache" / "tree-paths").read_bytes()
+    assert f"{revs[1]}1f1.txt\0".encode() in kept
+
+    opened = gitrepo.open_repo(repo)
+    read: list[object] = []
+    real = pygit2.Repository.__getitem__
+    pygit2.Repository.__getitem__ = lambda self, key: read.append(key) or real(self, key)  # type: ignore[method-assign]
+    try:
+        assert gitrepo.path_in_commit(opened, gitrepo.Oid(revs[1]), "f1.txt")
+    finally:
+        pygit2.Repository.__getitem__ = real  # type: ignore[method-assign]
+    assert read == []
+
+    git(repo, "reset", "-q", "--hard", revs[0])
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    git(repo, "gc", "-q", "--prune=now")
+    assert claim_state(repo, handle) == ("contradicted", f"commit {revs[1][:7]} does not exist in this clone")
+
+
 def test_a_thread_closed_on_its_branch_in_a_linked_worktree_holds_from_the_main_checkout(
     repo: Path, tmp_path: Path
 ) -> None:

@@ -40,7 +40,7 @@ class Repo:
     _near: dict[str, int] = field(default_factory=dict)
     walked: int = 0
     _remotes: list[str] | None = None
-    # What trees hold (history.path_in_commit): kept by tree id, so never stale.
+    # What commits' trees hold (history.path_in_commit): kept by commit id, so never stale.
     _tree_paths: dict[tuple[str, str], bool] | None = None
     _tree_paths_asked: set[tuple[str, str]] = field(default_factory=set)
     _tree_paths_new: bool = False

@@ -38,12 +38,21 @@ def resolve_commit(repo: Repo, rev: str) -> Oid:
     return Oid(str(commit.id))
 
 
-def has_commit(repo: Repo, oid: Oid) -> bool:
+def _kind(repo: Repo, oid: str) -> int | None:
+    """An object's type from its header alone (a quarter of the cost of reading it whole, in a
+    pack of git/git's size), or None where it is not here. Only a full id is read so: an
+    abbreviated one is looked up as git would (pygit2's prefix lookup)."""
     try:
-        obj = repo.git.get(oid)
-    except (ValueError, pygit2.GitError):
-        return False
-    return obj is not None and obj.type == pygit2.GIT_OBJECT_COMMIT
+        if len(oid) in (40, 64):
+            return int(repo.git.odb.read_header(oid)[0])
+        found = repo.git.get(oid)
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    return None if found is None else int(found.type)
+
+
+def has_commit(repo: Repo, oid: Oid) -> bool:
+    return _kind(repo, oid) == pygit2.GIT_OBJECT_COMMIT
 
 
 def has_object(repo: Repo, oid: Oid) -> bool:
@@ -55,6 +64,8 @@ def has_object(repo: Repo, oid: Oid) -> bool:
 
 
 def peel_to_commit(repo: Repo, oid: Oid) -> Oid | None:
+    if len(oid) in (40, 64) and _kind(repo, oid) == pygit2.GIT_OBJECT_COMMIT:
+        return Oid(oid.lower())  # a branch's tip, a lightweight tag: nothing to peel, nothing read
     try:
         return Oid(str(repo.git[oid].peel(pygit2.Commit).id))
     except (KeyError, ValueError, pygit2.GitError):
@@ -122,27 +133,32 @@ def head_commit(repo: Repo) -> Oid | None:
 def path_in_commit(repo: Repo, commit: Oid, path: str) -> bool:
     """Whether commit's tree holds path.
 
-    What a tree holds never changes, so the answer is kept by tree id (keep_tree_paths):
-    reading a tree that a pack stores as a chain of deltas cost ~80 µs, most of what a
-    ``file:`` check costs. The commit itself is read every time, so a commit this clone
-    lacks (or that now has another tree) is never answered from what was kept."""
-    try:
-        found = repo.git[commit].peel(pygit2.Commit)
-    except KeyError:
-        return False
-    key = (str(found.tree_id), path)
+    What a commit's tree holds never changes, so the answer is kept by commit id
+    (keep_tree_paths): reading a tree that a pack stores as a chain of deltas cost ~80 µs,
+    most of what a ``file:`` check costs, and reading the commit for its tree most of the
+    rest. Only the commit's header is read each time, so a commit this clone lacks is never
+    answered from what was kept."""
+    if len(commit) not in (40, 64) or _kind(repo, commit) != pygit2.GIT_OBJECT_COMMIT:
+        try:  # an abbreviated id, or an object that leads to a commit: read as it is
+            return _in_tree(repo.git[commit].peel(pygit2.Commit), path)
+        except (KeyError, ValueError):
+            return False
+    key = (commit.lower(), path)
     known = _tree_paths(repo)
     held = known.get(key)
     if held is None:
-        try:
-            found.tree[path]
-            held = True
-        except KeyError:
-            held = False
-        known[key] = held
+        held = known[key] = _in_tree(repo.git[commit].peel(pygit2.Commit), path)
         repo._tree_paths_new = True
     repo._tree_paths_asked.add(key)
     return held
+
+
+def _in_tree(commit: pygit2.Commit, path: str) -> bool:
+    try:
+        commit.tree[path]
+    except KeyError:
+        return False
+    return True
 
 
 TREE_PATHS_KEEP = 200_000  # answers kept on disk; past that, only those asked last time
@@ -153,8 +169,9 @@ def _tree_paths_file(repo: Repo) -> Path:
 
 
 def _tree_paths(repo: Repo) -> dict[tuple[str, str], bool]:
-    """The answers kept: records ``<tree id><1 or 0><path>``, each ended by NUL (which no
-    path holds); a record that does not read so is skipped."""
+    """The answers kept: records ``<commit id><1 or 0><path>``, each ended by NUL (which no
+    path holds); a record that does not read so is skipped (an older version kept them by
+    tree id, which no commit id is)."""
     if repo._tree_paths is None:
         repo._tree_paths = {}
         try:
