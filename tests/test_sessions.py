@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import Ran, Run, commit, git, untouched, write_state
 
 ME = "Ada Agent <ada@example.com>"
@@ -778,3 +779,27 @@ def test_an_unreadable_packet_is_not_shown_as_no_objective(repo: Path) -> None:
     assert brief.code == 2
     assert "## Objective\n(unreadable packet: see the problems above)\n" in brief.out
     assert "(no objective: nothing says" not in brief.out
+
+
+def test_a_brief_cut_to_its_budget_makes_the_lines_of_the_claims_it_shows_not_of_every_claim(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session start of 1,000 claims shows the few that fit: the others are counted, never
+    written out (sessions/budget.py Item, made when shown)."""
+    from git_continuity import repo as gitrepo
+    from git_continuity.render import text as render
+    from git_continuity.sessions import orient
+
+    ok(repo, "init")
+    for n in range(30):
+        ok(repo, "claim", "add", f"claim {n}: " + "a sentence of some length " * 4, "--check", "commit:HEAD")
+    written: list[str] = []
+    real = render.claim_json
+    monkeypatch.setattr(render, "claim_json", lambda a: written.append(a.claim.id) or real(a))
+
+    built = orient.build(gitrepo.open_repo(repo), stream="main", max_tokens=700)
+    shown = [c["id"] for c in built.document["verified"]]
+    assert 0 < len(shown) < 30
+    # Those shown, and the next one or two the cut tried against the budget (with and without its footer).
+    assert written[: len(shown)] == shown and len(written) <= len(shown) + 2
+    assert f"- … {30 - len(shown)} more verified claims: git continuity claim list --state verified" in built.text

@@ -322,15 +322,21 @@ def unconfirmed(a: Assessed) -> bool:
 
 
 def claim_item(a: Assessed, *, state: bool, bold: bool = False, at: datetime | None = None) -> Item:
-    """A claim's line: its state when ``state``, and how fresh that is when not re-derived now."""
-    c = a.claim
-    name = f"**{c.id}**" if bold else c.id
-    handle = f" ({render.abbreviate(c.handle)})" if c.handle and c.handle != c.text else ""
-    said = f" is {a.derived.state}" if state else ""
-    note = labels.freshness_note(a, at or now())
-    said += f" [{note}]" if note else ""
-    line = hung(f'- {name} "', f'{c.text}"{handle}{said}: {first_line(a.derived.observed)}')
-    return Item([line], render.claim_json(a))
+    """A claim's line: its state when ``state``, and how fresh that is when not re-derived now
+    (made only if it is shown)."""
+    moment = at or now()
+
+    def made() -> tuple[list[str], object]:
+        c = a.claim
+        name = f"**{c.id}**" if bold else c.id
+        handle = f" ({render.abbreviate(c.handle)})" if c.handle and c.handle != c.text else ""
+        said = f" is {a.derived.state}" if state else ""
+        note = labels.freshness_note(a, moment)
+        said += f" [{note}]" if note else ""
+        line = hung(f'- {name} "', f'{c.text}"{handle}{said}: {first_line(a.derived.observed)}')
+        return [line], render.claim_json(a)
+
+    return Item(made=made, key=a.claim.id)
 
 
 def thread_item(tv: ThreadView) -> Item:

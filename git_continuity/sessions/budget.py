@@ -16,7 +16,7 @@ truth would be worse than a long one, and a flag that promised less would be a l
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 BYTES_PER_TOKEN = 3
@@ -28,11 +28,41 @@ def estimate(text: str) -> int:
     return -(-len(text.encode()) // BYTES_PER_TOKEN)
 
 
-@dataclass
 class Item:
-    lines: list[str]  # its Markdown
-    data: object  # its JSON
-    placeholder: bool = False  # "- none": nothing to say is left out when it is cut
+    """One entry of a section: its Markdown ``lines`` and its JSON ``data``. Either given, or
+    made when first asked for (``made``): a brief of 1,000 claims shows the 40 that fit, and
+    the rest need only be counted. ``key`` is the id of the entry it shows (quoting.py: whose
+    text it is), where that is known without making it."""
+
+    __slots__ = ("_data", "_lines", "_made", "key", "placeholder")
+
+    def __init__(
+        self,
+        lines: list[str] | None = None,
+        data: object = None,
+        placeholder: bool = False,  # "- none": nothing to say is left out when it is cut
+        *,
+        made: Callable[[], tuple[list[str], object]] | None = None,
+        key: str | None = None,
+    ) -> None:
+        self._lines, self._data, self._made = lines, data, made
+        self.placeholder, self.key = placeholder, key
+
+    def _make(self) -> None:
+        if self._made is not None:
+            self._lines, self._data = self._made()
+            self._made = None
+
+    @property
+    def lines(self) -> list[str]:
+        self._make()
+        assert self._lines is not None  # given, or made
+        return self._lines
+
+    @property
+    def data(self) -> object:
+        self._make()
+        return self._data
 
 
 @dataclass

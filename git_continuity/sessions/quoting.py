@@ -78,10 +78,14 @@ def header_of(email: str | None, key: str | None) -> str:
 
 def block(item: Item, author: authorship.Author, first: bool = True) -> Item:
     """The item inside a quote, every line of it (a text of several lines included); the
-    header only on the ``first`` of the signer's items in its section."""
-    data = {**item.data, "signer": author.to_json()} if isinstance(item.data, dict) else item.data
-    lines = [f"> {part}" for line in item.lines for part in (line.splitlines() or [""])]
-    return Item([header(author), *lines] if first else lines, data, item.placeholder)
+    header only on the ``first`` of the signer's items in its section (made when shown)."""
+
+    def made() -> tuple[list[str], object]:
+        data = {**item.data, "signer": author.to_json()} if isinstance(item.data, dict) else item.data
+        lines = [f"> {part}" for line in item.lines for part in (line.splitlines() or [""])]
+        return [header(author), *lines] if first else lines, data
+
+    return Item(placeholder=item.placeholder, made=made, key=item.key)
 
 
 def _gathered(items: list[tuple[Item, authorship.Author | None]]) -> list[Item]:
@@ -107,6 +111,8 @@ def kind(key: str) -> str:
 
 def _key(section: Section, item: Item, packet: dict[str, str]) -> str | None:
     """The authorship key of what an item shows: its entry's id, or the packet field's."""
+    if item.key is not None:
+        return item.key if item.key[:1] in KINDS else None
     if section.key in PACKET_SECTIONS:
         return packet.get(section.key) if item.data is not None else None
     if not isinstance(item.data, dict):
