@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
@@ -349,6 +350,55 @@ def test_status_and_orient_count_a_years_faded_entries_without_reading_them_agai
     assert (again["journal_total"], again["journal"]) == (13, status["journal"])
     brief = json.loads(ok(repo, "orient", "--json"))
     assert (brief["journal_total"], brief["journal_faded"], brief["journal"]) == (13, 8, oriented["journal"])
+
+
+def test_the_oldest_days_whose_entries_stay_as_they_are_are_counted_once_as_a_whole(repo: Path) -> None:
+    """Days whose notes have all faded (and whose decisions never will) are kept as one count
+    (store/lifespans.py Settled): a brief counts them without a day's objects or caches; an
+    entry a sync brings into one of them, or other lifespans, count them again."""
+    ok(repo, "init")
+    old = [old_entry(days, n, f"note {n}") for n, days in enumerate((300, 250, 200, 150, 100, 3))]
+    old.append(old_entry(280, 6, "a decision that never fades", "decision"))
+    write_old(repo, old)
+    for n in range(5):
+        ok(repo, "journal", "add", "--kind", "decision", f"decision {n}")
+
+    def counts() -> tuple[int, int]:
+        brief = json.loads(ok(repo, "orient", "--json"))
+        return brief["journal_total"], brief["journal_faded"]
+
+    cache = repo / ".git" / "continuity" / "cache"
+    assert counts() == (12, 5)
+    settled = json.loads((cache / "journal-settled").read_text())
+    assert (len(settled["days"]), settled["total"], settled["live"]) == (6, 6, 1)
+
+    # Another clone's note of 250 days ago comes in: its day is counted again, then kept.
+    write_old(repo, [old_entry(250.01, 7, "a late note")])
+    assert counts() == (13, 6)
+    assert json.loads((cache / "journal-settled").read_text())["total"] == 7
+
+    # Those days' folders, their entries and their caches gone: the count stands.
+    state = git(repo, "rev-parse", "refs/continuity/main")
+    for path, _, _ in old[:5] + old[6:]:
+        day = path.rsplit("/", 1)[0]
+        for oid in [
+            git(repo, "rev-parse", f"{state}:{day}"),
+            *git(repo, "ls-tree", "--object-only", f"{state}:{day}").split(),
+        ]:
+            (repo / ".git" / "objects" / oid[:2] / oid[2:]).unlink(missing_ok=True)
+    for name in ("journal-spans", "journal-times", "journal-kinds"):
+        shutil.rmtree(cache / name, ignore_errors=True) if (cache / name).is_dir() else (cache / name).unlink()
+    assert counts() == (13, 6)
+
+
+def test_other_lifespans_count_the_settled_days_again(repo: Path) -> None:
+    ok(repo, "init")
+    write_old(repo, [old_entry(days, n, f"note {n}") for n, days in enumerate((300, 200, 100))])
+    for n in range(5):
+        ok(repo, "journal", "add", "--kind", "decision", f"decision {n}")
+    assert json.loads(ok(repo, "orient", "--json"))["journal_faded"] == 3
+    (repo / ".continuity.yaml").write_text("lifespans: {note: never}\n")
+    assert json.loads(ok(repo, "orient", "--json"))["journal_faded"] == 0
 
 
 def busy_day(repo: Path, entries: int) -> str:

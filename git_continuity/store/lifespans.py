@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, TypeGuard
@@ -174,12 +174,68 @@ class DaySpans:
             spans[kind] = [len(times), times[0], times[-1]] if times else [0, 0.0, 0.0]
         return spans
 
+    def settled(self, day: git.TreeEntry, lifespans: Lifespans, now: datetime) -> bool:
+        """Whether every entry of an old day counted here stays as it is now: of each kind, all
+        faded, or of a kind that never fades (a time unreadable is live, and may be read again)."""
+        spans = self.known.get(day.oid)
+        if not _spans_read(spans):
+            return False
+        for kind, (_, first, last) in spans.items():
+            span = lifespans.get(kind or "note")
+            if span is not None and (first < 0 or last >= (now - span).timestamp()):
+                return False
+        return True
+
     def keep(self) -> None:
         if self.new:
             kept = {oid: spans for oid, spans in self.known.items() if oid in self.asked}
             with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
                 atomic.write(self.path, json.dumps(kept, separators=(",", ":")))
             self.new = False
+
+
+class Settled:
+    """The oldest days of a journal whose entries all stay as they are (DaySpans.settled):
+    counted once and kept as one record under the cache folder (``journal-settled``), by the
+    days' tree ids and the lifespans, so that a brief counts a year of faded notes without
+    going through it day by day. Time only adds days to them."""
+
+    def __init__(self, snap: Snapshot, lifespans: Lifespans) -> None:
+        self.path = snap.repo.local_dir / "cache" / "journal-settled"
+        self.lifespans = {k: v.total_seconds() if v is not None else None for k, v in sorted(lifespans.items())}
+        self.days: list[str] = []  # tree ids, newest first, as the journal lists them
+        self.total = self.live = 0
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+            found = json.loads(self.path.read_text())
+            if found["lifespans"] == self.lifespans and all(isinstance(d, str) for d in found["days"]):
+                self.days, self.total, self.live = list(found["days"]), int(found["total"]), int(found["live"])
+
+    def covers(self, days: list[git.TreeEntry], start: int) -> bool:
+        """Whether the journal's days from ``start`` on, its oldest, are the ones kept."""
+        return len(days) - start == len(self.days) and [d.oid for d in days[start:]] == self.days
+
+    def grow(
+        self,
+        days: list[git.TreeEntry],
+        counted: Mapping[str, tuple[int, int]],
+        covered: bool,
+        settled: Callable[[git.TreeEntry], bool],
+    ) -> None:
+        """Keep the oldest days settled now: those kept (when the read ``covered`` them), then
+        each day above them counted from its spans (``counted``) and ``settled``."""
+        run, total, live = (self.days, self.total, self.live) if covered else ([], 0, 0)
+        above = days[: len(days) - len(run)]
+        grown = []
+        for day in reversed(above):
+            if day.oid not in counted or not settled(day):
+                break
+            grown.append(day.oid)
+            total, live = total + counted[day.oid][0], live + counted[day.oid][1]
+        if grown[::-1] + run == self.days:
+            return
+        kept = {"lifespans": self.lifespans, "days": grown[::-1] + run, "total": total, "live": live}
+        with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
+            atomic.write(self.path, json.dumps(kept, separators=(",", ":")))
 
 
 def read_live_journal(
@@ -195,13 +251,20 @@ def read_live_journal(
     shortest = min(finite) if finite else None
     picked: list[tuple[str, git.Oid, bool]] = []  # path in the journal folder, blob, faded
     total = live = 0
-    counts, spans = DayCounts(snap), DaySpans(snap)
-    for day in days:
+    counts, spans, settled = DayCounts(snap), DaySpans(snap), Settled(snap, lifespans)
+    old: dict[str, tuple[int, int]] = {}  # old days counted from their spans, by tree id
+    covered = False
+    for n, day in enumerate(days):
+        if _full(picked, latest) and not everything and settled.covers(days, n):
+            total, live, covered = total + settled.total, live + settled.live, True
+            break
         start = _day_start(day.name)
         # Young: every entry of the day was written after the shortest lifespan began (from the
         # day's start, not its end: a note at 10:00 seven days and an hour ago has faded).
         young = shortest is None or (start is not None and now - start < shortest)
         counted = _counted(day, young, counts, spans, lifespans, now) if _full(picked, latest) else None
+        if counted is not None and not young:
+            old[day.oid] = counted
         if counted is None and young and latest is not None:  # live whatever their kind: the newest taken
             counted = counts.count(day), counts.count(day)
             newest = git.last_entries(snap.repo, day.oid, latest - len(picked))
@@ -220,6 +283,8 @@ def read_live_journal(
                 picked.append((f"{day.name}/{f.name}", f.oid, out))
     counts.keep()
     spans.keep()
+    if _full(picked, latest) and not everything:  # a read that counted the old days
+        settled.grow(days, old, covered, lambda day: spans.settled(day, lifespans, now))
     entries = []
     gone = set()
     for path, oid, out in reversed(picked):
