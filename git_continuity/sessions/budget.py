@@ -34,7 +34,9 @@ class Item:
     the rest need only be counted. ``key`` is the id of the entry it shows (quoting.py: whose
     text it is), where that is known without making it."""
 
-    __slots__ = ("_data", "_lines", "_made", "key", "placeholder")
+    __slots__ = ("_made", "data", "key", "lines", "placeholder")
+    lines: list[str]
+    data: object
 
     def __init__(
         self,
@@ -45,24 +47,18 @@ class Item:
         made: Callable[[], tuple[list[str], object]] | None = None,
         key: str | None = None,
     ) -> None:
-        self._lines, self._data, self._made = lines, data, made
-        self.placeholder, self.key = placeholder, key
+        if made is None:
+            self.lines, self.data = (lines if lines is not None else []), data
+        self._made, self.placeholder, self.key = made, placeholder, key
 
-    def _make(self) -> None:
-        if self._made is not None:
-            self._lines, self._data = self._made()
-            self._made = None
-
-    @property
-    def lines(self) -> list[str]:
-        self._make()
-        assert self._lines is not None  # given, or made
-        return self._lines
-
-    @property
-    def data(self) -> object:
-        self._make()
-        return self._data
+    def __getattr__(self, name: str) -> object:
+        """``lines`` and ``data`` of an item made when asked for (only called while they are unset)."""
+        made = object.__getattribute__(self, "_made")
+        if name not in ("lines", "data") or made is None:
+            raise AttributeError(name)
+        self.lines, self.data = made()
+        self._made = None
+        return object.__getattribute__(self, name)
 
 
 @dataclass
