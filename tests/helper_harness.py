@@ -4,6 +4,7 @@ their command line, and the probe that tells which process a `cmd:` check ran un
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -115,10 +116,14 @@ def runs_in_helper(repo: Path, **env: str) -> list[int]:
 
 
 def wait_for_child_of(pid: int) -> int:
+    """The helper's copy running a command: a child in its client's folder (a spare waiting
+    for the next command, helper/spare.py, is in the helper's own)."""
     deadline = time.monotonic() + 20
+    own = os.readlink(f"/proc/{pid}/cwd")
     while time.monotonic() < deadline:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        if children:
-            return int(children[0])
+        for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{child}/cwd") != own:
+                    return int(child)
         time.sleep(0.05)
     raise AssertionError("the helper started no command")

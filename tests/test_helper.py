@@ -441,3 +441,65 @@ def test_the_helper_splices_every_packet_it_writes(work: Path) -> None:
     assert git(work, "show", "refs/continuity/main:.continuity/packet.yaml") == after.replace(
         "push the fix", "then tag it"
     )
+
+
+def spare_of(helper: int) -> int:
+    """The helper's spare (helper/spare.py): a child waiting in the helper's own folder, once
+    it said it is ready (its memory its own)."""
+    deadline = time.monotonic() + 20
+    own = os.readlink(f"/proc/{helper}/cwd")
+    while time.monotonic() < deadline:
+        for child in Path(f"/proc/{helper}/task/{helper}/children").read_text().split():
+            try:
+                waiting = os.readlink(f"/proc/{child}/cwd") == own
+                dirty = memory(int(child))["Private_Dirty"]
+            except OSError:
+                continue
+            if waiting and dirty > memory(helper)["Private_Dirty"] // 2:  # what populate copies
+                return int(child)
+        time.sleep(0.05)
+    raise AssertionError(f"no ready spare under {helper}")
+
+
+def memory(pid: int) -> dict[str, int]:
+    """kB by kind, from /proc/PID/smaps_rollup."""
+    found = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        name, _, rest = line.partition(":")
+        found[name] = int(rest.split()[0])
+    return found
+
+
+def test_the_next_command_is_run_by_a_spare_made_ahead_with_its_memory_already_its_own(work: Path) -> None:
+    """Once a command ended, the helper forks a spare, which copies the helper's writable
+    memory before any command comes (MADV_POPULATE_WRITE, this machine's kernel has it): the
+    next command runs in it, and writes almost none of what it inherited."""
+    (work / "who.sh").write_text(  # the nearest python process above the check: the command's
+        'pid=$$\nwhile [ "$pid" -gt 1 ]; do\n'
+        "  case $(cat /proc/$pid/comm) in python*) echo $pid >> who.txt; exit 0 ;; esac\n"
+        "  pid=$(awk '/^PPid/ {print $2}' /proc/$pid/status)\ndone\n"
+    )
+    approve(work, "sh who.sh")
+    run(work, "claim", "add", "who", "--check", "cmd:sh who.sh")
+    helper = listening(work)
+    spare = spare_of(helper)
+    shared = memory(spare)["Shared_Dirty"]
+    assert shared < memory(spare)["Private_Dirty"] // 10  # a plain fork shares all of it
+    assert run(work, "verify").code == 0
+    assert int((work / "who.txt").read_text().split()[0]) == spare  # the check ran under the spare
+    assert gone(spare)
+    assert spare_of(helper) != spare  # and the next is ready
+
+
+def test_a_spare_goes_with_its_helper(work: Path) -> None:
+    run(work, "status")
+    helper = listening(work)
+    spare = spare_of(helper)
+    os.kill(helper, signal.SIGKILL)
+    assert gone(helper) and gone(spare)  # killed with it
+
+    run(work, "status", GIT_CONTINUITY_HELPER_IDLE="1")  # a helper that leaves once idle for a second
+    helper = listening(work)
+    run(work, "status", GIT_CONTINUITY_HELPER_IDLE="1")
+    spare = spare_of(helper)
+    assert gone(helper) and gone(spare)  # it left with the helper

@@ -40,11 +40,13 @@ from git_continuity.helper import door as helper
 from git_continuity.helper import forked as helper_copy
 from git_continuity.helper import peer as helper_peer
 from git_continuity.helper import place as helper_place
+from git_continuity.helper import spare as helper_spare
 from git_continuity.trust import sshsig
 
 IDLE_ENV = "GIT_CONTINUITY_HELPER_IDLE"
 IDLE_SECONDS = 300.0
 TICK = 2.0  # how often an idle helper checks that its socket is still its own
+SPARE_AFTER = 0.01  # seconds of quiet before a spare is forked (helper_spare), once the last command ended
 MOST = 64 << 20  # the longest request taken (arguments and environment)
 PER_CLIENT = 4  # connections of one process being read at once; more are closed
 MOST_PENDING = 64  # connections being read at once, of all processes
@@ -103,9 +105,10 @@ def serve(folder: str, starter: str | None = None) -> Taken | None:
     signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)  # wakes select through the pipe
     running: dict[int, socket.socket] = {}
     pending: dict[int, Pending] = {}
+    spares: list[helper_spare.Spare] = []
     helper_copy.CLOSE[:] = [lock, wake, woken]
     try:
-        return _answer(listener, own.encode("utf-8", "surrogateescape"), name, mine, wake, running, pending)
+        return _answer(listener, own.encode("utf-8", "surrogateescape"), name, mine, wake, running, pending, spares)
     finally:
         if os.getpid() == me:
             if _identity(name) == mine:
@@ -113,6 +116,8 @@ def serve(folder: str, starter: str | None = None) -> Taken | None:
             listener.close()
             for each in pending.values():
                 each.connection.close()
+            for spare in spares:  # it ends on its own once its pair is closed
+                spare.channel.close()
             while running:  # tell the clients still waiting how their commands end
                 _reap(running, block=True)
             os.close(lock)
@@ -254,18 +259,29 @@ def _answer(
     wake: int,
     running: dict[int, socket.socket],
     pending: dict[int, Pending],
+    spares: list[helper_spare.Spare],
 ) -> Taken | None:
     idle, confined = _idle(), helper_peer.confinement("self")
     last = time.monotonic()
     while True:
         now = time.monotonic()
+        quiet = not running and not pending
+        if quiet and not spares and now - last >= SPARE_AFTER:
+            made = helper_spare.fork([listener])
+            if not isinstance(made, helper_spare.Spare):  # in the spare, once handed a command
+                return _spare(made)
+            spares.append(made)
         soonest = min((each.deadline for each in pending.values()), default=now + TICK)
+        if quiet and not spares:
+            soonest = min(soonest, last + SPARE_AFTER)
         readers: list[socket.socket | int] = [listener, wake, *(each.connection for each in pending.values())]
+        readers += [spare.channel for spare in spares if not spare.ready]
         ready = select.select(readers, [], [], max(0, soonest - now))[0]
         now = time.monotonic()
         if wake in ready:
             os.read(wake, 512)
             _reap(running, block=False)
+        spares[:] = [s for s in spares if s.channel not in ready or helper_spare.ready(s)]  # else gone
         if listener in ready:
             last = now
             _accept(listener, pending, now)
@@ -276,7 +292,7 @@ def _answer(
                 if request is None:
                     continue
                 del pending[connection.fileno()]
-                taken = _take(each, request, own, confined, listener, running, pending)
+                taken = _take(each, request, own, confined, listener, running, pending, spares)
                 if taken is not None:
                     return taken  # in the command's copy
                 last = now
@@ -287,6 +303,24 @@ def _answer(
         quiet = not ready and not running and not pending
         if quiet and (now - last > idle or _identity(name) != mine):
             return None
+
+
+def _spare(channel: socket.socket) -> Taken:
+    """In a spare: the command it is handed, as a fork would have taken it (it leaves when the
+    helper closes the pair without one). The helper's lock and wake-up pipe are closed while
+    it waits: a helper that left must not be kept from its successor by its spare."""
+    for fd in helper_copy.CLOSE:
+        os.close(fd)
+    helper_copy.CLOSE.clear()
+    handed = helper_spare.wait(channel)
+    if handed is None:
+        os._exit(0)
+    connection, body = handed
+    try:
+        asked = marshal.loads(body)
+    except (ValueError, EOFError, TypeError):
+        os._exit(1)  # the client, told nothing, runs the command itself
+    return helper_copy.become(connection, asked)
 
 
 def _accept(listener: socket.socket, pending: dict[int, Pending], now: float) -> None:
@@ -338,6 +372,7 @@ def _take(
     listener: socket.socket,
     running: dict[int, socket.socket],
     pending: dict[int, Pending],
+    spares: list[helper_spare.Spare],
 ) -> Taken | None:
     """Fork the request's command: in the copy, the command to run. A client of another
     fingerprint or confinement is refused, and the helper goes on serving its own."""
@@ -359,10 +394,17 @@ def _take(
         connection.close()
         return None
     asked["caller"] = each.pid  # the kernel's word for who asked (SO_PEERCRED), for session.caller_pid
+    spare = next((s for s in spares if s.ready), None)
+    if spare is not None:
+        spares.remove(spare)
+        if helper_spare.hand(spare, connection, marshal.dumps(asked)):
+            running[spare.pid] = connection
+            return None
     pid = os.fork()
     if pid == 0:
         signal.set_wakeup_fd(-1)
-        for other in (listener, *running.values(), *(e.connection for e in pending.values())):
+        others = (listener, *running.values(), *(e.connection for e in pending.values()), *(s.channel for s in spares))
+        for other in others:
             other.close()  # a client reaching a killed helper is refused, not left waiting
         return helper_copy.become(connection, asked)
     running[pid] = connection
