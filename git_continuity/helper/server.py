@@ -263,16 +263,17 @@ def _answer(
 ) -> Taken | None:
     idle, confined = _idle(), helper_peer.confinement("self")
     last = time.monotonic()
+    making = True  # spares: none more once one ended before it was ready (it would again)
     while True:
         now = time.monotonic()
         quiet = not running and not pending
-        if quiet and not spares and now - last >= SPARE_AFTER:
+        if making and quiet and not spares and now - last >= SPARE_AFTER:
             made = helper_spare.fork([listener])
             if not isinstance(made, helper_spare.Spare):  # in the spare, once handed a command
                 return _spare(made)
             spares.append(made)
         soonest = min((each.deadline for each in pending.values()), default=now + TICK)
-        if quiet and not spares:
+        if making and quiet and not spares:
             soonest = min(soonest, last + SPARE_AFTER)
         readers: list[socket.socket | int] = [listener, wake, *(each.connection for each in pending.values())]
         readers += [spare.channel for spare in spares if not spare.ready]
@@ -281,7 +282,9 @@ def _answer(
         if wake in ready:
             os.read(wake, 512)
             _reap(running, block=False)
-        spares[:] = [s for s in spares if s.channel not in ready or helper_spare.ready(s)]  # else gone
+        heard = [s for s in spares if s.channel in ready]
+        making = making and all(helper_spare.ready(s) for s in heard)
+        spares[:] = [s for s in spares if s not in heard or s.ready]
         if listener in ready:
             last = now
             _accept(listener, pending, now)

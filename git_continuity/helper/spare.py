@@ -56,9 +56,9 @@ def _die_with(helper: int | None) -> None:
     """Be killed with the helper (PR_SET_PDEATHSIG) while a spare: it never outlives it, even
     for the moment its pair takes to close. None: no more (a command, once handed, runs to
     its end whatever becomes of the helper, as a fork's does)."""
-    import ctypes
+    with contextlib.suppress(ImportError, OSError, AttributeError):
+        import ctypes
 
-    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL if helper else 0, 0, 0, 0)
     if helper is not None and os.getppid() != helper:  # it died before that was set
         os._exit(0)
@@ -124,11 +124,11 @@ def wait(channel: socket.socket) -> tuple[socket.socket, bytes] | None:
 def populate() -> None:
     """Copy every page of the process's private writable memory now, as the kernel does on a
     first write (nothing where the kernel cannot: older than 5.14, or not Linux)."""
-    import ctypes
-
     try:
+        import ctypes
+
         madvise = ctypes.CDLL(None, use_errno=True).madvise
-    except (OSError, AttributeError):
+    except (ImportError, OSError, AttributeError):
         return
     madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     try:
