@@ -53,10 +53,9 @@ class Item:
 
     def __getattr__(self, name: str) -> object:
         """``lines`` and ``data`` of an item made when asked for (only called while they are unset)."""
-        made = object.__getattribute__(self, "_made")
-        if name not in ("lines", "data") or made is None:
+        if name not in ("lines", "data") or self._made is None:
             raise AttributeError(name)
-        self.lines, self.data = made()
+        self.lines, self.data = self._made()
         self._made = None
         return object.__getattribute__(self, name)
 
