@@ -74,8 +74,10 @@ def build(
     snap = store.snapshot(repo, stream)
     if snap.commit is None:
         return _not_here(repo, stream, max_tokens)
-    counted = git.changes_started(repo)  # git counts the work tree's changes on the other core meanwhile
     looked, snap, here, rules, unreadable = _look(repo, snap)
+    # git counts the work tree's changes on the other core meanwhile: once the look's own git is
+    # done with it (three at once on two cores slowed this brief's own work by half).
+    counted = git.changes_started(repo)
     problems, judged = here.problems, here.judged
     moment = now()  # after the look: what it fetched is "just now", never in the future
     assert snap.commit is not None
