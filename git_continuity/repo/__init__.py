@@ -76,7 +76,7 @@ from git_continuity.repo.objects import (
     write_folder,
     write_tree,
 )
-from git_continuity.repo.reach import contains, keep_answers
+from git_continuity.repo.reach import contains, keep_answers, kept_once
 from git_continuity.repo.refs import (
     MAX_TRIES,
     TAGS,
@@ -179,6 +179,7 @@ __all__ = [
     "is_shallow",
     "keep_answers",
     "keep_tree_paths",
+    "kept_once",
     "last_entries",
     "list_refs",
     "local_config_names",

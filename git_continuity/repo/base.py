@@ -36,6 +36,7 @@ class Repo:
     # between two tips this process walked, the commits read for first questions by tip,
     # and how many commits its walks read.
     _reach: Answers | None = None
+    _kept_at_end: int = 0  # reach.kept_once: the answers are written when the outermost ends
     _since: dict[bytes, Since | None] = field(default_factory=dict)
     _near: dict[str, int] = field(default_factory=dict)
     walked: int = 0

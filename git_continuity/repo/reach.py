@@ -14,7 +14,9 @@ where it was) is answered by one walk of the tip, shared by every question about
 
 from __future__ import annotations
 
+import contextlib
 import heapq
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pygit2
@@ -37,6 +39,7 @@ class Answers:
     by_commit: dict[bytes, list[tuple[bytes, bool]]] = field(default_factory=dict)
     asked: dict[bytes, set[bytes]] = field(default_factory=dict)  # by this process: commit → tips
     new: bool = False
+    times: dict[bytes, int] = field(default_factory=dict)  # tips' commit times, read once
 
     def get(self, commit: bytes, tip: bytes) -> bool | None:
         self.asked.setdefault(commit, set()).add(tip)
@@ -81,9 +84,23 @@ def _answers(repo: Repo) -> Answers:
     return repo._reach
 
 
+@contextlib.contextmanager
+def kept_once(repo: Repo) -> Iterator[None]:
+    """Answers found inside are written once, at the end (a view dereferences its claims in
+    two groups, then asks where its done threads' commits are: each wrote the whole file)."""
+    repo._kept_at_end += 1
+    try:
+        yield
+    finally:
+        repo._kept_at_end -= 1
+        keep_answers(repo)
+
+
 def keep_answers(repo: Repo) -> None:
     """Write down what this process found out (the whole file replaced: racing writers each
     keep a whole file, and losing one's answers only costs speed), and what trees hold."""
+    if repo._kept_at_end:
+        return
     keep_tree_paths(repo)
     found = repo._reach
     if found is None or not found.new:
@@ -144,10 +161,13 @@ def _from_earlier(repo: Repo, answers: Answers, tip: bytes, commit: bytes) -> bo
 
 
 def _time(repo: Repo, commit: bytes) -> int:
-    try:
-        return int(repo.git[pygit2.Oid(raw=commit)].peel(pygit2.Commit).commit_time)
-    except (KeyError, ValueError, pygit2.GitError):
-        return -1  # gone (a branch deleted and pruned): tried last
+    answers = _answers(repo)
+    if commit not in answers.times:  # a ref's few last tips, asked of each claim about it
+        try:
+            answers.times[commit] = int(repo.git[pygit2.Oid(raw=commit)].peel(pygit2.Commit).commit_time)
+        except (KeyError, ValueError, pygit2.GitError):
+            answers.times[commit] = -1  # gone (a branch deleted and pruned): tried last
+    return answers.times[commit]
 
 
 @dataclass(frozen=True)

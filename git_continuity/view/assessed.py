@@ -152,25 +152,25 @@ def assess(
         claims = sorted(
             (c for c in every.values() if wanted is None or c.thread in wanted), key=lambda c: (c.added_at, c.id)
         )
-    done = {t.id: t for t in chosen if t.status == "done"}
-    branches = _Branches(snap.repo)
-    homes = branches.homes(done.values())
-    given = look.observed if look is not None else None
-    asked = _Asked(at, rules, dereference, online, timeout, progress, given)
-    assessed = []
-    for home in dict.fromkeys([*homes.values(), None]):  # each done thread's own branch, then HEAD
-        group = [c for c in claims if homes.get(c.thread or "") == home]
-        assessed += _dereferenced(snap, group, threads, asked, home) if group or home is None else []
-    assessed.sort(key=lambda a: (a.claim.added_at, a.claim.id))
-    _set_freshness(snap, assessed, look)
-    if done:
-        assessed = [_as_closed(snap, a, done[a.claim.thread]) if a.claim.thread in done else a for a in assessed]
-    checks: dict[str, list[Assessed]] = {t.id: [] for t in chosen}
-    for a in assessed:
-        if a.claim.thread in checks:
-            checks[a.claim.thread].append(a)
-    views = tuple(_thread_view(snap, t, checks[t.id], branches, with_waiting) for t in chosen)
-    git.keep_answers(snap.repo)  # where each closing commit was found, for the next read
+    with git.kept_once(snap.repo):  # what the history was asked, written once at the end
+        done = {t.id: t for t in chosen if t.status == "done"}
+        branches = _Branches(snap.repo)
+        homes = branches.homes(done.values())
+        given = look.observed if look is not None else None
+        asked = _Asked(at, rules, dereference, online, timeout, progress, given)
+        assessed = []
+        for home in dict.fromkeys([*homes.values(), None]):  # each done thread's own branch, then HEAD
+            group = [c for c in claims if homes.get(c.thread or "") == home]
+            assessed += _dereferenced(snap, group, threads, asked, home) if group or home is None else []
+        assessed.sort(key=lambda a: (a.claim.added_at, a.claim.id))
+        _set_freshness(snap, assessed, look)
+        if done:
+            assessed = [_as_closed(snap, a, done[a.claim.thread]) if a.claim.thread in done else a for a in assessed]
+        checks: dict[str, list[Assessed]] = {t.id: [] for t in chosen}
+        for a in assessed:
+            if a.claim.thread in checks:
+                checks[a.claim.thread].append(a)
+        views = tuple(_thread_view(snap, t, checks[t.id], branches, with_waiting) for t in chosen)
     if withdrawn:
         by_age = {k: tuple(sorted(v, key=lambda c: (c.added_at, c.id))) for k, v in withdrawn.items()}
         views = tuple(replace(tv, withdrawn=by_age.get(tv.thread.id, ())) for tv in views)
