@@ -14,6 +14,7 @@ import subprocess
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pygit2
 import pytest
@@ -183,7 +184,12 @@ def test_a_file_answer_kept_for_a_commit_is_given_without_reading_it_and_never_o
     opened = gitrepo.open_repo(repo)
     read: list[object] = []
     real = pygit2.Repository.__getitem__
-    pygit2.Repository.__getitem__ = lambda self, key: read.append(key) or real(self, key)  # type: ignore[method-assign]
+
+    def getitem(self: pygit2.Repository, key: Any) -> Any:
+        read.append(key)
+        return real(self, key)
+
+    pygit2.Repository.__getitem__ = getitem  # type: ignore[method-assign,assignment]
     try:
         assert gitrepo.path_in_commit(opened, gitrepo.Oid(revs[1]), "f1.txt")
     finally:

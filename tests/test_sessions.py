@@ -795,7 +795,12 @@ def test_a_brief_cut_to_its_budget_makes_the_lines_of_the_claims_it_shows_not_of
         ok(repo, "claim", "add", f"claim {n}: " + "a sentence of some length " * 4, "--check", "commit:HEAD")
     written: list[str] = []
     real = render.claim_json
-    monkeypatch.setattr(render, "claim_json", lambda a: written.append(a.claim.id) or real(a))
+
+    def claim_json(a: Any) -> dict[str, Any]:
+        written.append(a.claim.id)
+        return real(a)
+
+    monkeypatch.setattr(render, "claim_json", claim_json)
 
     built = orient.build(gitrepo.open_repo(repo), stream="main", max_tokens=700)
     shown = [c["id"] for c in built.document["verified"]]
