@@ -38,12 +38,15 @@ def resolve_commit(repo: Repo, rev: str) -> Oid:
     return Oid(str(commit.id))
 
 
+HEADERS = hasattr(pygit2.Odb, "read_header")  # pygit2 1.20; before it (1.19, our floor) objects are read whole
+
+
 def _kind(repo: Repo, oid: str) -> int | None:
     """An object's type from its header alone (a quarter of the cost of reading it whole, in a
     pack of git/git's size), or None where it is not here. Only a full id is read so: an
     abbreviated one is looked up as git would (pygit2's prefix lookup)."""
     try:
-        if len(oid) in (40, 64):
+        if HEADERS and len(oid) in (40, 64):
             return int(repo.git.odb.read_header(oid)[0])
         found = repo.git.get(oid)
     except (KeyError, ValueError, pygit2.GitError):
