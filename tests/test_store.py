@@ -787,6 +787,24 @@ def test_caches_keyed_by_object_ids_see_a_changed_entry(repo: Path, inproc: Run)
     assert ran.out.endswith(f"nothing will be written on top of it)\n  {path} line 1: text: '' should be non-empty\n")
 
 
+def test_a_claims_cache_spoiled_by_hand_is_read_past_not_raised(repo: Path, inproc: Run) -> None:
+    """The claims kept as rows under the cache folder are checked for their shape before they
+    are used: a row whose id is not text is read past, and the claims folder read again."""
+    ok(inproc, repo, "init")
+    ok(inproc, repo, "claim", "add", "kept", "--check", "commit:HEAD")
+
+    def claims() -> list[tuple[str, str, str, str]]:
+        found = json.loads(ok(inproc, repo, "status", "--json").out)["claims"]
+        return [(c["id"], c["text"], c["state"], c["observed"]) for c in found]
+
+    before = claims()
+    (kept,) = (repo / ".git" / "continuity" / "cache" / "claims").iterdir()
+    data = json.loads(kept.read_text())
+    data["rows"][0][0] = [1]
+    kept.write_text(json.dumps(data))
+    assert claims() == before
+
+
 def test_status_dereferences_a_claim_changed_behind_its_caches(repo: Path, inproc: Run) -> None:
     """Status reads the claims folder kept by its tree id and what each tree holds kept by
     the tree's id: a claim's handle changed by hand to another path, or to the same path in

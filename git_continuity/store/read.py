@@ -247,10 +247,8 @@ def _claim_rows(snap: Snapshot) -> list[list[Any]]:
     folder_oid = _folder_oid(snap, "claims")
     kept = _kept(snap, "claims", folder_oid)
     if isinstance(kept, dict) and kept.get("fields") == CLAIM_FIELDS and isinstance(kept.get("rows"), list):
-        with contextlib.suppress(TypeError, LookupError):
-            rows: list[list[Any]] = kept["rows"]
-            for row in rows:  # each one of Claim's fields in order, as this version keeps them
-                Claim(*row)
+        rows: list[list[Any]] = kept["rows"]
+        if all(isinstance(row, list) and len(row) == len(CLAIM_FIELDS) and isinstance(row[0], str) for row in rows):
             return rows
     found, whole = _read_folder(snap, "claims")
     rows = [[getattr(c, name) for name in CLAIM_FIELDS] for c in (Claim(**data) for data in found.values())]
