@@ -40,3 +40,17 @@ def write(path: os.PathLike[str] | str, data: str | bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(partial)
         raise
+
+
+def keep(path: os.PathLike[str] | str, data: str | bytes) -> None:
+    """Replace path's content with data unless it holds exactly that already: a file rewritten
+    on every session start with the same content (most often) costs a read, not a write (ext4
+    starts writing out a file that replaces another at once)."""
+    raw = data.encode() if isinstance(data, str) else data
+    try:
+        with open(path, "rb") as kept:
+            if kept.read(len(raw) + 1) == raw:
+                return
+    except OSError:
+        pass
+    write(path, raw)

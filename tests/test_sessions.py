@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Ran, Run, commit, git, untouched, write_state
+from conftest import Ran, Run, claude_hook, commit, git, untouched, write_state
 
 ME = "Ada Agent <ada@example.com>"
 ID = r"[2-9a-hjkmnp-z]{6}"
@@ -414,6 +414,20 @@ def test_a_session_hands_off_and_the_next_orients_on_another_clone(  # noqa: PLR
         f"Ada Agent on laptop (session {session})  journal add {entries[-2]['id']}: "
         "reproduced the loop with an expired cookie",
     ]
+
+
+def test_a_session_continued_with_nothing_changed_leaves_its_files_as_they_were(repo: Path) -> None:
+    """A brief that continues the open session, nothing having moved, rewrites none of the
+    session's files (a file that replaces another is written out to disk at once on ext4)."""
+    ok(repo, "init")
+    start = {"session_id": "conversation-1", "hook_event_name": "SessionStart", "source": "startup"}
+    claude_hook(repo, "session-start", start)
+    folder = repo / ".git" / "continuity"
+    files = [folder / "session.json", *(folder / "sessions").iterdir()]  # and the conversation's pointer
+    before = {f: (f.stat().st_ino, f.stat().st_mtime_ns, f.read_bytes()) for f in files}
+    claude_hook(repo, "session-start", {**start, "source": "resume"})
+    assert {f: (f.stat().st_ino, f.stat().st_mtime_ns, f.read_bytes()) for f in files} == before
+    assert len(files) == 2 and json.loads(files[0].read_text())["agent_session"] == "conversation-1"
 
 
 # -- bad input ------------------------------------------------------------------------------

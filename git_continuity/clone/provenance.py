@@ -97,7 +97,7 @@ def keep(git_dir: Path, base: dict[str, Any], *, environment: bool, signer: str)
     try:
         if before.endswith('"at":"') and AT not in after and "\n" not in made and signer and "\n" not in signer:
             kept = f"{key(stream, environment=environment)}\n{base['state']}\n{before}\n{after}\n{signer}\n"
-            atomic.write(path, kept)
+            atomic.keep(path, kept)
         else:
             path.unlink(missing_ok=True)
     except OSError:
