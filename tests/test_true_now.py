@@ -159,6 +159,36 @@ def test_the_brief_fetches_and_sees_a_force_reset_a_new_tag_and_state_written_on
     assert re.search(r"^- \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC Ada Agent on \S+: the CI runner is back$", brief, re.M)
 
 
+def test_claims_are_judged_after_a_look_that_fetched_branches_and_tags_but_no_state(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A brief judges its claims on what the look fetched, when no state came with it too: it
+    never shows what held before the fetch."""
+    bare, laptop = remote_and_clone
+    ok(laptop, "init")
+    fix = commit(laptop, "Fix the login loop", {"app.py": "fixed\n"})
+    git(laptop, "push", "-q", "origin", "main")
+    pushed = made_id(ok(laptop, "claim", "add", "the fix is pushed", "--check", "pushed:HEAD@origin/main"), "c")
+    ok(laptop, "push")
+    assert section(oriented(laptop), "Verified now") == [  # nothing to fetch
+        f'- {pushed} "the fix is pushed" (pushed:{fix[:12]}…@origin/main): '
+        f"origin/main is at {fix[:7]} (fetched just now), which contains {fix[:7]}"
+    ]
+
+    desktop = tmp_path / "desktop"  # no continuity state is written there
+    git(tmp_path, "clone", "-q", str(bare), str(desktop))
+    git(desktop, "reset", "-q", "--hard", "HEAD~1")
+    git(desktop, "push", "-q", "--force", "origin", "main")
+    base = git(desktop, "rev-parse", "--short=7", "HEAD")
+
+    brief = oriented(laptop)
+    assert "Fresh look: fetched now from origin." in brief.splitlines()
+    assert section(brief, "Do not act on these: not true now") == [
+        f'- **{pushed}** "the fix is pushed" (pushed:{fix[:12]}…@origin/main) is contradicted: '
+        f"origin/main is at {base} (fetched just now), which does not contain {fix[:7]}"
+    ]
+
+
 def _git_commands(trace: Path) -> list[str]:
     """The git commands run while ``trace`` was GIT_TRACE2_EVENT (git's own record), in order,
     without the helpers that git starts for itself (upload-pack, index-pack, rev-list)."""
