@@ -503,7 +503,8 @@ def test_a_spares_command_makes_its_new_objects_in_memory_the_spare_made_ready()
 
     def arenas(how: str) -> list[int]:
         done = subprocess.run([sys.executable, "-c", code, how], capture_output=True, text=True, check=True)
-        return [int(x.rsplit("=", 1)[1]) for x in done.stderr.splitlines() if x.startswith("# arenas allocated current")]
+        said = done.stderr.splitlines()
+        return [int(line.rsplit("=", 1)[1]) for line in said if line.startswith("# arenas allocated current")]
 
     before, after = arenas("reserved")
     assert after == before

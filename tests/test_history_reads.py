@@ -202,6 +202,48 @@ def test_a_file_answer_kept_for_a_commit_is_given_without_reading_it_and_never_o
     assert claim_state(repo, handle) == ("contradicted", f"commit {revs[1][:7]} does not exist in this clone")
 
 
+class _Headers:
+    """A repository's object database that counts the headers read through it."""
+
+    def __init__(self, odb: pygit2.Odb, read: list[str]) -> None:
+        self.odb, self.read = odb, read
+
+    def read_header(self, oid: str) -> Any:
+        self.read.append(oid)
+        return self.odb.read_header(oid)
+
+    def exists(self, oid: str) -> bool:
+        return bool(self.odb.exists(oid))
+
+
+def test_a_commit_found_once_is_looked_up_in_the_pack_index_not_read_and_never_once_it_is_gone(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An id found to be a commit is kept (repo/history.py _kind): asked again, the object is
+    only looked up, no header read; a commit no longer in this clone is said so, whatever was kept."""
+    revs = history(repo, 3)
+    ok(repo, "init")
+    handle = f"commit:{revs[1]}"
+    ok(repo, "claim", "add", "the change was made", "--check", handle)
+    assert claim_state(repo, handle) == ("verified", f"commit {revs[1][:7]} exists here")
+    assert revs[1] in (repo / ".git" / "continuity" / "cache" / "commits").read_text().split("\n")
+
+    opened = gitrepo.open_repo(repo)
+    read: list[str] = []
+    real = opened.git.odb
+    with monkeypatch.context() as patched:
+        patched.setattr(pygit2.Repository, "odb", property(lambda _: _Headers(real, read)))
+        assert gitrepo.has_commit(opened, gitrepo.Oid(revs[1]))
+        assert read == []
+        assert not gitrepo.has_commit(opened, gitrepo.Oid(git(repo, "rev-parse", f"{revs[1]}^{{tree}}")))
+        assert len(read) == 1  # an id not kept as a commit: its header is read
+
+    git(repo, "reset", "-q", "--hard", revs[0])
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    git(repo, "gc", "-q", "--prune=now")
+    assert claim_state(repo, handle) == ("contradicted", f"commit {revs[1][:7]} does not exist in this clone")
+
+
 def test_a_thread_closed_on_its_branch_in_a_linked_worktree_holds_from_the_main_checkout(
     repo: Path, tmp_path: Path
 ) -> None:

@@ -45,6 +45,10 @@ class Repo:
     _tree_paths: dict[tuple[str, str], bool] | None = None
     _tree_paths_asked: set[tuple[str, str]] = field(default_factory=set)
     _tree_paths_new: bool = False
+    # Ids found to be commits (history._kind): an id's type never changes.
+    _commits: set[str] | None = None
+    _commits_asked: set[str] = field(default_factory=set)
+    _commits_new: bool = False
     # How a state or notes commit is signed (signing.arm): the commit's bytes in, the
     # signature out, or None when signing is off for this repository. None here: not
     # decided yet, and then no such commit is written (repo.signed.Unarmed).
