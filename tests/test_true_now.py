@@ -170,10 +170,13 @@ def test_claims_are_judged_after_a_look_that_fetched_branches_and_tags_but_no_st
     git(laptop, "push", "-q", "origin", "main")
     pushed = made_id(ok(laptop, "claim", "add", "the fix is pushed", "--check", "pushed:HEAD@origin/main"), "c")
     ok(laptop, "push")
-    assert section(oriented(laptop), "Verified now") == [  # nothing to fetch
-        f'- {pushed} "the fix is pushed" (pushed:{fix[:12]}…@origin/main): '
-        f"origin/main is at {fix[:7]} (fetched just now), which contains {fix[:7]}"
-    ]
+    assert (
+        section(oriented(laptop), "Verified now")
+        == [  # nothing to fetch
+            f'- {pushed} "the fix is pushed" (pushed:{fix[:12]}…@origin/main): '
+            f"origin/main is at {fix[:7]} (fetched just now), which contains {fix[:7]}"
+        ]
+    )
 
     desktop = tmp_path / "desktop"  # no continuity state is written there
     git(tmp_path, "clone", "-q", str(bare), str(desktop))
