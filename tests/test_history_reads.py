@@ -559,6 +559,12 @@ def test_a_day_on_a_lifespans_edge_is_counted_entry_by_entry_from_its_times(repo
     for _ in range(2):  # the first read keeps each day's times; the second counts from them
         brief = json.loads(ok(repo, "orient", "--json"))
         assert (brief["journal_total"], brief["journal_faded"]) == (9, 2)
+    kept = sorted((repo / ".git" / "continuity" / "cache" / "journal-times").iterdir())
+    assert kept and all(b"\0" in path.read_bytes() for path in kept)  # kinds and their times, as doubles
+    for path in kept:  # as an older version kept them: a line of text a kind, read past
+        path.write_text("note 1.0 2.0\n")
+    brief = json.loads(ok(repo, "orient", "--json"))
+    assert (brief["journal_total"], brief["journal_faded"]) == (9, 2)
 
 
 def test_with_its_refs_packed_a_commit_that_closes_nothing_still_gets_its_signed_note_from_the_shell(

@@ -14,10 +14,12 @@ the day's tree id (content-addressed, so never stale), with a summary of the day
 
 from __future__ import annotations
 
+import array
 import bisect
 import contextlib
 import json
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, TypeGuard
@@ -106,22 +108,53 @@ def _live_on_edge(snap: Snapshot, day: git.TreeEntry, kind: str, lifespans: Life
     return unreadable + len(times) - bisect.bisect_left(times, (now - span).timestamp())
 
 
-def _times(snap: Snapshot, day: git.TreeEntry) -> dict[str, list[float]]:
+def _times(snap: Snapshot, day: git.TreeEntry) -> Mapping[str, Sequence[float]]:
     """kind → the times its entries of a day folder were written, in seconds, sorted (an
-    unreadable time as -1, which counts as live, as faded() has it)."""
+    unreadable time as -1, which counts as live, as faded() has it). Kept by the folder's tree
+    id as each kind's name, a NUL, a count and that many doubles (little-endian): read without
+    parsing a busy day's thousands of numbers."""
     cached = snap.repo.local_dir / "cache" / "journal-times" / day.oid
-    try:
-        lines = cached.read_text().splitlines()
-        return {kind: [float(t) for t in rest.split()] for kind, _, rest in (line.partition(" ") for line in lines)}
-    except (OSError, ValueError):
-        pass
+    with contextlib.suppress(OSError):
+        kept = _read_times(cached.read_bytes())
+        if kept is not None:
+            return kept
     found: dict[str, list[float]] = {}
     for kind, at in _kinds(snap, day).values():
         found.setdefault(kind or "", []).append(_when(at))
     for times in found.values():
         times.sort()
     with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
-        atomic.write(cached, "".join(f"{k} {' '.join(f'{t:.6f}' for t in ts)}\n" for k, ts in found.items()))
+        atomic.write(cached, b"".join(_times_record(k, ts) for k, ts in found.items()))
+    return found
+
+
+def _times_record(kind: str, times: list[float]) -> bytes:
+    doubles = array.array("d", times)
+    if sys.byteorder == "big":
+        doubles.byteswap()
+    return kind.encode() + b"\0" + len(times).to_bytes(4, "little") + doubles.tobytes()
+
+
+def _read_times(raw: bytes) -> Mapping[str, Sequence[float]] | None:
+    """What _times_record kept, or None where it does not read so (an older version kept text)."""
+    found: dict[str, Sequence[float]] = {}
+    at = 0
+    while at < len(raw):
+        name_end = raw.find(b"\0", at)
+        if name_end < 0 or name_end + 5 > len(raw):
+            return None
+        count = int.from_bytes(raw[name_end + 1 : name_end + 5], "little")
+        start, end = name_end + 5, name_end + 5 + 8 * count
+        if end > len(raw):
+            return None
+        doubles = array.array("d", raw[start:end])
+        if sys.byteorder == "big":
+            doubles.byteswap()
+        try:
+            found[raw[at:name_end].decode()] = doubles
+        except UnicodeDecodeError:
+            return None
+        at = end
     return found
 
 
