@@ -490,6 +490,48 @@ def test_the_next_command_is_run_by_a_spare_made_ahead_with_its_memory_already_i
     assert spare_of(helper) != spare  # and the next is ready
 
 
+def spares_of(helper: int) -> list[int]:
+    """The helper's spares whose memory is their own (spare_of), as many as it keeps."""
+    own = os.readlink(f"/proc/{helper}/cwd")
+    found = []
+    for child in Path(f"/proc/{helper}/task/{helper}/children").read_text().split():
+        try:
+            held = memory(int(child))
+            if os.readlink(f"/proc/{child}/cwd") == own and held["Shared_Dirty"] < held["Private_Dirty"] // 10:
+                found.append(int(child))
+        except OSError:
+            continue
+    return found
+
+
+def test_a_helper_whose_commands_come_closer_together_than_a_spare_is_made_keeps_two(work: Path) -> None:
+    """One spare while commands come apart; once a command came with none ready (two at once
+    here: the first takes the spare), two, made one after the other once the commands ended."""
+    run(work, "status")
+    helper = listening(work)
+    first = spare_of(helper)
+    time.sleep(0.5)
+    assert spares_of(helper) == [first]  # one, however long it waits
+    settings = {**os.environ, **ON}
+    both = [
+        subprocess.Popen(
+            ["git", "continuity", "status"], cwd=work, env=settings, stdout=subprocess.PIPE, start_new_session=True
+        )
+        for _ in range(2)
+    ]
+    assert [each.wait() for each in both] == [0, 0]
+    assert gone(first)
+    deadline = time.monotonic() + 20
+    while len(spares_of(helper)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(spares_of(helper)) == 2
+    assert run(work, "status").code == 0
+    deadline = time.monotonic() + 20
+    while len(spares_of(helper)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(spares_of(helper)) == 2  # kept two
+
+
 def test_a_spares_command_makes_its_new_objects_in_memory_the_spare_made_ready() -> None:
     """The spare also makes Python's arenas for small objects ahead (spare.reserve): 3 MB of new
     objects, as a command makes, map no new arena, whose every page would cost a fault."""

@@ -47,6 +47,7 @@ IDLE_ENV = "GIT_CONTINUITY_HELPER_IDLE"
 IDLE_SECONDS = 300.0
 TICK = 2.0  # how often an idle helper checks that its socket is still its own
 SPARE_AFTER = 0.01  # seconds of quiet before a spare is forked (helper_spare), once the last command ended
+SPARES = 2  # spares kept by a helper whose commands came closer together than a spare is made
 MOST = 64 << 20  # the longest request taken (arguments and environment)
 PER_CLIENT = 4  # connections of one process being read at once; more are closed
 MOST_PENDING = 64  # connections being read at once, of all processes
@@ -264,16 +265,19 @@ def _answer(
     idle, confined = _idle(), helper_peer.confinement("self")
     last = time.monotonic()
     making = True  # spares: none more once one ended before it was ready (it would again)
+    wanted, served = 1, 0  # spares kept (two once a command came with none ready), commands served
     while True:
         now = time.monotonic()
-        quiet = not running and not pending
-        if making and quiet and not spares and now - last >= SPARE_AFTER:
+        # One spare at a time, once the commands are over: its making takes a core.
+        more = making and not running and not pending and len(spares) < wanted and all(s.ready for s in spares)
+        if more and now - last >= SPARE_AFTER:
             made = helper_spare.fork([listener])
             if not isinstance(made, helper_spare.Spare):  # in the spare, once handed a command
                 return _spare(made)
             spares.append(made)
+            more = False
         soonest = min((each.deadline for each in pending.values()), default=now + TICK)
-        if making and quiet and not spares:
+        if more:
             soonest = min(soonest, last + SPARE_AFTER)
         readers: list[socket.socket | int] = [listener, wake, *(each.connection for each in pending.values())]
         readers += [spare.channel for spare in spares if not spare.ready]
@@ -295,6 +299,9 @@ def _answer(
                 if request is None:
                     continue
                 del pending[connection.fileno()]
+                # Commands closer together than a spare is made: keep two from now on.
+                wanted = SPARES if served and not any(s.ready for s in spares) else wanted
+                served += 1
                 taken = _take(each, request, own, confined, listener, running, pending, spares)
                 if taken is not None:
                     return taken  # in the command's copy
