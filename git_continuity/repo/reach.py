@@ -98,7 +98,8 @@ def kept_once(repo: Repo) -> Iterator[None]:
 
 def keep_answers(repo: Repo) -> None:
     """Write down what this process found out (the whole file replaced: racing writers each
-    keep a whole file, and losing one's answers only costs speed), what trees hold, and which ids are commits."""
+    keep a whole file, and losing one's answers only costs speed), what trees hold, and which
+    ids are commits."""
     if repo._kept_at_end:
         return
     keep_tree_paths(repo)
