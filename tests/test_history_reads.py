@@ -614,3 +614,22 @@ def test_tags_kept_with_their_folders_times_are_read_again_once_a_tag_moves_or_c
     git(repo, "tag", "-d", "v3")
     git(repo, "pack-refs", "--all")
     assert tips() == gits()
+
+
+def test_a_days_times_are_kept_only_for_kinds_whose_names_read_back_as_written() -> None:
+    """A day's times are kept as each kind's name, a NUL and its numbers: a kind another clone
+    wrote with a NUL in its name (which would read back as another kind's times) or that is not
+    UTF-8 keeps nothing, and the day is read from its entries each time."""
+    from git_continuity.store import lifespans
+
+    kept = lifespans._times_record({"note": [1.5, 2.5], "finding": [3.0], "ünïcode": [-1.0]})
+    assert kept is not None
+    read = lifespans._read_times(kept)
+    assert read is not None
+    assert {kind: list(times) for kind, times in read.items()} == {
+        "note": [1.5, 2.5],
+        "finding": [3.0],
+        "ünïcode": [-1.0],
+    }
+    for odd in ("note\0\1\0\0\0AAAAAAAA", "\ud800"):
+        assert lifespans._times_record({"note": [1.0], odd: [2.0]}) is None

@@ -123,16 +123,29 @@ def _times(snap: Snapshot, day: git.TreeEntry) -> Mapping[str, Sequence[float]]:
         found.setdefault(kind or "", []).append(_when(at))
     for times in found.values():
         times.sort()
-    with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
-        atomic.write(cached, b"".join(_times_record(k, ts) for k, ts in found.items()))
+    record = _times_record(found)
+    if record is not None:
+        with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
+            atomic.write(cached, record)
     return found
 
 
-def _times_record(kind: str, times: list[float]) -> bytes:
-    doubles = array.array("d", times)
-    if sys.byteorder == "big":
-        doubles.byteswap()
-    return kind.encode() + b"\0" + len(times).to_bytes(4, "little") + doubles.tobytes()
+def _times_record(found: Mapping[str, list[float]]) -> bytes | None:
+    """What _times keeps of a day; None where a kind's name cannot be kept so (a NUL in it, or
+    text that is not UTF-8: the state is another's to write), and the day is read each time."""
+    parts = []
+    for kind, times in found.items():
+        try:
+            name = kind.encode()
+        except UnicodeEncodeError:
+            return None
+        if b"\0" in name:
+            return None
+        doubles = array.array("d", times)
+        if sys.byteorder == "big":
+            doubles.byteswap()
+        parts.append(name + b"\0" + len(times).to_bytes(4, "little") + doubles.tobytes())
+    return b"".join(parts)
 
 
 def _read_times(raw: bytes) -> Mapping[str, Sequence[float]] | None:
