@@ -53,16 +53,10 @@ def _keep(path: Path, agent_session: str | None, blocks: int, told: list[str] | 
         kept = _stopped_before(path, agent_session).get("told")
         told = [str(t) for t in kept] if isinstance(kept, list) else []
     text = json.dumps({"agent_session": agent_session, "blocks": blocks, "told": told}) + "\n"
-    try:
-        if path.read_text() == text:
-            return  # a turn like the last: nothing to write (6 ms of every such Stop)
-    except (OSError, ValueError):
-        pass
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic.write(path, text)
-    except OSError:
-        pass  # without the count the agent's own limit still ends the loop
+    # A turn like the last leaves the file as it is (6 ms of every such Stop); without the count
+    # the agent's own limit still ends the loop.
+    with contextlib.suppress(OSError):
+        atomic.keep(path, text)
 
 
 def _changed(repo: Any, snap: Any) -> bool:
