@@ -8,6 +8,7 @@ git's order of editor settings. Standard library only: the hooks' cheap path imp
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -22,9 +23,11 @@ def run(
     return subprocess.run(["git", *where, *args], cwd=cwd, capture_output=True, text=True, check=check)
 
 
-def start(*args: str, cwd: Path) -> subprocess.Popen[bytes]:
+def start(*args: str, cwd: Path, leave_out: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
     """`git ARGS` in ``cwd``, started and left to run: its output, as bytes, is read once the
-    caller wants it (``communicate``); what it says on stderr goes nowhere."""
+    caller wants it (``communicate``); what it says on stderr goes nowhere. ``leave_out``: variables
+    of this process's environment git is not given."""
+    env = {k: v for k, v in os.environ.items() if k not in leave_out} if leave_out else None
     return subprocess.Popen(
-        ["git", *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        ["git", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )

@@ -659,3 +659,70 @@ def test_the_work_tree_as_it_is_holds_a_conflict_turned_folder_and_a_clone_cut_s
     subprocess.run(["git", "add", "-A"], cwd=work, env=env, check=True, capture_output=True)
     expected = subprocess.run(["git", "write-tree"], cwd=work, env=env, check=True, capture_output=True, text=True)
     assert worktree.worktree_tree(opened.open_repo(work)) == expected.stdout.strip()
+
+
+def test_the_work_tree_as_it_is_of_a_sparse_checkout_keeps_the_files_outside_its_set(tmp_path: Path) -> None:
+    """A sparse checkout's files outside its set are not in the work tree, and not gone: the
+    tree is what `git add -A` then `git write-tree` make of it, as git status sees it (libgit2,
+    which knows no sparse checkout, left them out), whatever index a commit in progress names."""
+    import shutil
+
+    from git_continuity import repo as opened
+    from git_continuity.repo import worktree
+
+    work = tmp_path / "w"
+    git(tmp_path, "init", "-q", str(work))
+    commit(work, "one", {"docs/guide.md": "read me\n", "src/main.c": "int main;\n", "top.txt": "top\n"})
+    git(work, "sparse-checkout", "set", "--cone", "src")
+    assert not (work / "docs").exists()
+    (work / "src" / "main.c").write_text("int main(void);\n")
+    (work / "src" / "new.c").write_text("int new;\n")
+
+    shutil.copy(work / ".git" / "index", tmp_path / "index")
+    env = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "index")}
+    subprocess.run(["git", "add", "-A"], cwd=work, env=env, check=True, capture_output=True)
+    expected = subprocess.run(["git", "write-tree"], cwd=work, env=env, check=True, capture_output=True, text=True)
+    listed = git(work, "ls-tree", "-r", "--name-only", expected.stdout.strip()).split()
+    assert listed == ["docs/guide.md", "src/main.c", "src/new.c", "top.txt"]
+    assert worktree.worktree_tree(opened.open_repo(work)) == expected.stdout.strip()
+
+    # A commit in progress names an index of its own (commit -a): git status is not asked of it.
+    os.environ["GIT_INDEX_FILE"] = str(tmp_path / "index")
+    try:
+        assert worktree.worktree_tree(opened.open_repo(work)) == expected.stdout.strip()
+    finally:
+        del os.environ["GIT_INDEX_FILE"]
+
+
+def test_the_work_tree_as_it_is_holds_what_was_staged_and_then_changed(tmp_path: Path) -> None:
+    """Staged changes the work tree then changed again are read as `git add -A` reads them: a
+    file added with intent to add, one added then deleted, one removed from the index but kept,
+    one staged as renamed, one staged then edited, a file turned into a link."""
+    import shutil
+
+    from git_continuity import repo as opened
+    from git_continuity.repo import worktree
+
+    work = tmp_path / "w"
+    git(tmp_path, "init", "-q", str(work))
+    commit(work, "one", {"kept.txt": "k\n", "old.txt": "o\n", "edit.txt": "e\n", "turn.txt": "t\n"})
+    (work / "intent.txt").write_text("i\n")
+    git(work, "add", "-N", "intent.txt")
+    (work / "brief.txt").write_text("b\n")
+    git(work, "add", "brief.txt")
+    (work / "brief.txt").unlink()
+    git(work, "rm", "-q", "--cached", "kept.txt")
+    git(work, "mv", "old.txt", "new.txt")
+    (work / "edit.txt").write_text("staged\n")
+    git(work, "add", "edit.txt")
+    (work / "edit.txt").write_text("then edited\n")
+    (work / "turn.txt").unlink()
+    (work / "turn.txt").symlink_to("kept.txt")
+
+    shutil.copy(work / ".git" / "index", tmp_path / "index")
+    env = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "index")}
+    subprocess.run(["git", "add", "-A"], cwd=work, env=env, check=True, capture_output=True)
+    expected = subprocess.run(["git", "write-tree"], cwd=work, env=env, check=True, capture_output=True, text=True)
+    index = (work / ".git" / "index").read_bytes()
+    assert worktree.worktree_tree(opened.open_repo(work)) == expected.stdout.strip()
+    assert (work / ".git" / "index").read_bytes() == index

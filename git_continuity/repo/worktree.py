@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import os
 import time
 from collections.abc import Callable
@@ -38,49 +39,99 @@ def worktree_tree(repo: Repo) -> Oid | None:
     if repo.work_dir is None:
         return None
     index = repo.git.index
-    try:
-        for wait in WAITS:
-            try:
-                return _read_tree(repo, index)
-            except (pygit2.GitError, OSError):
-                # A file changed as it was read (libgit2: "failed to read file into stream",
-                # "error reading file for hashing"): an agent's tool writing while `verify`
-                # runs made its check unknown. Read again once the writer had a moment.
-                index.read(True)
-                time.sleep(wait)
-        return _read_tree(repo, index)
-    finally:
-        index.read(True)
+    index.read(False)  # as it is on disk, where git status reads it
+    for wait in WAITS:
+        try:
+            return _read_tree(repo, index)
+        except (pygit2.GitError, OSError):
+            # A file changed as it was read (libgit2: "failed to read file into stream",
+            # "error reading file for hashing"): an agent's tool writing while `verify`
+            # runs made its check unknown. Read again once the writer had a moment.
+            time.sleep(wait)
+    return _read_tree(repo, index)
 
 
 WAITS = (0.002, 0.005, 0.01, 0.02, 0.04, 0.08, 0.1, 0.1, 0.1)  # seconds between reads of a changing work tree
 
 
 def _read_tree(repo: Repo, index: pygit2.Index) -> Oid:
-    """The index with what status finds changed in the work tree put in, as ``git add -A``
+    """The index with what git status finds changed in the work tree put in, as ``git add -A``
     then ``git write-tree`` make it: a file changed or new (and not ignored) added, one gone
     removed. Only those files are read: adding the whole work tree again (index.add_all) was
     half of a Stop hook's time on a checkout of git/git's 4,800 files."""
     assert repo.work_dir is not None
+    changed = _changed_paths(repo)
+    try:
+        for path, how in changed:
+            here = repo.work_dir / path
+            if how is _Change.CONFLICTED and (not os.path.lexists(here) or _folder(here)):
+                del index.conflicts[path]  # gone, or a folder now: its files are listed on their own
+            elif how is _Change.GONE:
+                index.remove(path)
+            elif path.endswith("/"):  # a repository of its own in the work tree
+                _add_nested(repo, index, path.rstrip("/"))
+            else:
+                index.add(path)
+        return Oid(str(index.write_tree()))
+    finally:
+        if changed:
+            index.read(True)  # the copy in memory as the file on disk: nothing put in is kept
+
+
+class _Change(enum.Enum):
+    """What ``git add -A`` does with a path git status lists."""
+
+    CHANGED = "read it again"
+    GONE = "remove it"
+    CONFLICTED = "resolve it as it is now"
+
+
+# Every file, each untracked one on its own (a repository inside the work tree as its folder);
+# the index git status compares with is the one libgit2 opened (.git's), not a commit's own.
+STATUS_ALL = ("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+
+
+def _changed_paths(repo: Repo) -> list[tuple[str, _Change]]:
+    """What git status lists (its own stat cache, fsmonitor and untracked cache, two threads
+    for the work tree's 4,800 stats on git/git's checkout, a sparse checkout's rest not gone);
+    libgit2's status where git cannot answer (a relative GIT_DIR from elsewhere)."""
+    from git_continuity import gitcli
+
+    assert repo.work_dir is not None
+    try:
+        process = gitcli.start(*STATUS_ALL, cwd=repo.work_dir, leave_out=("GIT_INDEX_FILE",))
+    except OSError:
+        return _changed_by_libgit2(repo)
+    out = process.communicate()[0]
+    if process.returncode != 0:
+        return _changed_by_libgit2(repo)
+    found = []
+    for entry in out.decode("utf-8", "surrogateescape").split("\0"):
+        if len(entry) < 4:
+            continue
+        xy, path = entry[:2], entry[3:]
+        if "U" in xy or xy in ("AA", "DD"):
+            found.append((path, _Change.CONFLICTED))
+        elif xy[1] == "D":
+            found.append((path, _Change.GONE))
+        elif xy[1] != " ":  # changed, of another type, new, or added with intent to add
+            found.append((path, _Change.CHANGED))
+    return found
+
+
+def _changed_by_libgit2(repo: Repo) -> list[tuple[str, _Change]]:
+    found = []
     for path, flag in repo.git.status(untracked_files="all").items():
-        here = repo.work_dir / path
-        if flag & pygit2.GIT_STATUS_CONFLICTED and (not os.path.lexists(here) or _folder(here)):
-            del index.conflicts[path]  # gone, or a folder now: its files are listed on their own
+        if flag & pygit2.GIT_STATUS_CONFLICTED:
+            found.append((path, _Change.CONFLICTED))
         elif flag & pygit2.GIT_STATUS_WT_DELETED:
-            index.remove(path)
-        elif path.endswith("/"):  # a repository of its own in the work tree
-            _add_nested(repo, index, path.rstrip("/"))
+            found.append((path, _Change.GONE))
         elif flag & CHANGED:
-            index.add(path)
-    return Oid(str(index.write_tree()))
+            found.append((path, _Change.CHANGED))
+    return found
 
 
-CHANGED = (
-    pygit2.GIT_STATUS_WT_NEW
-    | pygit2.GIT_STATUS_WT_MODIFIED
-    | pygit2.GIT_STATUS_WT_TYPECHANGE
-    | pygit2.GIT_STATUS_CONFLICTED
-)
+CHANGED = pygit2.GIT_STATUS_WT_NEW | pygit2.GIT_STATUS_WT_MODIFIED | pygit2.GIT_STATUS_WT_TYPECHANGE
 
 
 def _folder(here: Path) -> bool:
