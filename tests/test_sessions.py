@@ -430,6 +430,40 @@ def test_a_session_continued_with_nothing_changed_leaves_its_files_as_they_were(
     assert len(files) == 2 and json.loads(files[0].read_text())["agent_session"] == "conversation-1"
 
 
+def test_a_new_session_records_the_work_tree_git_counted_for_its_brief(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new session's start records the work tree as it is (what the Stop gate compares)
+    from the one count of it git made for the brief: a clean one is the index, not counted
+    again; a changed one is read in full, as `git add -A` would write it."""
+    ok(repo, "init")
+    traced = tmp_path / "trace.json"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(traced))
+
+    def statuses() -> int:
+        events = [json.loads(line) for line in traced.read_text().splitlines()]
+        traced.unlink()
+        return sum(e.get("event") == "cmd_name" and e.get("name") == "status" for e in events)
+
+    def recorded() -> str:
+        return str(json.loads((repo / ".git" / "continuity" / "session.json").read_text())["worktree"])
+
+    start = {"hook_event_name": "SessionStart", "source": "startup"}
+    claude_hook(repo, "session-start", {**start, "session_id": "conversation-1"})
+    assert (statuses(), recorded()) == (1, git(repo, "rev-parse", "HEAD^{tree}"))
+
+    (repo / "new.txt").write_text("new\n")
+    claude_hook(repo, "session-start", {**start, "session_id": "conversation-2"})
+    assert statuses() == 2
+    monkeypatch.delenv("GIT_TRACE2_EVENT")
+    index = tmp_path / "index"
+    index.write_bytes((repo / ".git" / "index").read_bytes())
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    subprocess.run(["git", "add", "-A"], cwd=repo, env=env, check=True)
+    written = subprocess.run(["git", "write-tree"], cwd=repo, env=env, check=True, capture_output=True, text=True)
+    assert recorded() == written.stdout.strip()
+
+
 # -- bad input ------------------------------------------------------------------------------
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -28,10 +29,11 @@ def readable(path: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def worktree_tree(repo: Repo) -> Oid | None:
+def worktree_tree(repo: Repo, counted: Changes | None = None) -> Oid | None:
     """The tree the work tree holds right now, uncommitted and untracked (not ignored) files
     included; None in a bare repository. Evidence from a command records it, so the
-    evidence turns stale when the files change.
+    evidence turns stale when the files change. ``counted``: git status's count of this moment
+    (changes), where the caller has one: a work tree it finds clean is the index as it is.
 
     Built in the in-memory copy of the index and then discarded: the index file on disk is
     never written.
@@ -40,6 +42,8 @@ def worktree_tree(repo: Repo) -> Oid | None:
         return None
     index = repo.git.index
     index.read(False)  # as it is on disk, where git status reads it
+    if counted == CLEAN and "GIT_INDEX_FILE" not in os.environ:  # else the count is of another index
+        return Oid(str(index.write_tree()))
     for wait in WAITS:
         try:
             return _read_tree(repo, index)
@@ -171,6 +175,9 @@ class Changes:
     conflicted: list[str]
 
 
+CLEAN = Changes([], [], [], [])
+
+
 STAGED = (
     pygit2.GIT_STATUS_INDEX_NEW
     | pygit2.GIT_STATUS_INDEX_MODIFIED
@@ -239,6 +246,7 @@ def changes_started(repo: Repo) -> Callable[[], Changes | None]:
     except OSError:
         return lambda: _changes_by_libgit2(repo)
 
+    @functools.cache
     def answer() -> Changes | None:
         out = process.communicate()[0]
         # Bytes as git wrote them: a name that is not UTF-8 kept, a carriage return in one kept.

@@ -11,7 +11,7 @@ only print one of them.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -81,9 +81,6 @@ def build(
     problems, judged = here.problems, here.judged
     moment = now()  # after the look: what it fetched is "just now", never in the future
     assert snap.commit is not None
-    started, warnings = start_session(repo, snap, at=moment, agent_session=agent_session, looked=looked is not None)
-    # The brief says them as status does.
-    warnings += [w for w in (unreadable, integrity.off_warning(repo), team.warning(repo)) if w]
     # Load-bearing claims are re-dereferenced now (view "bearing"): every claim with a handle
     # that something rests on, but cmd: checks (a test suite may take longer than an agent's
     # session start waits: they show their last evidence until verify or the gate) and the
@@ -91,6 +88,11 @@ def build(
     # last evidence is verified and still applies is not run again; the network's were asked
     # by the fresh look.
     seen = view.assess(judged.snap, at=moment, policy=rules, dereference="bearing", online=online, look=looked)
+    started, warnings = start_session(
+        repo, snap, at=moment, agent_session=agent_session, looked=looked is not None, counted=counted
+    )
+    # The brief says them as status does.
+    warnings += [w for w in (unreadable, integrity.off_warning(repo), team.warning(repo)) if w]
     if not problems:
         written = _record_costly(snap, seen.claims, moment)
         if written is not None:  # the brief's own evidence is no change the session made
@@ -444,13 +446,20 @@ def _document(
 
 
 def start_session(
-    repo: Repo, snap: store.Snapshot, *, at: datetime, agent_session: str | None, looked: bool = False
+    repo: Repo,
+    snap: store.Snapshot,
+    *,
+    at: datetime,
+    agent_session: str | None,
+    looked: bool = False,
+    counted: Callable[[], git.Changes | None] | None = None,
 ) -> tuple[SessionShown, list[str]]:
     """Continue the current session (session.resolve), or start one when there is none: the
     open one, on whichever stream it started, unless the environment or the agent's hook names
     another. Returns it, and warnings: among them each session of the clone that ended without
     a handoff, wherever it started (its agent is gone). The agent's name comes from
-    GIT_CONTINUITY_AGENT (an agent's hook sets it)."""
+    GIT_CONTINUITY_AGENT (an agent's hook sets it). ``counted``: the brief's count of the work
+    tree (git.changes_started), which a new session's record of it does not count again."""
     git_dir = git.worktree_git_dir(repo)
     found = session.resolve(git_dir, agent_session=agent_session)
     warnings = []
@@ -479,7 +488,7 @@ def start_session(
             agent_session=agent_session,
             state=snap.commit,
             refs=brief.ref_snapshot(repo),
-            worktree=git.worktree_tree(repo),
+            worktree=git.worktree_tree(repo, counted() if counted is not None else None),
             agent_pid=agent[0] if agent else None,
             agent_start=agent[1] if agent else None,
         )
