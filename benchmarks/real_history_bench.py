@@ -24,7 +24,8 @@ git's automatic gc would have done by then: upkeep):
   - after a fetch: the other clone pushed two commits, then `git fetch` brought them.
 
 Rows: `status`, `orient` (and without its fresh look: the brief's own reading of a million
-entries), `verify`, the SessionStart and Stop hooks, and the commit itself
+entries), `verify`, the SessionStart hook (a new conversation each run, as an agent's
+startup is, and a resumed one) and the Stop hook, and the commit itself
 with the continuity hooks over the same commit without them (`-c core.hooksPath`), each the
 median of the runs with its fastest run (the floor of this machine right then) beside it;
 and the floors of the same run: `git log -1`, `git merge-base --is-ancestor` of a claim's
@@ -40,6 +41,7 @@ commit hooks +25 ms, in every situation; verify has no budget of its own (it is 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shlex
@@ -49,7 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -66,6 +68,7 @@ BUDGETS = {
     "orient": 200.0,
     "orient, no fresh look": 200.0,
     "SessionStart": 100.0,
+    "SessionStart, resumed": 100.0,
     "Stop": 60.0,
     "commit": 25.0,
 }
@@ -306,18 +309,41 @@ class Events:
         ]()
 
 
-def rows(work: Path, revs: list[str]) -> dict[str, tuple[list[str], str, tuple[int, ...]]]:
-    said = {"session_id": "bench", "cwd": str(work)}
-    start = json.dumps({**said, "hook_event_name": "SessionStart", "source": "startup"})
-    stop = json.dumps({**said, "hook_event_name": "Stop", "stop_hook_active": False})
+Row = tuple[list[str], Callable[[], str], tuple[int, ...]]
+
+
+def rows(work: Path) -> dict[str, Row]:
+    """Each row's command, what it reads on stdin (made for each run) and the exits it may give.
+    An agent's startup is a new conversation each time (Claude Code names a new session_id),
+    and so a new session of the brief's; a resumed one keeps its own."""
+    started = itertools.count(1)
+    said = {"cwd": str(work)}
+    conversation = ["bench-0"]
+
+    def start() -> str:
+        conversation[0] = f"bench-{next(started)}"
+        return json.dumps(
+            {**said, "session_id": conversation[0], "hook_event_name": "SessionStart", "source": "startup"}
+        )
+
+    def resume() -> str:
+        return json.dumps(
+            {**said, "session_id": conversation[0], "hook_event_name": "SessionStart", "source": "resume"}
+        )
+
+    def stop() -> str:
+        return json.dumps({**said, "session_id": conversation[0], "hook_event_name": "Stop", "stop_hook_active": False})
+
     cont = ["git", "continuity"]
+    hook = ["sh", "-c", agent_hook(work, "SessionStart")]
     return {
-        "status": ([*cont, "status"], "", (0,)),
-        "orient": ([*cont, "orient"], "", (0,)),
+        "status": ([*cont, "status"], str, (0,)),
+        "orient": ([*cont, "orient"], str, (0,)),
         # The brief's own reading of a million entries, without the remote's round trip.
-        "orient, no fresh look": (["env", "GIT_CONTINUITY_FRESH_LOOK=0", *cont, "orient"], "", (0,)),
-        "verify": ([*cont, "verify"], "", (0, 1)),
-        "SessionStart": (["sh", "-c", agent_hook(work, "SessionStart")], start, (0,)),
+        "orient, no fresh look": (["env", "GIT_CONTINUITY_FRESH_LOOK=0", *cont, "orient"], str, (0,)),
+        "verify": ([*cont, "verify"], str, (0, 1)),
+        "SessionStart": (hook, start, (0,)),
+        "SessionStart, resumed": (hook, resume, (0,)),
         "Stop": (["sh", "-c", agent_hook(work, "Stop")], stop, (0,)),
     }
 
@@ -353,7 +379,7 @@ def show(name: str, times: list[float], budget: float | None, over: str = "") ->
 def measure(work: Path, mate: Path, revs: list[str], runs: int) -> None:
     events = Events(work, mate)
     ENV["CLAUDE_PROJECT_DIR"] = str(work)  # as Claude Code sets it for its hooks
-    table = rows(work, revs)
+    table = rows(work)
     bare_hooks = work.parent / "no-hooks"
     bare_hooks.mkdir(exist_ok=True)
     timed(work, ["git", "continuity", "status"])  # the helper starts
@@ -365,7 +391,7 @@ def measure(work: Path, mate: Path, revs: list[str], runs: int) -> None:
             times = []
             for _ in range(runs):
                 events.before(situation)
-                times.append(timed(work, argv, stdin, ok))
+                times.append(timed(work, argv, stdin(), ok))
             print(show(name, times, BUDGETS.get(name)))
         pairs = []
         for _ in range(runs):

@@ -18,6 +18,7 @@ ROWS = [
     "orient, no fresh look",
     "verify",
     "SessionStart",
+    "SessionStart, resumed",
     "Stop",
     "commit, continuity hooks",
     "commit, no hooks (floor)",
