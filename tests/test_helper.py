@@ -7,6 +7,7 @@ Every command here runs as an agent's does: in a fresh process with no controlli
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pty
 import resource
@@ -530,6 +531,40 @@ def test_a_helper_whose_commands_come_closer_together_than_a_spare_is_made_keeps
     while len(spares_of(helper)) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert len(spares_of(helper)) == 2  # kept two
+
+
+def sockets_of(pid: int) -> set[str]:
+    """The sockets a process holds open, as /proc names them (socket:[inode])."""
+    found = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            if (target := os.readlink(fd)).startswith("socket:"):
+                found.add(target)
+    return found
+
+
+def test_a_spare_holds_no_socket_of_the_helper_so_closing_its_end_of_a_pair_ends_that_spare(work: Path) -> None:
+    """A spare forked while another waits closes the helper's end of the other's pair, as it
+    closes the listener: the helper then holds the only copy, and a spare it lets go (a
+    command it could not hand) ends once the helper closes it, without a kill that might reach
+    another process by the same pid."""
+    run(work, "status")
+    helper = listening(work)
+    settings = {**os.environ, **ON}
+    both = [
+        subprocess.Popen(
+            ["git", "continuity", "status"], cwd=work, env=settings, stdout=subprocess.PIPE, start_new_session=True
+        )
+        for _ in range(2)
+    ]
+    assert [each.wait() for each in both] == [0, 0]
+    deadline = time.monotonic() + 20
+    while len(spares_of(helper)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    spares = spares_of(helper)
+    assert len(spares) == 2
+    held = sockets_of(helper)
+    assert [sockets_of(each) & held for each in spares] == [set(), set()]
 
 
 def test_a_spares_command_makes_its_new_objects_in_memory_the_spare_made_ready() -> None:

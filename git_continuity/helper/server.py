@@ -271,7 +271,7 @@ def _answer(
         # One spare at a time, once the commands are over: its making takes a core.
         more = making and not running and not pending and len(spares) < wanted and all(s.ready for s in spares)
         if more and now - last >= SPARE_AFTER:
-            made = helper_spare.fork([listener])
+            made = helper_spare.fork([listener, *(s.channel for s in spares)])
             if not isinstance(made, helper_spare.Spare):  # in the spare, once handed a command
                 return _spare(made)
             spares.append(made)
@@ -280,15 +280,18 @@ def _answer(
         if more:
             soonest = min(soonest, last + SPARE_AFTER)
         readers: list[socket.socket | int] = [listener, wake, *(each.connection for each in pending.values())]
-        readers += [spare.channel for spare in spares if not spare.ready]
+        readers += [spare.channel for spare in spares]  # a word that it is ready, or that it is gone
         ready = select.select(readers, [], [], max(0, soonest - now))[0]
         now = time.monotonic()
         if wake in ready:
             os.read(wake, 512)
             _reap(running, block=False)
         heard = [s for s in spares if s.channel in ready]
-        making = making and all(helper_spare.ready(s) for s in heard)
-        spares[:] = [s for s in spares if s not in heard or s.ready]
+        gone = [s for s in heard if s.ready]  # a ready spare says nothing more: it ended (its pid is not kept)
+        for spare in gone:
+            spare.channel.close()
+        making = making and all(helper_spare.ready(s) for s in heard if s not in gone)
+        spares[:] = [s for s in spares if s not in heard or (s.ready and s not in gone)]
         if listener in ready:
             last = now
             _accept(listener, pending, now)

@@ -42,7 +42,8 @@ class Spare:
 
 def fork(keep_closed: list[socket.socket]) -> Spare | socket.socket:
     """Fork a spare: in the helper, the Spare; in the spare, its end of the pair (the helper's
-    sockets in ``keep_closed`` closed there)."""
+    sockets in ``keep_closed`` closed there: its listener, and its end of every other spare's
+    pair, which would keep that spare waiting once the helper closed its own)."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     helper = os.getpid()
     pid = os.fork()
@@ -70,14 +71,14 @@ def _die_with(helper: int | None) -> None:
 
 def hand(spare: Spare, connection: socket.socket, request: bytes) -> bool:
     """Give the spare a command (its connection and its marshalled request); False where the
-    spare could not take it (gone: then ended, and the command is forked as before)."""
+    spare could not take it (gone, and the command is forked as before). Its pair is closed
+    either way: the helper holds the only copy of its end (fork), so a spare that is still
+    there ends. It is not killed: its pid may be another process's by now."""
     data = HEADER.pack(len(request)) + request
     try:
         sent = socket.send_fds(spare.channel, [data], [connection.fileno()])
     except OSError:
         spare.channel.close()
-        with contextlib.suppress(OSError):
-            os.kill(spare.pid, signal.SIGKILL)
         return False
     try:
         if sent < len(data):  # the rest of a long request (the spare may have read all and gone on)
