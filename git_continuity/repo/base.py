@@ -15,6 +15,7 @@ from git_continuity.constants import hostname
 from git_continuity.errors import UserError
 
 if TYPE_CHECKING:
+    from git_continuity.repo.kept import Kept
     from git_continuity.repo.reach import Answers, Since
 
 Oid = NewType("Oid", str)  # a full hexadecimal object id
@@ -42,13 +43,9 @@ class Repo:
     walked: int = 0
     _remotes: list[str] | None = None
     # What commits' trees hold (history.path_in_commit): kept by commit id, so never stale.
-    _tree_paths: dict[tuple[str, str], bool] | None = None
-    _tree_paths_asked: set[tuple[str, str]] = field(default_factory=set)
-    _tree_paths_new: bool = False
+    _tree_paths: Kept[tuple[str, str], bool] | None = None
     # Ids found to be commits (history._kind): an id's type never changes.
-    _commits: set[str] | None = None
-    _commits_asked: set[str] = field(default_factory=set)
-    _commits_new: bool = False
+    _commits: Kept[str, bool] | None = None
     # How a state or notes commit is signed (signing.arm): the commit's bytes in, the
     # signature out, or None when signing is off for this repository. None here: not
     # decided yet, and then no such commit is written (repo.signed.Unarmed).

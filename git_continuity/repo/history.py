@@ -4,7 +4,7 @@ bases, and the commits between two points."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -14,6 +14,7 @@ import pygit2
 from git_continuity import atomic
 from git_continuity.errors import UserError
 from git_continuity.repo.base import Oid, Repo
+from git_continuity.repo.kept import Kept
 from git_continuity.repo.refs import ref_target
 
 
@@ -44,23 +45,20 @@ HEADERS = hasattr(pygit2.Odb, "read_header")  # pygit2 1.20; before it (1.19, ou
 
 def _kind(repo: Repo, oid: str) -> int | None:
     """An object's type, or None where it is not here. A full id found a commit before is
-    only looked up in the pack indexes (keep_commits: an id's type never changes; a fifth
-    of the cost of reading the header, and no page of the pack read); else the type is read
-    from the header alone (a quarter of the cost of reading the object whole, in a pack of
-    git/git's size). An abbreviated id is looked up as git would (pygit2's prefix lookup)."""
+    only looked up in the pack indexes (kept: an id's type never changes; a fifth of the cost
+    of reading the header, and no page of the pack read); else the type is read from the
+    header alone (a quarter of the cost of reading the object whole, in a pack of git/git's
+    size). An abbreviated id is looked up as git would (pygit2's prefix lookup)."""
     try:
         if len(oid) in (40, 64):
             key = oid.lower()
             commits = _commits(repo)
-            if key in commits:
-                repo._commits_asked.add(key)
+            if commits.get(key):
                 return pygit2.GIT_OBJECT_COMMIT if repo.git.odb.exists(key) else None
             if HEADERS:
                 kind = int(repo.git.odb.read_header(key)[0])
                 if kind == pygit2.GIT_OBJECT_COMMIT:
-                    commits.add(key)
-                    repo._commits_asked.add(key)
-                    repo._commits_new = True
+                    commits.put(key, True)
                 return kind
         found = repo.git.get(oid)
     except (KeyError, ValueError, pygit2.GitError):
@@ -68,35 +66,20 @@ def _kind(repo: Repo, oid: str) -> int | None:
     return None if found is None else int(found.type)
 
 
-COMMITS_KEEP = 200_000  # ids kept on disk; past that, only those asked last time
-
-
-def _commits_file(repo: Repo) -> Path:
-    return repo.local_dir / "cache" / "commits"
-
-
-def _commits(repo: Repo) -> set[str]:
-    """The ids found to be commits (keep_commits): one per line; a line that is no id is skipped."""
+def _commits(repo: Repo) -> Kept[str, bool]:
+    """The ids found to be commits: one per line; a line that is no id is skipped."""
     if repo._commits is None:
-        try:
-            lines = _commits_file(repo).read_text(errors="replace").split("\n")
-        except OSError:
-            lines = []
-        repo._commits = {line for line in lines if len(line) in (40, 64) and not line.strip(HEX)}
+        repo._commits = Kept(repo.local_dir / "cache" / "commits", 200_000, _read_ids, _written_ids)
     return repo._commits
 
 
-def keep_commits(repo: Repo) -> None:
-    """Write down the commits _kind found that were not kept yet (the whole file replaced:
-    racing writers each keep a whole file, and losing one's ids only costs speed)."""
-    if not repo._commits_new or repo._commits is None:
-        return
-    kept = repo._commits if len(repo._commits) <= COMMITS_KEEP else repo._commits_asked
-    try:
-        atomic.write(_commits_file(repo), "".join(f"{oid}\n" for oid in sorted(kept)))
-    except OSError:
-        return  # a cache that cannot be written only costs speed
-    repo._commits_new = False
+def _read_ids(data: bytes) -> dict[str, bool]:
+    lines = data.decode(errors="replace").split("\n")
+    return {line: True for line in lines if len(line) in (40, 64) and not line.strip(HEX)}
+
+
+def _written_ids(known: Mapping[str, bool]) -> bytes:
+    return "".join(f"{oid}\n" for oid in sorted(known)).encode()
 
 
 def has_commit(repo: Repo, oid: Oid) -> bool:
@@ -182,7 +165,7 @@ def path_in_commit(repo: Repo, commit: Oid, path: str) -> bool:
     """Whether commit's tree holds path.
 
     What a commit's tree holds never changes, so the answer is kept by commit id
-    (keep_tree_paths): reading a tree that a pack stores as a chain of deltas cost ~80 µs,
+    (_tree_paths): reading a tree that a pack stores as a chain of deltas cost ~80 µs,
     most of what a ``file:`` check costs, and reading the commit for its tree most of the
     rest. Only the commit's header is read each time, so a commit this clone lacks is never
     answered from what was kept."""
@@ -195,9 +178,8 @@ def path_in_commit(repo: Repo, commit: Oid, path: str) -> bool:
     known = _tree_paths(repo)
     held = known.get(key)
     if held is None:
-        held = known[key] = _in_tree(repo.git[commit].peel(pygit2.Commit), path)
-        repo._tree_paths_new = True
-    repo._tree_paths_asked.add(key)
+        held = _in_tree(repo.git[commit].peel(pygit2.Commit), path)
+        known.put(key, held)
     return held
 
 
@@ -209,43 +191,30 @@ def _in_tree(commit: pygit2.Commit, path: str) -> bool:
     return True
 
 
-TREE_PATHS_KEEP = 200_000  # answers kept on disk; past that, only those asked last time
-
-
-def _tree_paths_file(repo: Repo) -> Path:
-    return repo.local_dir / "cache" / "tree-paths"
-
-
-def _tree_paths(repo: Repo) -> dict[tuple[str, str], bool]:
-    """The answers kept: records ``<commit id><1 or 0><path>``, each ended by NUL (which no
-    path holds); a record that does not read so is skipped (an older version kept them by
-    tree id, which no commit id is)."""
+def _tree_paths(repo: Repo) -> Kept[tuple[str, str], bool]:
+    """What commits' trees hold: records ``<commit id><1 or 0><path>``, each ended by NUL
+    (which no path holds); a record that does not read so is skipped (an older version kept
+    them by tree id, which no commit id is)."""
     if repo._tree_paths is None:
-        repo._tree_paths = {}
-        try:
-            text = _tree_paths_file(repo).read_bytes().decode(errors="surrogateescape")
-        except OSError:
-            text = ""
-        for record in text.split("\0"):
-            if len(record) > 41 and record[40] in "01":
-                repo._tree_paths[record[:40], record[41:]] = record[40] == "1"
+        repo._tree_paths = Kept(repo.local_dir / "cache" / "tree-paths", 200_000, _read_paths, _written_paths)
     return repo._tree_paths
 
 
-def keep_tree_paths(repo: Repo) -> None:
-    """Write down what path_in_commit found that was not kept yet (the whole file replaced:
-    racing writers each keep a whole file, and losing one's answers only costs speed)."""
-    if not repo._tree_paths_new or repo._tree_paths is None:
-        return
-    known = repo._tree_paths
-    if len(known) > TREE_PATHS_KEEP:
-        known = {key: held for key, held in known.items() if key in repo._tree_paths_asked}
-    text = "".join(f"{tree}{int(held)}{path}\0" for (tree, path), held in known.items())
-    try:
-        atomic.write(_tree_paths_file(repo), text.encode(errors="surrogateescape"))
-    except OSError:
-        return  # a cache that cannot be written only costs speed
-    repo._tree_paths_new = False
+def _read_paths(data: bytes) -> dict[tuple[str, str], bool]:
+    text = data.decode(errors="surrogateescape")
+    return {(r[:40], r[41:]): r[40] == "1" for r in text.split("\0") if len(r) > 41 and r[40] in "01"}
+
+
+def _written_paths(known: Mapping[tuple[str, str], bool]) -> bytes:
+    text = "".join(f"{commit}{int(held)}{path}\0" for (commit, path), held in known.items())
+    return text.encode(errors="surrogateescape")
+
+
+def keep_found(repo: Repo) -> None:
+    """Write down which ids are commits and what trees hold, where this process found more."""
+    for kept in (repo._commits, repo._tree_paths):
+        if kept is not None:
+            kept.keep()
 
 
 def tag_commit(repo: Repo, name: str) -> Oid | None:

@@ -23,7 +23,7 @@ import pygit2
 
 from git_continuity import atomic
 from git_continuity.repo.base import Oid, Repo
-from git_continuity.repo.history import ancestors, keep_commits, keep_tree_paths
+from git_continuity.repo.history import ancestors, keep_found
 
 KEEP_PER_COMMIT = 3  # the newest tips an answer is kept for, per commit
 KEEP = 100_000  # answers kept on disk; past that, only those asked last time
@@ -102,8 +102,7 @@ def keep_answers(repo: Repo) -> None:
     ids are commits."""
     if repo._kept_at_end:
         return
-    keep_tree_paths(repo)
-    keep_commits(repo)
+    keep_found(repo)
     found = repo._reach
     if found is None or not found.new:
         return
