@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
-from conftest import claude_hook, commit, git
+from conftest import by_a_person, claude_hook, commit, git
 from test_clone_shapes import ok
 
 EMAIL = "ada@example.com"
@@ -53,6 +54,38 @@ def test_reading_a_sparse_checkout_never_writes_its_index(tmp_path: Path) -> Non
     os.utime(work / "app" / "main.py", (1_700_000_000, 1_700_000_000))  # stale in the index, same text
     assert checks_of(work) == [("clean:", "verified", "the work tree has no uncommitted changes")]
     assert (index.read_bytes(), index.stat().st_mtime_ns) == before
+
+
+def test_a_command_check_verified_in_a_sparse_checkout_closes_its_thread_by_commit(tmp_path: Path) -> None:
+    """The work tree a `cmd:` check ran on, in a sparse checkout with nothing changed, is the
+    tree being committed: the files outside the sparse set are in both, as git has them. Read
+    by libgit2, which knows no sparse checkout, they were missing from the first, and the
+    commit that closed the thread was refused, telling the user to stash what was not there."""
+    work = tmp_path / "work"
+    git(tmp_path, "init", "-q", str(work))
+    commit(work, "first", {"src/main.c": "int main;\n", "docs/guide.md": "g\n", "top.txt": "t\n"})
+    git(work, "sparse-checkout", "set", "--cone", "src")
+    ok(work, "init")
+    ok(work, "hooks", "install")
+    by_a_person(work, "trust", "allow", "test -f src/main.c")
+    added = json.loads(ok(work, "thread", "add", "Ship", "--check", "cmd:test -f src/main.c", "--json"))
+    ok(work, "verify")
+    [(handle, state, observed)] = checks_of(work)
+    tree = git(work, "rev-parse", "--short=7", "HEAD^{tree}")  # docs/ in it, as git has it
+    assert (handle, state) == ("cmd:test -f src/main.c", "verified")
+    assert re.fullmatch(rf"exit 0 in \d+\.\ds on work tree {tree}", observed)
+
+    closing = subprocess.run(
+        ["git", "commit", "-q", "--allow-empty", "-m", f"Ship it\n\nCloses {added['id']}"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+    )
+    assert (closing.returncode, closing.stderr) == (
+        0,
+        f'git-continuity: {added["id"]} "Ship": every check verified now; the thread is done.\n',
+    )
+    assert json.loads(ok(work, "thread", "show", added["id"], "--json"))["thread"]["status"] == "done"
 
 
 def test_a_file_whose_name_is_not_utf8_is_named_with_its_byte_escaped_and_breaks_no_read(tmp_path: Path) -> None:
