@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -23,11 +24,12 @@ def run(
     return subprocess.run(["git", *where, *args], cwd=cwd, capture_output=True, text=True, check=check)
 
 
-def start(*args: str, cwd: Path, leave_out: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
+def start(*args: str, cwd: Path, env: Mapping[str, str | None] | None = None) -> subprocess.Popen[bytes]:
     """`git ARGS` in ``cwd``, started and left to run: its output, as bytes, is read once the
-    caller wants it (``communicate``); what it says on stderr goes nowhere. ``leave_out``: variables
-    of this process's environment git is not given."""
-    env = {k: v for k, v in os.environ.items() if k not in leave_out} if leave_out else None
+    caller wants it (``communicate``); what it says on stderr goes nowhere. ``env``: changes to
+    this process's environment for git (None as a value: that variable left out)."""
+    changed = {**os.environ, **env} if env else None
+    given = {k: v for k, v in changed.items() if v is not None} if changed is not None else None
     return subprocess.Popen(
-        ["git", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        ["git", *args], cwd=cwd, env=given, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )

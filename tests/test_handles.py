@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -597,13 +598,24 @@ def test_the_work_tree_a_command_ran_on_is_read_while_a_file_in_it_keeps_changin
     assert failures == []
 
 
+def as_git_add_all_writes(work: Path, tmp_path: Path) -> str:
+    """The tree `git add -A` then `git write-tree` make of the work tree, on a copy of its index
+    (its time kept: a copy made now would take every file written this second as unchanged)."""
+    import shutil
+
+    shutil.copy2(work / ".git" / "index", tmp_path / "index")
+    env = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "index")}
+    subprocess.run(["git", "add", "-A"], cwd=work, env=env, check=True, capture_output=True)
+    return subprocess.run(
+        ["git", "write-tree"], cwd=work, env=env, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
 def test_the_work_tree_as_it_is_is_the_tree_git_add_all_writes(tmp_path: Path) -> None:
     """What a session's start and a `cmd:` check record of the work tree, and what the Stop
     gate compares, is the tree `git add -A` then `git write-tree` make of it: changed, new,
     deleted and ignored files, a mode changed, a symlink, a file a glob would match, and a
     repository cloned inside it (taken at its HEAD commit, where it made the read fail)."""
-    import shutil
-
     from git_continuity import repo as opened
     from git_continuity.repo import worktree
 
@@ -623,20 +635,15 @@ def test_the_work_tree_as_it_is_is_the_tree_git_add_all_writes(tmp_path: Path) -
     git(tmp_path, "init", "-q", str(inner))
     commit(inner, "theirs", {"lib.c": "int x;\n"})
 
-    shutil.copy(work / ".git" / "index", tmp_path / "index")
-    env = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "index")}
-    subprocess.run(["git", "add", "-A"], cwd=work, env=env, check=True, capture_output=True)
-    expected = subprocess.run(["git", "write-tree"], cwd=work, env=env, check=True, capture_output=True, text=True)
+    expected = as_git_add_all_writes(work, tmp_path)
     index = (work / ".git" / "index").read_bytes()
-    assert worktree.worktree_tree(opened.open_repo(work)) == expected.stdout.strip()
+    assert worktree.worktree_tree(opened.open_repo(work)) == expected
     assert (work / ".git" / "index").read_bytes() == index  # the index on disk is never written
 
 
 def test_the_work_tree_as_it_is_holds_a_conflict_turned_folder_and_a_clone_cut_short(tmp_path: Path) -> None:
     """A file in conflict replaced by a folder, and a folder whose .git is no repository (a
     clone cut short), are read as `git add -A` reads them: the folder's files."""
-    import shutil
-
     from git_continuity import repo as opened
     from git_continuity.repo import worktree
 
@@ -654,19 +661,14 @@ def test_the_work_tree_as_it_is_holds_a_conflict_turned_folder_and_a_clone_cut_s
     (work / "cut" / ".git").mkdir(parents=True)
     (work / "cut" / "kept.c").write_text("int x;\n")
 
-    shutil.copy(work / ".git" / "index", tmp_path / "index")
-    env = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "index")}
-    subprocess.run(["git", "add", "-A"], cwd=work, env=env, check=True, capture_output=True)
-    expected = subprocess.run(["git", "write-tree"], cwd=work, env=env, check=True, capture_output=True, text=True)
-    assert worktree.worktree_tree(opened.open_repo(work)) == expected.stdout.strip()
+    expected = as_git_add_all_writes(work, tmp_path)
+    assert worktree.worktree_tree(opened.open_repo(work)) == expected
 
 
 def test_the_work_tree_as_it_is_of_a_sparse_checkout_keeps_the_files_outside_its_set(tmp_path: Path) -> None:
     """A sparse checkout's files outside its set are not in the work tree, and not gone: the
     tree is what `git add -A` then `git write-tree` make of it, as git status sees it (libgit2,
     which knows no sparse checkout, left them out), whatever index a commit in progress names."""
-    import shutil
-
     from git_continuity import repo as opened
     from git_continuity.repo import worktree
 
@@ -678,18 +680,15 @@ def test_the_work_tree_as_it_is_of_a_sparse_checkout_keeps_the_files_outside_its
     (work / "src" / "main.c").write_text("int main(void);\n")
     (work / "src" / "new.c").write_text("int new;\n")
 
-    shutil.copy(work / ".git" / "index", tmp_path / "index")
-    env = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "index")}
-    subprocess.run(["git", "add", "-A"], cwd=work, env=env, check=True, capture_output=True)
-    expected = subprocess.run(["git", "write-tree"], cwd=work, env=env, check=True, capture_output=True, text=True)
-    listed = git(work, "ls-tree", "-r", "--name-only", expected.stdout.strip()).split()
+    expected = as_git_add_all_writes(work, tmp_path)
+    listed = git(work, "ls-tree", "-r", "--name-only", expected).split()
     assert listed == ["docs/guide.md", "src/main.c", "src/new.c", "top.txt"]
-    assert worktree.worktree_tree(opened.open_repo(work)) == expected.stdout.strip()
+    assert worktree.worktree_tree(opened.open_repo(work)) == expected
 
     # A commit in progress names an index of its own (commit -a): git status is not asked of it.
     os.environ["GIT_INDEX_FILE"] = str(tmp_path / "index")
     try:
-        assert worktree.worktree_tree(opened.open_repo(work)) == expected.stdout.strip()
+        assert worktree.worktree_tree(opened.open_repo(work)) == expected
     finally:
         del os.environ["GIT_INDEX_FILE"]
 
@@ -698,8 +697,6 @@ def test_the_work_tree_as_it_is_holds_what_was_staged_and_then_changed(tmp_path:
     """Staged changes the work tree then changed again are read as `git add -A` reads them: a
     file added with intent to add, one added then deleted, one removed from the index but kept,
     one staged as renamed, one staged then edited, a file turned into a link."""
-    import shutil
-
     from git_continuity import repo as opened
     from git_continuity.repo import worktree
 
@@ -719,10 +716,97 @@ def test_the_work_tree_as_it_is_holds_what_was_staged_and_then_changed(tmp_path:
     (work / "turn.txt").unlink()
     (work / "turn.txt").symlink_to("kept.txt")
 
-    shutil.copy(work / ".git" / "index", tmp_path / "index")
-    env = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "index")}
-    subprocess.run(["git", "add", "-A"], cwd=work, env=env, check=True, capture_output=True)
-    expected = subprocess.run(["git", "write-tree"], cwd=work, env=env, check=True, capture_output=True, text=True)
+    expected = as_git_add_all_writes(work, tmp_path)
     index = (work / ".git" / "index").read_bytes()
-    assert worktree.worktree_tree(opened.open_repo(work)) == expected.stdout.strip()
+    assert worktree.worktree_tree(opened.open_repo(work)) == expected
     assert (work / ".git" / "index").read_bytes() == index
+
+
+def test_the_work_tree_as_it_is_holds_a_submodules_new_commit_its_settings_hide(tmp_path: Path) -> None:
+    """A submodule whose new commit the user's settings hide from git status (`ignore = all`)
+    is still taken at that commit, as `git add -A` takes it: from git status's own count too,
+    which a brief makes and a new session's start reuses."""
+    from git_continuity import repo as opened
+    from git_continuity.repo import worktree
+
+    upstream, work = tmp_path / "up", tmp_path / "w"
+    git(tmp_path, "init", "-q", str(upstream))
+    commit(upstream, "one", {"u": "u\n"})
+    commit(upstream, "two", {"u2": "2\n"})
+    git(tmp_path, "init", "-q", str(work))
+    commit(work, "one", {"a": "a\n"})
+    git(work, "-c", "protocol.file.allow=always", "submodule", "-q", "add", str(upstream), "sm")
+    git(work, "commit", "-q", "-m", "sm")
+    git(work, "config", "submodule.sm.ignore", "all")
+    git(work / "sm", "checkout", "-q", "HEAD~1")
+
+    expected = as_git_add_all_writes(work, tmp_path)
+    assert git(work, "rev-parse", f"{expected}:sm") == git(work / "sm", "rev-parse", "HEAD")
+    repo = opened.open_repo(work)
+    assert worktree.worktree_tree(repo) == expected
+    counted = worktree.changes(repo)
+    assert counted == worktree.CLEAN  # what git status says, the settings heeded
+    assert worktree.worktree_tree(repo, counted) == expected
+
+
+def test_the_work_tree_as_it_is_holds_a_conflict_turned_repository(tmp_path: Path) -> None:
+    """A file in conflict replaced by a repository of its own (which git status does not list)
+    is taken at that repository's HEAD commit, as `git add -A` takes it."""
+    from git_continuity import repo as opened
+    from git_continuity.repo import worktree
+
+    work = tmp_path / "w"
+    git(tmp_path, "init", "-q", "-b", "main", str(work))
+    commit(work, "one", {"f": "base\n"})
+    git(work, "checkout", "-q", "-b", "side")
+    commit(work, "side", {"f": "side\n"})
+    git(work, "checkout", "-q", "main")
+    commit(work, "main", {"f": "main\n"})
+    assert subprocess.run(["git", "merge", "-q", "side"], cwd=work, capture_output=True).returncode == 1
+    (work / "f").unlink()
+    git(work, "init", "-q", "f")
+    commit(work / "f", "inner", {"x": "x\n"})
+
+    expected = as_git_add_all_writes(work, tmp_path)
+    assert git(work, "rev-parse", f"{expected}:f") == git(work / "f", "rev-parse", "HEAD")
+    assert worktree.worktree_tree(opened.open_repo(work)) == expected
+
+
+def test_the_work_tree_as_it_is_read_with_a_relative_git_dir_is_of_that_repository(tmp_path: Path) -> None:
+    """GIT_DIR and GIT_WORK_TREE given relative to a folder below the work tree's top (inside a
+    repository nested in another): git status is asked of that repository, not of the one a
+    relative path names from the top."""
+    outer = tmp_path / "outer"
+    git(tmp_path, "init", "-q", str(outer))
+    commit(outer, "outer", {"p": "p\n"})
+    work = outer / "inner"
+    git(outer, "init", "-q", "inner")
+    commit(work, "inner", {"o": "o\n", "sub/keep": "k\n"})
+    (work / "o").write_text("changed\n")
+    (work / "sub" / "new").write_text("new\n")
+
+    expected = as_git_add_all_writes(work, tmp_path)
+    code = "from git_continuity import repo\nfrom git_continuity.repo import worktree\n"
+    code += "print(worktree.worktree_tree(repo.open_repo()))"
+    env = {**os.environ, "GIT_DIR": "../.git", "GIT_WORK_TREE": ".."}
+    read = subprocess.run([sys.executable, "-c", code], cwd=work / "sub", env=env, capture_output=True, text=True)
+    assert (read.returncode, read.stdout.strip()) == (0, expected)
+
+
+def test_a_folder_no_index_may_hold_is_left_out_of_the_work_tree_and_breaks_no_brief(tmp_path: Path) -> None:
+    """A folder named .GIT (from an archive made on another system), whose files git add -A
+    cannot take, is left out of the work tree as it is: the brief is given, no traceback."""
+    from git_continuity import repo as opened
+    from git_continuity.repo import worktree
+
+    work = tmp_path / "w"
+    git(tmp_path, "init", "-q", str(work))
+    commit(work, "one", {"a": "a\n"})
+    (work / ".GIT").mkdir()
+    (work / ".GIT" / "x").write_text("x\n")
+    assert git(work, "status", "--porcelain", "--untracked-files=all") == "?? .GIT/x"
+    assert worktree.worktree_tree(opened.open_repo(work)) == git(work, "rev-parse", "HEAD^{tree}")
+    assert subprocess.run(["git", "continuity", "init"], cwd=work, capture_output=True).returncode == 0
+    brief = subprocess.run(["git", "continuity", "orient"], cwd=work, capture_output=True, text=True)
+    assert (brief.returncode, "Traceback" in brief.stderr) == (0, False)
+    assert brief.stdout.startswith("# git-continuity brief: stream main\n")

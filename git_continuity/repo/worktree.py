@@ -42,7 +42,7 @@ def worktree_tree(repo: Repo, counted: Changes | None = None) -> Oid | None:
         return None
     index = repo.git.index
     index.read(False)  # as it is on disk, where git status reads it
-    if counted == CLEAN and "GIT_INDEX_FILE" not in os.environ:  # else the count is of another index
+    if counted == CLEAN and _counted_whole(repo, index):
         return Oid(str(index.write_tree()))
     for wait in WAITS:
         try:
@@ -58,28 +58,63 @@ def worktree_tree(repo: Repo, counted: Changes | None = None) -> Oid | None:
 WAITS = (0.002, 0.005, 0.01, 0.02, 0.04, 0.08, 0.1, 0.1, 0.1)  # seconds between reads of a changing work tree
 
 
+def _counted_whole(repo: Repo, index: pygit2.Index) -> bool:
+    """Whether a count as a brief makes it (changes) said all that ``git add -A`` would take: it
+    is of this index (not a commit's own, GIT_INDEX_FILE), and no submodule's new commit can be
+    hidden from it by the user's settings (``ignore = all``, which ``git add -A`` does not heed)."""
+    if "GIT_INDEX_FILE" in os.environ or ".gitmodules" in index:
+        return False
+    try:
+        return "diff.ignoreSubmodules" not in repo.git.config
+    except pygit2.GitError:
+        return False
+
+
 def _read_tree(repo: Repo, index: pygit2.Index) -> Oid:
     """The index with what git status finds changed in the work tree put in, as ``git add -A``
     then ``git write-tree`` make it: a file changed or new (and not ignored) added, one gone
     removed. Only those files are read: adding the whole work tree again (index.add_all) was
-    half of a Stop hook's time on a checkout of git/git's 4,800 files."""
+    half of a Stop hook's time on a checkout of git/git's 4,800 files. A file outside a sparse
+    checkout's set that is there and changed is taken as it is, where ``git add -A`` leaves it:
+    what ran on this work tree saw it."""
     assert repo.work_dir is not None
     changed = _changed_paths(repo)
     try:
         for path, how in changed:
             here = repo.work_dir / path
             if how is _Change.CONFLICTED and (not os.path.lexists(here) or _folder(here)):
-                del index.conflicts[path]  # gone, or a folder now: its files are listed on their own
+                _resolve_as_gone(repo, index, path)
             elif how is _Change.GONE:
                 index.remove(path)
             elif path.endswith("/"):  # a repository of its own in the work tree
                 _add_nested(repo, index, path.rstrip("/"))
             else:
-                index.add(path)
+                _add(index, path)
         return Oid(str(index.write_tree()))
     finally:
         if changed:
             index.read(True)  # the copy in memory as the file on disk: nothing put in is kept
+
+
+def _add(index: pygit2.Index, path: str) -> None:
+    """The file as it is now; a name no index may hold (``.GIT/x``, ``GIT~1/x``: git add -A
+    fails on it) is left out, as libgit2's own status leaves it."""
+    try:
+        index.add(path)
+    except pygit2.GitError as error:
+        if not str(error).startswith("invalid path"):
+            raise
+
+
+def _resolve_as_gone(repo: Repo, index: pygit2.Index, path: str) -> None:
+    """A path in conflict that is gone, or a folder now: its files are listed on their own, but a
+    repository there, which git status does not list, is taken at its HEAD commit."""
+    assert repo.work_dir is not None
+    if index.conflicts is None or path not in index.conflicts:
+        raise OSError(f"{path} is no longer in conflict: the index changed as it was read")
+    del index.conflicts[path]
+    if os.path.lexists(repo.work_dir / path / ".git"):
+        _add_nested(repo, index, path)
 
 
 class _Change(enum.Enum):
@@ -90,9 +125,12 @@ class _Change(enum.Enum):
     CONFLICTED = "resolve it as it is now"
 
 
-# Every file, each untracked one on its own (a repository inside the work tree as its folder);
-# the index git status compares with is the one libgit2 opened (.git's), not a commit's own.
-STATUS_ALL = ("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+# Every file, each untracked one on its own (a repository inside the work tree as its folder),
+# and a submodule's new commit whatever the user's settings hide (git add -A takes it).
+STATUS_ALL = (
+    *("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"),
+    "--ignore-submodules=dirty",
+)
 
 
 def _changed_paths(repo: Repo) -> list[tuple[str, _Change]]:
@@ -102,8 +140,8 @@ def _changed_paths(repo: Repo) -> list[tuple[str, _Change]]:
     from git_continuity import gitcli
 
     assert repo.work_dir is not None
-    try:
-        process = gitcli.start(*STATUS_ALL, cwd=repo.work_dir, leave_out=("GIT_INDEX_FILE",))
+    try:  # the index git status compares with is the one libgit2 opened (.git's), not a commit's own
+        process = gitcli.start(*STATUS_ALL, cwd=repo.work_dir, env={**_git_env(repo), "GIT_INDEX_FILE": None})
     except OSError:
         return _changed_by_libgit2(repo)
     out = process.communicate()[0]
@@ -219,6 +257,14 @@ def _changes_by_libgit2(repo: Repo) -> Changes:
     return Changes(staged, unstaged, untracked, conflicted)
 
 
+def _git_env(repo: Repo) -> dict[str, str | None]:
+    """What git is told of the repository where the environment named it: a relative GIT_DIR or
+    GIT_WORK_TREE read from the work tree's top would be another repository, or none."""
+    if "GIT_DIR" not in os.environ and "GIT_WORK_TREE" not in os.environ:
+        return {}
+    return {"GIT_DIR": str(Path(repo.git.path).resolve()), "GIT_WORK_TREE": str(repo.work_dir)}
+
+
 def _sparse(repo: Repo) -> bool:
     try:
         return bool(repo.git.config.get_bool("core.sparseCheckout"))
@@ -242,7 +288,7 @@ def changes_started(repo: Repo) -> Callable[[], Changes | None]:
     if repo.work_dir is None:
         return lambda: None
     try:
-        process = gitcli.start(*STATUS, cwd=repo.work_dir)
+        process = gitcli.start(*STATUS, cwd=repo.work_dir, env=_git_env(repo))
     except OSError:
         return lambda: _changes_by_libgit2(repo)
 
