@@ -775,7 +775,7 @@ def test_the_work_tree_as_it_is_holds_a_conflict_turned_repository(tmp_path: Pat
 def test_the_work_tree_as_it_is_read_with_a_relative_git_dir_is_of_that_repository(tmp_path: Path) -> None:
     """GIT_DIR and GIT_WORK_TREE given relative to a folder below the work tree's top (inside a
     repository nested in another): git status is asked of that repository, not of the one a
-    relative path names from the top."""
+    relative path names from the top, for the tree and for the brief's count of changes."""
     outer = tmp_path / "outer"
     git(tmp_path, "init", "-q", str(outer))
     commit(outer, "outer", {"p": "p\n"})
@@ -786,11 +786,12 @@ def test_the_work_tree_as_it_is_read_with_a_relative_git_dir_is_of_that_reposito
     (work / "sub" / "new").write_text("new\n")
 
     expected = as_git_add_all_writes(work, tmp_path)
-    code = "from git_continuity import repo\nfrom git_continuity.repo import worktree\n"
-    code += "print(worktree.worktree_tree(repo.open_repo()))"
+    code = "from git_continuity import repo\nfrom git_continuity.repo import worktree\nopened = repo.open_repo()\n"
+    code += "print(worktree.worktree_tree(opened))\nprint(worktree.changes(opened))"
     env = {**os.environ, "GIT_DIR": "../.git", "GIT_WORK_TREE": ".."}
     read = subprocess.run([sys.executable, "-c", code], cwd=work / "sub", env=env, capture_output=True, text=True)
-    assert (read.returncode, read.stdout.strip()) == (0, expected)
+    counted = "Changes(staged=[], unstaged=['o'], untracked=['sub/new'], conflicted=[])"
+    assert (read.returncode, read.stdout) == (0, f"{expected}\n{counted}\n")
 
 
 def test_a_folder_no_index_may_hold_is_left_out_of_the_work_tree_and_breaks_no_brief(tmp_path: Path) -> None:
