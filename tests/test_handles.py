@@ -641,20 +641,25 @@ def test_the_work_tree_as_it_is_is_the_tree_git_add_all_writes(tmp_path: Path) -
     assert (work / ".git" / "index").read_bytes() == index  # the index on disk is never written
 
 
+def in_conflict(work: Path, name: str) -> Path:
+    """A new repository at ``work`` in the middle of a merge whose one file, ``name``, conflicts."""
+    git(work.parent, "init", "-q", "-b", "main", str(work))
+    commit(work, "one", {name: "base\n"})
+    git(work, "checkout", "-q", "-b", "side")
+    commit(work, "side", {name: "side\n"})
+    git(work, "checkout", "-q", "main")
+    commit(work, "main", {name: "main\n"})
+    assert subprocess.run(["git", "merge", "-q", "side"], cwd=work, capture_output=True).returncode == 1
+    return work
+
+
 def test_the_work_tree_as_it_is_holds_a_conflict_turned_folder_and_a_clone_cut_short(tmp_path: Path) -> None:
     """A file in conflict replaced by a folder, and a folder whose .git is no repository (a
     clone cut short), are read as `git add -A` reads them: the folder's files."""
     from git_continuity import repo as opened
     from git_continuity.repo import worktree
 
-    work = tmp_path / "w"
-    git(tmp_path, "init", "-q", "-b", "main", str(work))
-    commit(work, "one", {"a": "base\n"})
-    git(work, "checkout", "-q", "-b", "side")
-    commit(work, "side", {"a": "side\n"})
-    git(work, "checkout", "-q", "main")
-    commit(work, "main", {"a": "main\n"})
-    assert subprocess.run(["git", "merge", "-q", "side"], cwd=work, capture_output=True).returncode == 1
+    work = in_conflict(tmp_path / "w", "a")
     (work / "a").unlink()
     (work / "a").mkdir()
     (work / "a" / "f").write_text("now a folder\n")
@@ -755,14 +760,7 @@ def test_the_work_tree_as_it_is_holds_a_conflict_turned_repository(tmp_path: Pat
     from git_continuity import repo as opened
     from git_continuity.repo import worktree
 
-    work = tmp_path / "w"
-    git(tmp_path, "init", "-q", "-b", "main", str(work))
-    commit(work, "one", {"f": "base\n"})
-    git(work, "checkout", "-q", "-b", "side")
-    commit(work, "side", {"f": "side\n"})
-    git(work, "checkout", "-q", "main")
-    commit(work, "main", {"f": "main\n"})
-    assert subprocess.run(["git", "merge", "-q", "side"], cwd=work, capture_output=True).returncode == 1
+    work = in_conflict(tmp_path / "w", "f")
     (work / "f").unlink()
     git(work, "init", "-q", "f")
     commit(work / "f", "inner", {"x": "x\n"})

@@ -505,14 +505,9 @@ def spares_of(helper: int) -> list[int]:
     return found
 
 
-def test_a_helper_whose_commands_come_closer_together_than_a_spare_is_made_keeps_two(work: Path) -> None:
-    """One spare while commands come apart; once a command came with none ready (two at once
-    here: the first takes the spare), two, made one after the other once the commands ended."""
-    run(work, "status")
-    helper = listening(work)
-    first = spare_of(helper)
-    time.sleep(0.5)
-    assert spares_of(helper) == [first]  # one, however long it waits
+def two_at_once(work: Path, helper: int) -> list[int]:
+    """Two commands at once (the first takes the spare, the second finds none ready), then the
+    helper's spares once it made them (two, or what it had after 20 s)."""
     settings = {**os.environ, **ON}
     both = [
         subprocess.Popen(
@@ -521,11 +516,22 @@ def test_a_helper_whose_commands_come_closer_together_than_a_spare_is_made_keeps
         for _ in range(2)
     ]
     assert [each.wait() for each in both] == [0, 0]
-    assert gone(first)
     deadline = time.monotonic() + 20
     while len(spares_of(helper)) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert len(spares_of(helper)) == 2
+    return spares_of(helper)
+
+
+def test_a_helper_whose_commands_come_closer_together_than_a_spare_is_made_keeps_two(work: Path) -> None:
+    """One spare while commands come apart; once a command came with none ready (two at once
+    here: the first takes the spare), two, made one after the other once the commands ended."""
+    run(work, "status")
+    helper = listening(work)
+    first = spare_of(helper)
+    time.sleep(0.5)
+    assert spares_of(helper) == [first]  # one, however long it waits
+    assert len(two_at_once(work, helper)) == 2
+    assert gone(first)
     assert run(work, "status").code == 0
     deadline = time.monotonic() + 20
     while len(spares_of(helper)) < 2 and time.monotonic() < deadline:
@@ -550,18 +556,7 @@ def test_a_spare_holds_no_socket_of_the_helper_so_closing_its_end_of_a_pair_ends
     another process by the same pid."""
     run(work, "status")
     helper = listening(work)
-    settings = {**os.environ, **ON}
-    both = [
-        subprocess.Popen(
-            ["git", "continuity", "status"], cwd=work, env=settings, stdout=subprocess.PIPE, start_new_session=True
-        )
-        for _ in range(2)
-    ]
-    assert [each.wait() for each in both] == [0, 0]
-    deadline = time.monotonic() + 20
-    while len(spares_of(helper)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    spares = spares_of(helper)
+    spares = two_at_once(work, helper)
     assert len(spares) == 2
     held = sockets_of(helper)
     assert [sockets_of(each) & held for each in spares] == [set(), set()]
