@@ -136,7 +136,7 @@ STATUS_ALL = (
 def _changed_paths(repo: Repo) -> list[tuple[str, _Change]]:
     """What git status lists (its own stat cache, fsmonitor and untracked cache, two threads
     for the work tree's 4,800 stats on git/git's checkout, a sparse checkout's rest not gone);
-    libgit2's status where git cannot answer (a relative GIT_DIR from elsewhere)."""
+    libgit2's status where git cannot answer (not there, or refusing the repository)."""
     from git_continuity import gitcli
 
     assert repo.work_dir is not None
