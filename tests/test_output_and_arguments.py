@@ -84,6 +84,38 @@ def test_ctrl_c_during_verify_ends_the_command_check_and_says_so(started: Path) 
         raise AssertionError("the command check was left running")
 
 
+def test_a_client_killed_while_its_verify_runs_a_command_check_ends_that_check_too(started: Path) -> None:
+    """The helper's copy that runs `verify` learns its client died (SIGIO, its end of the
+    connection closed) and ends as a Ctrl-C ends it: the command check it started, in a session
+    of its own, is ended with it, not left running. A Ctrl-C that reached the client before it
+    could pass it on ended the client alone, and left the check running."""
+    import os
+    import signal
+    import time
+
+    command = "echo $$ > pid; exec sleep 30"
+    approve(started, command)
+    assert gc(started, "claim", "add", "slow", "--check", f"cmd:{command}").returncode == 0
+    (started / "pid").unlink(missing_ok=True)
+    child = subprocess.Popen([str(BIN / "git-continuity"), "verify"], cwd=started, stderr=subprocess.PIPE)
+    for _ in range(200):  # until the check runs
+        if (started / "pid").exists() and (started / "pid").read_text().strip():
+            break
+        time.sleep(0.05)
+    pid = int((started / "pid").read_text())
+    child.kill()
+    child.communicate(timeout=20)
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError("the command check was left running")
+
+
 def test_a_claim_given_two_checks_is_refused_not_cut_to_one(started: Path) -> None:
     state = git(started, "rev-parse", "refs/continuity/main")
     done = gc(started, "claim", "add", "two", "--check", "commit:HEAD", "--check", "tag:v1")

@@ -6,9 +6,9 @@ returns to the top of the program (helper_server.serve returns the command there
 runs it), so that it ends as a command in its own process ends: the interpreter's own exit,
 flush and traceback.
 
-No thread watches the client: the socket is set to signal the copy (SIGIO, whose default is
-to end the process) when the client's end closes, so a killed client takes its command with
-it. Just before it ends, the copy says the exit code it ends with on its own end of the
+No thread watches the client: the socket is set to signal the copy (SIGIO, which ends the
+command as a Ctrl-C does) when the client's end closes, so a killed client takes its command
+with it. Just before it ends, the copy says the exit code it ends with on its own end of the
 socket, so the client learns it even when the helper is gone.
 """
 
@@ -47,7 +47,7 @@ def become(connection: socket.socket, request: dict[str, Any]) -> Taken:
         for name in helper.FORWARDED:  # as the client has them
             signal.signal(getattr(signal, name), signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGIO, signal.SIG_DFL)
+        signal.signal(signal.SIGIO, _client_gone)
         for signum in request["ignored"]:
             signal.signal(signum, signal.SIG_IGN)
         os.chdir(request["cwd"])
@@ -135,9 +135,17 @@ def _report(number: int, word: str = "ran") -> None:
             pass
 
 
+def _client_gone(_signum: int, _frame: object) -> None:
+    """The client died (its end of the connection closed: SIGIO): the command ends as a Ctrl-C
+    ends it, so that what it started in a session of its own (a command check) is ended too,
+    which a death by the signal itself would leave running."""
+    raise KeyboardInterrupt
+
+
 def _die_with_client(connection: socket.socket, on: bool) -> None:
     """The client sends nothing after its go: its end closes when it dies, which signals this
-    process (SIGIO) and ends it, as a command in its own process dies with the client."""
+    process (SIGIO) and ends it (_client_gone), as a command in its own process dies with the
+    client."""
     fd = connection.fileno()
     flags = fcntl.fcntl(fd, fcntl.F_GETFL)
     if on:
