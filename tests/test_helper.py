@@ -506,16 +506,25 @@ def spares_of(helper: int) -> list[int]:
 
 
 def two_at_once(work: Path, helper: int) -> list[int]:
-    """Two commands at once (the first takes the spare, the second finds none ready), then the
-    helper's spares once it made them (two, or what it had after 20 s)."""
-    settings = {**os.environ, **ON}
-    both = [
-        subprocess.Popen(
-            ["git", "continuity", "status"], cwd=work, env=settings, stdout=subprocess.PIPE, start_new_session=True
-        )
-        for _ in range(2)
-    ]
-    assert [each.wait() for each in both] == [0, 0]
+    """A command that waits (an agent's Stop hook, reading its event) taken by the helper's
+    spare, and another while it waits, which finds no spare ready; then the helper's spares
+    once it made them (two, or what it had after 20 s)."""
+    first = spare_of(helper)
+    waiting = subprocess.Popen(
+        ["git", "continuity", "hook-impl", "agent", "claude", "stop"],
+        cwd=work,
+        env={**os.environ, **ON},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 20
+    while os.readlink(f"/proc/{first}/cwd") != str(work.resolve()) and time.monotonic() < deadline:
+        time.sleep(0.01)  # until the spare runs it, in the client's folder
+    assert os.readlink(f"/proc/{first}/cwd") == str(work.resolve())
+    assert run(work, "status").code == 0
+    event = '{"session_id": "s", "hook_event_name": "Stop", "stop_hook_active": false}'
+    assert waiting.communicate(event.encode())[1] is None and waiting.returncode == 0
     deadline = time.monotonic() + 20
     while len(spares_of(helper)) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
