@@ -52,9 +52,9 @@ def test_the_timeout_range_and_its_message_agree(started: Path, given: str) -> N
     )
 
 
-def test_ctrl_c_during_verify_ends_the_command_check_and_says_so(started: Path) -> None:
-    import os
-    import signal
+def verifying(started: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """`verify` running a command check that waits (its pid written first): the process, and
+    the check's pid."""
     import time
 
     command = "echo $$ > pid; exec sleep 30"
@@ -66,22 +66,36 @@ def test_ctrl_c_during_verify_ends_the_command_check_and_says_so(started: Path) 
         if (started / "pid").exists() and (started / "pid").read_text().strip():
             break
         time.sleep(0.05)
-    pid = int((started / "pid").read_text())
+    return child, int((started / "pid").read_text())
+
+
+def assert_ended(pid: int) -> None:
+    """The command check ends within 5 s (else it is killed, and the test fails)."""
+    import os
+    import signal
+    import time
+
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    raise AssertionError("the command check was left running")
+
+
+def test_ctrl_c_during_verify_ends_the_command_check_and_says_so(started: Path) -> None:
+    import signal
+
+    child, pid = verifying(started)
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=20)
     assert (child.returncode, err.decode()) == (
         130,
         "git-continuity: interrupted\n",
     )
-    for _ in range(100):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.05)
-    else:
-        os.kill(pid, signal.SIGKILL)
-        raise AssertionError("the command check was left running")
+    assert_ended(pid)
 
 
 def test_a_client_killed_while_its_verify_runs_a_command_check_ends_that_check_too(started: Path) -> None:
@@ -89,31 +103,10 @@ def test_a_client_killed_while_its_verify_runs_a_command_check_ends_that_check_t
     connection closed) and ends as a Ctrl-C ends it: the command check it started, in a session
     of its own, is ended with it, not left running. A Ctrl-C that reached the client before it
     could pass it on ended the client alone, and left the check running."""
-    import os
-    import signal
-    import time
-
-    command = "echo $$ > pid; exec sleep 30"
-    approve(started, command)
-    assert gc(started, "claim", "add", "slow", "--check", f"cmd:{command}").returncode == 0
-    (started / "pid").unlink(missing_ok=True)
-    child = subprocess.Popen([str(BIN / "git-continuity"), "verify"], cwd=started, stderr=subprocess.PIPE)
-    for _ in range(200):  # until the check runs
-        if (started / "pid").exists() and (started / "pid").read_text().strip():
-            break
-        time.sleep(0.05)
-    pid = int((started / "pid").read_text())
+    child, pid = verifying(started)
     child.kill()
     child.communicate(timeout=20)
-    for _ in range(100):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.05)
-    else:
-        os.kill(pid, signal.SIGKILL)
-        raise AssertionError("the command check was left running")
+    assert_ended(pid)
 
 
 def test_a_claim_given_two_checks_is_refused_not_cut_to_one(started: Path) -> None:

@@ -286,12 +286,7 @@ def _answer(
         if wake in ready:
             os.read(wake, 512)
             _reap(running, block=False)
-        heard = [s for s in spares if s.channel in ready]
-        gone = [s for s in heard if s.ready]  # a ready spare says nothing more: it ended (its pid is not kept)
-        for spare in gone:
-            spare.channel.close()
-        making = making and all(helper_spare.ready(s) for s in heard if s not in gone)
-        spares[:] = [s for s in spares if s not in heard or (s.ready and s not in gone)]
+        making = _heard(spares, ready) and making
         if listener in ready:
             last = now
             _accept(listener, pending, now)
@@ -316,6 +311,21 @@ def _answer(
         quiet = not ready and not running and not pending
         if quiet and (now - last > idle or _identity(name) != mine):
             return None
+
+
+def _heard(spares: list[helper_spare.Spare], ready: list[socket.socket | int]) -> bool:
+    """Take what the spares whose end is readable said: a spare ready now is kept; one that
+    ended is dropped. False where one ended before it was ready (it would again: no more)."""
+    making = True
+    for spare in [s for s in spares if s.channel in ready]:
+        if spare.ready:  # a ready spare says nothing more: it ended (its pid is not kept)
+            spare.channel.close()
+        elif helper_spare.ready(spare):
+            continue
+        else:
+            making = False
+        spares.remove(spare)
+    return making
 
 
 def _spare(channel: socket.socket) -> Taken:
