@@ -252,14 +252,14 @@ def test_refs_no_refspec_takes_and_refs_a_negative_refspec_leaves_out_cost_no_fe
     git(tmp_path, "clone", "-q", str(bare), str(other))
     commit(other, "Work in progress")
     git(other, "push", "-q", "origin", "HEAD:refs/heads/wip")
-    trace = tmp_path / "trace.json"
+    trace = tmp_path / "trace.json"  # what runs, not how soon: a look bound a loaded machine cannot miss
 
-    oriented(work, GIT_TRACE2_EVENT=str(trace))
+    oriented(work, GIT_TRACE2_EVENT=str(trace), GIT_CONTINUITY_FRESH_LOOK="30")
     assert _git_commands(trace) == ["ls-remote"]
 
     git(other, "push", "-q", "origin", "HEAD:refs/heads/feature")
     trace.unlink()
-    oriented(work, GIT_TRACE2_EVENT=str(trace))
+    oriented(work, GIT_TRACE2_EVENT=str(trace), GIT_CONTINUITY_FRESH_LOOK="30")
     assert _git_commands(trace) == ["ls-remote", "fetch"]
     assert git(work, "rev-parse", "origin/feature") == git(other, "rev-parse", "HEAD")
     assert git(work, "for-each-ref", "--format=%(refname)", "refs/remotes/origin/wip", "refs/pull/") == ""
