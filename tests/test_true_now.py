@@ -235,6 +235,40 @@ def test_the_look_lists_each_remote_and_fetches_only_one_where_something_moved(
     assert _git_commands(trace) == ["ls-remote"]
 
 
+def _spans(trace: Path) -> dict[str, tuple[str, str]]:
+    """When each git command started and ended while ``trace`` was GIT_TRACE2_EVENT (git's own
+    record and clock), by its name, in the order they started."""
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    names = {e["sid"]: e["name"] for e in events if e["event"] == "cmd_name"}
+    times = {(e["sid"], e["event"]): e["time"] for e in events if e["event"] in ("start", "exit")}
+    spans = sorted((times[sid, "start"], times[sid, "exit"], name) for sid, name in names.items())
+    return {name: (start, end) for start, end, name in spans}
+
+
+def test_the_brief_judges_its_claims_and_counts_the_work_tree_while_a_slow_remote_answers_the_look(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A remote's round trip is often longer than judging this clone's claims takes: that is done
+    while the look waits, and git counts the work tree meanwhile. A look that moved nothing keeps
+    that judgement, and the brief is the one it would be with the look done first."""
+    _, work = remote_and_clone
+    ok(work, "init")
+    head = git(work, "rev-parse", "HEAD")
+    here = made_id(ok(work, "claim", "add", "the first commit is here", "--check", f"commit:{head}"), "c")
+    ok(work, "push")
+    git(work, "config", "remote.origin.uploadpack", "sleep 1; git-upload-pack")  # a remote a second away
+    trace = tmp_path / "trace.json"
+
+    brief = oriented(work, GIT_TRACE2_EVENT=str(trace), GIT_CONTINUITY_FRESH_LOOK="30")
+    spans = _spans(trace)
+    assert spans["status"][0] < spans["ls-remote"][1]  # counted before the remote answered
+    assert [name for name in spans if name in ("ls-remote", "status", "fetch")] == ["ls-remote", "status"]
+    assert "Fresh look: fetched now from origin." in brief.splitlines()
+    assert section(brief, "Verified now") == [
+        f'- {here} "the first commit is here" (commit:{head[:12]}…): commit {head[:7]} exists here'
+    ]
+
+
 def test_refs_no_refspec_takes_and_refs_a_negative_refspec_leaves_out_cost_no_fetch(
     remote_and_clone: tuple[Path, Path], tmp_path: Path
 ) -> None:

@@ -229,6 +229,7 @@ class Asking:
     tree: str | None = None
     head: tuple[str, str] | None = None
     given: Mapping[str, Observation] | None = None
+    heard: Mapping[str, datetime] | None = None  # Repository.heard
 
 
 JUDGED = Asking()  # the live handles dereferenced, the rest judged from their last evidence
@@ -247,7 +248,7 @@ def assess(
         judge, asked, dereference_all=asking.dereference_all, online=asking.online, given=asking.given
     )
     context = VerifyContext(
-        Repository(snap.repo),
+        Repository(snap.repo, heard=asking.heard or {}),
         at,
         online=asking.online,
         policy=policy,

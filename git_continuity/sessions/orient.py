@@ -74,25 +74,17 @@ def build(
     snap = store.snapshot(repo, stream)
     if snap.commit is None:
         return _not_here(repo, stream, max_tokens)
-    looked, snap, here, rules, unreadable = _look(repo, snap)
-    # git counts the work tree's changes on the other core meanwhile: once the look's own git is
-    # done with it (three at once on two cores slowed this brief's own work by half).
-    counted = git.changes_started(repo)
+    found = _look(repo, snap, online)
+    looked, snap, here, rules, counted = found.looked, found.snap, found.here, found.rules, found.counted
     problems, judged = here.problems, here.judged
     moment = now()  # after the look: what it fetched is "just now", never in the future
     assert snap.commit is not None
-    # Load-bearing claims are re-dereferenced now (view "bearing"): every claim with a handle
-    # that something rests on, but cmd: checks (a test suite may take longer than an agent's
-    # session start waits: they show their last evidence until verify or the gate) and the
-    # checks of done threads (their cheap checks are re-derived anyway). A costly check whose
-    # last evidence is verified and still applies is not run again; the network's were asked
-    # by the fresh look.
-    seen = view.assess(judged.snap, at=moment, policy=rules, dereference="bearing", online=online, look=looked)
+    seen = found.seen if found.seen is not None else _assess(here, rules, moment, online, looked)
     started, warnings = start_session(
         repo, snap, at=moment, agent_session=agent_session, looked=looked is not None, counted=counted
     )
     # The brief says them as status does.
-    warnings += [w for w in (unreadable, integrity.off_warning(repo), team.warning(repo)) if w]
+    warnings += [w for w in (found.unreadable, integrity.off_warning(repo), team.warning(repo)) if w]
     if not problems:
         written = _record_costly(snap, seen.claims, moment)
         if written is not None:  # the brief's own evidence is no change the session made
@@ -180,12 +172,26 @@ def _here(repo: Repo, snap: store.Snapshot, rules: policy.Policy) -> _Here:
     return _Here(store.all_problems(snap), places.judged_at(repo, snap), journal)
 
 
-def _look(
-    repo: Repo, snap: store.Snapshot
-) -> tuple[look.Look | None, store.Snapshot, _Here, policy.Policy, str | None]:
+@dataclass(frozen=True)
+class _Looked:
+    """What a brief has once the fresh look ended."""
+
+    looked: look.Look | None  # None: no look (turned off, or nothing outside this clone)
+    snap: store.Snapshot  # read again where the look took a remote's state in
+    here: _Here
+    rules: policy.Policy
+    unreadable: str | None  # what made the policy unreadable
+    counted: Callable[[], git.Changes | None]  # git's count of the work tree, under way
+    seen: view.View | None  # the view made while the look waited, where the look moved nothing
+
+
+def _look(repo: Repo, snap: store.Snapshot, online: bool) -> _Looked:
     """The fresh look (its fetches started first of all), with this clone's own part of the brief
-    worked out while it waits; the state read again when the look took a remote's in. Also the
-    policy and what made it unreadable, read meanwhile."""
+    worked out while it waits: the policy, the journal, and the view where the look asks no
+    network handle nor any sibling (a remote's round trip is often longer than the view takes),
+    kept when the look reached every remote and moved nothing. git counts the work tree's
+    changes on the other core meanwhile: while the view is made, else once the look's own git
+    is done with it (three at once on two cores slowed this brief's own work by half)."""
     pending = fresh_look(repo, snap)
     rules, unreadable = policy.load_or_defaults(repo.work_dir)
     if pending is not None:
@@ -194,12 +200,36 @@ def _look(
             pending = None  # nothing outside this clone to look at
     here = _here(repo, snap, rules)
     if pending is None:
-        return None, snap, here, rules, unreadable
+        return _Looked(None, snap, here, rules, unreadable, git.changes_started(repo), None)
+    counted = early = None
+    if not (online or pending.asking.texts or pending.siblings):
+        counted = git.changes_started(repo)
+        moment = now()  # the look's remotes as if heard from now: the view is kept only where they were
+        early = _assess(here, rules, moment, online, None, dict.fromkeys(pending.remotes, moment))
     looked = look.finish(pending)
     if looked.changed_state:  # what the look took in is part of the state now
         snap = store.snapshot(repo, snap.stream)
         here = _here(repo, snap, rules)
-    return looked, snap, here, rules, unreadable
+    seen = early if looked.moved_nothing else None
+    return _Looked(looked, snap, here, rules, unreadable, counted or git.changes_started(repo), seen)
+
+
+def _assess(
+    here: _Here,
+    rules: policy.Policy,
+    at: datetime,
+    online: bool,
+    looked: look.Look | None,
+    heard: dict[str, datetime] | None = None,
+) -> view.View:
+    """The view the brief shows, of where the work is. Load-bearing claims are re-dereferenced
+    now (view "bearing"): every claim with a handle that something rests on, but cmd: checks (a
+    test suite may take longer than an agent's session start waits: they show their last
+    evidence until verify or the gate) and the checks of done threads (their cheap checks are
+    re-derived anyway). A costly check whose last evidence is verified and still applies is not
+    run again; the network's were asked by the fresh look."""
+    snap = here.judged.snap
+    return view.assess(snap, at=at, policy=rules, dereference="bearing", online=online, look=looked, heard=heard)
 
 
 def fresh_look(repo: Repo, snap: store.Snapshot) -> look.Pending | None:

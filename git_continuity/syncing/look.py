@@ -68,6 +68,15 @@ class Look:
     unanswered: Mapping[str, str]  # network handles asked and not answered: why, by the handle's text
     state: tuple[str, ...] = ()  # what taking the remote's state in did, or why it was not taken in
     changed_state: bool = False  # the local state ref moved (a take-in)
+    fetched: bool = False  # a remote's refs were fetched (something had moved there)
+
+    @property
+    def moved_nothing(self) -> bool:
+        """Whether this clone is as it was before the look: every remote reached, nothing
+        fetched, no state taken in, no network handle asked. A view made while it waited holds."""
+        return all(r.reached for r in self.reaches) and not (
+            self.fetched or self.changed_state or self.observed or self.unanswered or self.state
+        )
 
     def reach(self, repository: str, remote: str) -> Reach | None:
         """How the look found ``remote`` of ``repository`` (None: not looked at)."""
@@ -145,6 +154,11 @@ class Pending:
     started: list[_Started]
     asking: _Asking
 
+    @property
+    def remotes(self) -> list[str]:
+        """The remotes of this repository being looked at."""
+        return [s.remote for s in self.started if s.repository == ""]
+
 
 def start(repo: Repo, *, siblings: Mapping[str, Repo], bound: float) -> Pending:
     """Start looking now: list every remote of ``repo`` and of each sibling at once; nothing is
@@ -167,6 +181,7 @@ def finish(pending: Pending) -> Look:
     repo, bound = pending.repo, pending.bound
     deadline = pending.began + bound
     ended = _fetch_moved(pending.started, transport.finish_all([s.listing for s in pending.started], deadline, bound))
+    fetched = any(fetch is not None for _, _, fetch in ended)
     ended = _fetched(ended, deadline, bound)
     observed, unanswered = _answers(pending.asking, deadline, bound)
     reaches = tuple(_reach(s, done) for s, done, _ in ended)
@@ -179,7 +194,7 @@ def finish(pending: Pending) -> Look:
     for name in git.list_refs(repo, STAGING):  # a fetch ended at the bound may have left some
         git.delete_ref(repo, name)
     took = time.monotonic() - pending.began
-    return Look(bound, took, reaches, observed, unanswered, tuple(said), moved)
+    return Look(bound, took, reaches, observed, unanswered, tuple(said), moved, fetched)
 
 
 _Ended = tuple[_Started, transport.Fetched, transport.Started | None]  # a remote, its listing or fetch, the fetch

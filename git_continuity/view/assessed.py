@@ -120,6 +120,7 @@ def assess(
     timeout: float | None = None,
     progress: Progress | None = None,
     look: Look | None = None,
+    heard: Mapping[str, datetime] | None = None,
 ) -> View:
     """The view of ``snap`` now. ``thread_ids`` narrows it to those threads and their checks
     (thread show, a commit's gate), ``claim_ids`` to those claims (claim show, verify IDS);
@@ -127,7 +128,8 @@ def assess(
     history; status and the brief show it). ``timeout`` and ``progress`` are a dereference's
     (verify). ``look`` is the fresh look taken just before (syncing.look): its network answers
     are taken as dereferenced now, and what rests on a remote it did not reach is shown as
-    recorded, with its age."""
+    recorded, with its age. ``heard`` are the remotes a look still under way hears from, taken
+    as fetched then (plugins/values.py Repository.heard)."""
     from git_continuity.store import policy as policies
 
     at = at or now()
@@ -157,7 +159,7 @@ def assess(
         branches = _Branches(snap.repo)
         homes = branches.homes(done.values())
         given = look.observed if look is not None else None
-        asked = _Asked(at, rules, dereference, online, timeout, progress, given)
+        asked = _Asked(at, rules, dereference, online, timeout, progress, given, heard)
         assessed = []
         for home in dict.fromkeys([*homes.values(), None]):  # each done thread's own branch, then HEAD
             group = [c for c in claims if homes.get(c.thread or "") == home]
@@ -191,6 +193,7 @@ class _Asked:
     timeout: float | None
     progress: Progress | None
     given: Mapping[str, Observation] | None  # the fresh look's network answers (verify.assess)
+    heard: Mapping[str, datetime] | None  # the remotes a look under way hears from (Repository.heard)
 
 
 def _dereferenced(
@@ -209,9 +212,11 @@ def _dereferenced(
         light: list[Claim] = []
         for c in claims:
             (heavy if _bearing(c, threads) else light).append(c)
-        bearing = verify.Asking(dereference_all=True, online=online, reuse_fresh=True, head=head, given=asked.given)
+        bearing = verify.Asking(
+            dereference_all=True, online=online, reuse_fresh=True, head=head, given=asked.given, heard=asked.heard
+        )
         return verify.assess(snap, heavy, at=at, policy=rules, asking=bearing) + verify.assess(
-            snap, light, at=at, policy=rules, asking=verify.Asking(head=head)
+            snap, light, at=at, policy=rules, asking=verify.Asking(head=head, heard=asked.heard)
         )
     every = verify.Asking(
         dereference_all=asked.dereference == "all",
@@ -219,6 +224,7 @@ def _dereferenced(
         timeout=asked.timeout,
         progress=asked.progress,
         head=head,
+        heard=asked.heard,
     )
     return verify.assess(snap, claims, at=at, policy=rules, asking=every)
 
