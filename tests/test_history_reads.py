@@ -145,6 +145,33 @@ def test_a_first_question_about_a_commit_walks_the_commits_above_it_as_git_does_
     assert not gitrepo.contains(again, gitrepo.Oid(revs[-2]), gitrepo.Oid(revs[-1]))
 
 
+def test_a_branch_no_remote_has_is_told_from_the_commits_above_the_remotes_not_down_an_old_branch(
+    repo: Path, tmp_path: Path
+) -> None:
+    """An agent's branch no remote has (no upstream): its own commits are those on no remote
+    branch, an old one among them, made from the history's first commits. Telling them reads
+    what git reads, the commits above the remotes' tips; libgit2's walk read the old branch's
+    history all the way down."""
+    revs = history(repo, 30)
+    git(repo, "checkout", "-q", "-b", "old", revs[0])
+    commit(repo, "an old branch")
+    git(repo, "checkout", "-q", "-b", "agent", revs[-1])
+    mine = [commit(repo, f"the agent's work {n}", {"agent.txt": f"{n}\n"}) for n in range(2)]
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(repo, "remote", "add", "origin", str(bare))
+    git(repo, "push", "-q", "origin", "old", f"{revs[-1]}:refs/heads/main")
+    git(repo, "branch", "-q", "-D", "old")
+    ok(repo, "init")
+    lose_root(repo)  # nothing below the commits asked about is read
+
+    brief = ok(repo, "orient")
+    assert (
+        f"- agent: 2 commits on no remote ({mine[1][:7]} the agent's work 1; {mine[0][:7]} the agent's work 0):"
+        " no remote has a branch agent"
+    ) in brief.splitlines()
+
+
 def test_many_first_questions_far_down_share_one_walk_of_the_tip(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(reach, "NEAR", 20)  # a git/git history's 2,000, in a history of 60
     revs = history(repo, 60)

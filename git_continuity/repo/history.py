@@ -4,6 +4,7 @@ bases, and the commits between two points."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -337,20 +338,29 @@ def commits_since(
 ) -> tuple[list[CommitInfo], int]:
     """Commits reachable from tip but from none of ``hidden`` (ids this repository lacks are
     ignored), newest first: the first ``show`` of them, and how many there are (counted up
-    to ``count_up_to``)."""
-    walker = repo.git.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
-    for oid in hidden:
-        if has_commit(repo, oid):
+    to ``count_up_to``). Behind several tips (a branch's commits on no remote, or on no other
+    branch) git walks: libgit2 reads every commit below a hidden tip down to where the walk
+    from ``tip`` meets it, an old branch's all the way down the history; git stops once all it
+    has left to read is hidden."""
+    present = [oid for oid in hidden if has_commit(repo, oid)]
+    found = _walked_by_git(repo, tip, present, count_up_to) if len(present) > 1 else None
+    if found is None:
+        walker = repo.git.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
+        for oid in present:
             walker.hide(pygit2.Oid(hex=oid))
-    shown: list[CommitInfo] = []
-    total = 0
-    for c in walker:
-        total += 1
-        if len(shown) < show:
-            shown.append(commit_info(repo, Oid(str(c.id))))
-        if total >= count_up_to:
-            break
-    return shown, total
+        found = [Oid(str(c.id)) for c in itertools.islice(walker, max(count_up_to, 1))]
+    return [commit_info(repo, oid) for oid in found[:show]], len(found)
+
+
+def _walked_by_git(repo: Repo, tip: Oid, hidden: Sequence[Oid], count_up_to: int) -> list[Oid] | None:
+    """``git rev-list``'s answer, newest first; None where git gave none. In git's own order:
+    sorted by their graph (--date-order, --topo-order), it reads all of them before the first."""
+    from git_continuity import gitcli  # a process runner: a read that needs no walk loads none
+
+    listed = gitcli.run(
+        "rev-list", f"--max-count={max(count_up_to, 1)}", tip, "--not", *hidden, git_dir=repo.common_dir
+    )
+    return [Oid(line) for line in listed.stdout.split()] if listed.returncode == 0 else None
 
 
 SINCE_KEEP = 64  # counts kept (counted_since), the newest last
