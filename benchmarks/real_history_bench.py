@@ -15,13 +15,15 @@ fetches.
 
 Each read and hook is run as an agent runs it (no terminal, so the repository's helper
 process serves the commands; the agent hooks through `sh -c` as `agent install claude`
-wrote them), in four situations, each run of a row right after its event (and after what
+wrote them), in five situations, each run of a row right after its event (and after what
 git's automatic gc would have done by then: upkeep):
 
   - warm: nothing moved since the last read;
   - after a commit: a commit on `main` (through the continuity hooks) just before;
   - after a push: a commit, then `git push` (which moves `origin/main` here);
-  - after a fetch: the other clone pushed two commits, then `git fetch` brought them.
+  - after a fetch: the other clone pushed two commits, then `git fetch` brought them;
+  - on a branch no remote has: a commit on the agent's own branch, made from `main` and
+    pushed nowhere (no upstream: what is not shared is what no remote branch has).
 
 Rows: `status`, `orient` (and without its fresh look: the brief's own reading of a million
 entries), `verify`, the SessionStart hook (a new conversation each run, as an agent's
@@ -73,7 +75,7 @@ BUDGETS = {
     "commit": 25.0,
 }
 TOPIC_EVERY = 8  # a merged topic of three commits after every 8 commits of main
-SITUATIONS = ("warm", "after a commit", "after a push", "after a fetch")
+SITUATIONS = ("warm", "after a commit", "after a push", "after a fetch", "on a branch no remote has")
 
 
 # -- the history ----------------------------------------------------------------------------
@@ -302,11 +304,16 @@ class Events:
         sh(self.mate, "git", "push", "-q", "origin", "main")
         sh(self.work, "git", "fetch", "-q", "origin")
 
+    def branch(self) -> None:
+        if sh(self.work, "git", "branch", "--show-current").strip() != "agent":
+            sh(self.work, "git", "checkout", "-q", "-b", "agent")
+        self.commit()
+
     def before(self, situation: str) -> None:
         upkeep(self.work)
-        {"warm": lambda: None, "after a commit": self.commit, "after a push": self.push, "after a fetch": self.fetch}[
-            situation
-        ]()
+        moves = {"warm": lambda: None, "after a commit": self.commit, "after a push": self.push}
+        moves |= {"after a fetch": self.fetch, "on a branch no remote has": self.branch}
+        moves[situation]()
 
 
 Row = tuple[list[str], Callable[[], str], tuple[int, ...]]
@@ -404,6 +411,7 @@ def measure(work: Path, mate: Path, revs: list[str], runs: int) -> None:
             f"  {'hooks added (median)':<36} {statistics.median(added):>+8.1f} ms {'':>11} {'':>10} {'+25 ms':>8} "
             f"{'ok' if statistics.median(added) <= BUDGETS['commit'] else 'OVER'}"
         )
+    sh(work, "git", "checkout", "-q", "main")  # the floors ask about main's history, HEAD~5 among it
     print("floors, same run:")
     for name, times in floors(work, revs, runs).items():
         print(show(name, times, None))

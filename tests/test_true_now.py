@@ -192,6 +192,30 @@ def test_claims_are_judged_after_a_look_that_fetched_branches_and_tags_but_no_st
     ]
 
 
+def test_a_branch_no_remote_had_is_told_shared_once_the_look_fetched_it_from_a_remote(
+    remote_and_clone: tuple[Path, Path],
+) -> None:
+    """The brief counts a branch's own commits while the look waits; when the look fetched a
+    remote branch that has them (pushed from elsewhere meanwhile), they are counted again."""
+    bare, work = remote_and_clone
+    ok(work, "init")
+    ok(work, "push")
+    git(work, "checkout", "-q", "-b", "agent")
+    mine = [commit(work, f"the agent's work {n}", {"agent.txt": f"{n}\n"}) for n in range(2)]
+    line = (
+        f"- agent: 2 commits on no remote ({mine[1][:7]} the agent's work 1; {mine[0][:7]} the agent's work 0):"
+        " no remote has a branch agent"
+    )
+    assert line in oriented(work).splitlines()
+
+    git(work, "push", "-q", str(bare), "agent:refs/heads/shared")  # by its path: no remote-tracking ref moves
+    brief = oriented(work)
+    assert "Fresh look: fetched now from origin." in brief.splitlines()
+    assert git(work, "rev-parse", "refs/remotes/origin/shared") == mine[1]
+    assert line not in brief.splitlines()
+    assert "## Not yet shared: only in this clone" not in brief
+
+
 def _git_commands(trace: Path) -> list[str]:
     """The git commands run while ``trace`` was GIT_TRACE2_EVENT (git's own record), in order,
     without the helpers that git starts for itself (upload-pack, index-pack, rev-list)."""

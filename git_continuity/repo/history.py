@@ -4,8 +4,9 @@ bases, and the commits between two points."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -338,29 +339,54 @@ def commits_since(
 ) -> tuple[list[CommitInfo], int]:
     """Commits reachable from tip but from none of ``hidden`` (ids this repository lacks are
     ignored), newest first: the first ``show`` of them, and how many there are (counted up
-    to ``count_up_to``). Behind several tips (a branch's commits on no remote, or on no other
-    branch) git walks: libgit2 reads every commit below a hidden tip down to where the walk
-    from ``tip`` meets it, an old branch's all the way down the history; git stops once all it
-    has left to read is hidden."""
+    to ``count_up_to``)."""
+    return commits_since_started(repo, tip, hidden, show=show, count_up_to=count_up_to)()
+
+
+def commits_since_started(
+    repo: Repo, tip: Oid, hidden: Sequence[Oid], *, show: int, count_up_to: int
+) -> Callable[[], tuple[list[CommitInfo], int]]:
+    """commits_since, its answer waited for when asked. Behind several tips (a branch's commits
+    on no remote, or on no other branch) git walks, from now on: libgit2 reads every commit
+    below a hidden tip down to where the walk from ``tip`` meets it, an old branch's all the
+    way down the history; git stops once all it has left to read is hidden."""
     present = [oid for oid in hidden if has_commit(repo, oid)]
-    found = _walked_by_git(repo, tip, present, count_up_to) if len(present) > 1 else None
-    if found is None:
+    count = max(count_up_to, 1)
+
+    def walked() -> list[Oid]:
         walker = repo.git.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
         for oid in present:
             walker.hide(pygit2.Oid(hex=oid))
-        found = [Oid(str(c.id)) for c in itertools.islice(walker, max(count_up_to, 1))]
-    return [commit_info(repo, oid) for oid in found[:show]], len(found)
+        return [Oid(str(c.id)) for c in itertools.islice(walker, count)]
+
+    listing = _git_walk_started(repo, tip, present, count) if len(present) > 1 else None
+
+    def answer() -> tuple[list[CommitInfo], int]:
+        found = listing() if listing is not None else None
+        found = walked() if found is None else found
+        return [commit_info(repo, oid) for oid in found[:show]], len(found)
+
+    return answer
 
 
-def _walked_by_git(repo: Repo, tip: Oid, hidden: Sequence[Oid], count_up_to: int) -> list[Oid] | None:
-    """``git rev-list``'s answer, newest first; None where git gave none. In git's own order:
-    sorted by their graph (--date-order, --topo-order), it reads all of them before the first."""
+def _git_walk_started(repo: Repo, tip: Oid, hidden: Sequence[Oid], count: int) -> Callable[[], list[Oid] | None]:
+    """``git rev-list``'s answer, newest first (None where git gave none), started now. In
+    git's own order: sorted by their graph (--date-order, --topo-order), it reads all of them
+    before the first."""
     from git_continuity import gitcli  # a process runner: a read that needs no walk loads none
 
-    listed = gitcli.run(
-        "rev-list", f"--max-count={max(count_up_to, 1)}", tip, "--not", *hidden, git_dir=repo.common_dir
-    )
-    return [Oid(line) for line in listed.stdout.split()] if listed.returncode == 0 else None
+    where = f"--git-dir={repo.common_dir}"
+    try:
+        process = gitcli.start(where, "rev-list", f"--max-count={count}", tip, "--not", *hidden, cwd=repo.common_dir)
+    except OSError:
+        return lambda: None
+
+    @functools.cache
+    def answer() -> list[Oid] | None:
+        out = process.communicate()[0].decode("ascii", "replace")
+        return [Oid(line) for line in out.split()] if process.returncode == 0 else None
+
+    return answer
 
 
 SINCE_KEEP = 64  # counts kept (counted_since), the newest last

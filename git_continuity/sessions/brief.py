@@ -222,22 +222,53 @@ def upstream_of(repo: Repo, branch: str) -> str | None:
     return None
 
 
-def unshared(repo: Repo, snap: store.Snapshot, tree: WorkTree | None) -> Unshared:
+Ahead = tuple[int, list[RefCommit]]  # how many commits only this clone's branch has, the newest named
+
+
+def ahead_started(repo: Repo) -> Callable[[], Ahead]:
+    """The commits of the branch checked out that its upstream lacks (without an upstream: what
+    any remote has is shared, the branch's own commits are not), git's walk of them started now
+    (a brief's other work goes on meanwhile): when asked, the answer for the refs as they are
+    then (asked again where they moved meanwhile: the fresh look fetched)."""
+    asked = _ahead_question(repo)
+    started = _ahead_of(repo, asked)
+    return lambda: started() if _ahead_question(repo) == asked else _ahead_of(repo, _ahead_question(repo))()
+
+
+def _ahead_question(repo: Repo) -> tuple[Oid, list[Oid]] | None:
+    """The branch's tip and the tips that hold what is shared; None: nothing to share with."""
+    branch = git.current_branch(repo)
+    head = git.head_commit(repo)
+    if head is None or branch is None or not git.remote_names(repo):
+        return None
+    upstream = upstream_of(repo, branch)
+    hidden = [t for t in [git.ref_target(repo, upstream) if upstream else None] if t is not None]
+    return head, hidden or list(git.ref_tips(repo, ("refs/remotes/",), 200).values())
+
+
+def _ahead_of(repo: Repo, asked: tuple[Oid, list[Oid]] | None) -> Callable[[], Ahead]:
+    if asked is None:
+        return lambda: (0, [])
+    started = git.commits_since_started(repo, *asked, show=SHOWN_COMMITS, count_up_to=COUNT_UP_TO)
+
+    def answer() -> Ahead:
+        found, ahead = started()
+        return ahead, [RefCommit(c.oid, summary_of(c)) for c in found]
+
+    return answer
+
+
+def unshared(
+    repo: Repo, snap: store.Snapshot, tree: WorkTree | None, ahead: Callable[[], Ahead] | None = None
+) -> Unshared:
     """What is only in this clone: the branch's commits its upstream lacks (``repo`` is where
-    the work is judged: the home's checkout), the state changes no remote has, and the files not
-    committed there (``tree``)."""
+    the work is judged: the home's checkout; ``ahead``, where they were started to be counted
+    there), the state changes no remote has, and the files not committed there (``tree``)."""
     from git_continuity.syncing import tracking
 
     branch = git.current_branch(repo)
-    head = git.head_commit(repo)
     upstream = upstream_of(repo, branch) if branch else None
-    ahead, commits = 0, []
-    if head is not None and branch is not None and git.remote_names(repo):  # no remote: nothing to share with
-        # Without an upstream, what any remote has is shared: the branch's own commits are not.
-        remote_tips = list(git.ref_tips(repo, ("refs/remotes/",), 200).values())
-        hidden = [t for t in [git.ref_target(repo, upstream) if upstream else None] if t is not None] or remote_tips
-        found, ahead = git.commits_since(repo, head, hidden, show=SHOWN_COMMITS, count_up_to=COUNT_UP_TO)
-        commits = [RefCommit(c.oid, summary_of(c)) for c in found]
+    count, commits = (ahead or ahead_started(repo))()
     state = []
     if snap.commit is not None:
         for box in tracking.outbox(repo, snap.stream, Oid(snap.commit)):
@@ -245,7 +276,7 @@ def unshared(repo: Repo, snap: store.Snapshot, tree: WorkTree | None) -> Unshare
                 state.append(StateUnsent(box.remote, box.changes, box.never))
     touched = (tree.touched or 0) if tree else 0
     return Unshared(
-        branch, ref_label(upstream) if upstream else None, ahead, commits, state, touched, tree.paths if tree else []
+        branch, ref_label(upstream) if upstream else None, count, commits, state, touched, tree.paths if tree else []
     )
 
 

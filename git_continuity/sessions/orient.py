@@ -74,6 +74,7 @@ def build(
     snap = store.snapshot(repo, stream)
     if snap.commit is None:
         return _not_here(repo, stream, max_tokens)
+    ahead = brief.ahead_started(repo)  # where git walks to count the branch's own commits, it does meanwhile
     found = _look(repo, snap, online)
     looked, snap, here, rules, counted = found.looked, found.snap, found.here, found.rules, found.counted
     problems, judged = here.problems, here.judged
@@ -114,7 +115,7 @@ def build(
         tree,
         store.latest_handoff(snap),
         store.read_objective_log(snap),
-        brief.unshared(judged.snap.repo, snap, home_tree),
+        brief.unshared(judged.snap.repo, snap, home_tree, None if judged.away else ahead),
     )
     header = _header(parts, lead + ([judged.said] if judged.said else []))
     sections = [Section("header", "", budget.TRUTH, [Item(header, None)]), *_sections(parts)]
