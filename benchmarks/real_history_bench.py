@@ -355,13 +355,16 @@ def rows(work: Path) -> dict[str, Row]:
     }
 
 
-def commit_cost(work: Path, events: Events, bare_hooks: Path) -> tuple[float, float]:
-    """A commit through the continuity hooks, and one without any hooks, alternating."""
-    with_hooks = timed(work, ["git", "commit", "-q", "--allow-empty", "-m", f"bench {events.n}a: nothing closed"])
-    alone = timed(
-        work,
-        ["git", "-c", f"core.hooksPath={bare_hooks}", "commit", "-q", "--allow-empty", "-m", f"bench {events.n}b"],
-    )
+def commit_cost(work: Path, events: Events, bare_hooks: Path, hooks_first: bool) -> tuple[float, float]:
+    """A commit through the continuity hooks, and one without any hooks, after the same event:
+    which of them comes first alternates from run to run, so that neither always meets what
+    the event left to settle (pages to write, caches to fill)."""
+    hooked = ["git", "commit", "-q", "--allow-empty", "-m", f"bench {events.n}a: nothing closed"]
+    bare = ["git", "-c", f"core.hooksPath={bare_hooks}", "commit", "-q", "--allow-empty", "-m", f"bench {events.n}b"]
+    if hooks_first:
+        with_hooks, alone = timed(work, hooked), timed(work, bare)
+    else:
+        alone, with_hooks = timed(work, bare), timed(work, hooked)
     events.n += 1
     return with_hooks, alone
 
@@ -400,10 +403,10 @@ def measure(work: Path, mate: Path, revs: list[str], runs: int) -> None:
                 events.before(situation)
                 times.append(timed(work, argv, stdin(), ok))
             print(show(name, times, BUDGETS.get(name)))
-        pairs = []
+        pairs: list[tuple[float, float]] = []
         for _ in range(runs):
             events.before(situation)
-            pairs.append(commit_cost(work, events, bare_hooks))
+            pairs.append(commit_cost(work, events, bare_hooks, hooks_first=len(pairs) % 2 == 0))
         added = [a - b for a, b in pairs]
         print(show("commit, continuity hooks", [a for a, _ in pairs], None, f"{statistics.median(added):+.1f} ms"))
         print(show("commit, no hooks (floor)", [b for _, b in pairs], None))

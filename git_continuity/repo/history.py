@@ -363,7 +363,8 @@ def commits_since_started(
 
     def answer() -> tuple[list[CommitInfo], int]:
         found = listing() if listing is not None else None
-        found = walked() if found is None else found
+        if found is None:  # one tip hidden, or git gave no answer
+            found = walked()
         return [commit_info(repo, oid) for oid in found[:show]], len(found)
 
     return answer

@@ -232,7 +232,12 @@ def ahead_started(repo: Repo) -> Callable[[], Ahead]:
     then (asked again where they moved meanwhile: the fresh look fetched)."""
     asked = _ahead_question(repo)
     started = _ahead_of(repo, asked)
-    return lambda: started() if _ahead_question(repo) == asked else _ahead_of(repo, _ahead_question(repo))()
+
+    def answer() -> Ahead:
+        now = _ahead_question(repo)
+        return started() if now == asked else _ahead_of(repo, now)()
+
+    return answer
 
 
 def _ahead_question(repo: Repo) -> tuple[Oid, list[Oid]] | None:
