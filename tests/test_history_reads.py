@@ -172,6 +172,23 @@ def test_a_branch_no_remote_has_is_told_from_the_commits_above_the_remotes_not_d
     ) in brief.splitlines()
 
 
+def test_the_commits_behind_several_tips_are_git_s_answer_and_the_same_as_behind_one(repo: Path) -> None:
+    """Behind several hidden tips git walks (``git rev-list``), behind one libgit2 does: the
+    same commits, the same count, capped alike, and neither follows a replaced parent
+    (``git replace --graft``: libgit2 knows none)."""
+    revs = history(repo, 8)
+    git(repo, "replace", "--graft", revs[-1], revs[1])
+    at = gitrepo.open_repo(repo)
+    tip = gitrepo.Oid(revs[-1])
+    hidden_once = [gitrepo.Oid(revs[2])]
+    hidden_twice = [gitrepo.Oid(revs[2]), gitrepo.Oid(revs[1])]  # revs[1] is below revs[2]: no other answer
+    for count in (100, 3):
+        by_libgit2 = gitrepo.commits_since(at, tip, hidden_once, show=2, count_up_to=count)
+        by_git = gitrepo.commits_since(at, tip, hidden_twice, show=2, count_up_to=count)
+        assert [c.oid for c in by_git[0]] == [c.oid for c in by_libgit2[0]] == [revs[-1], revs[-2]]
+        assert by_git[1] == by_libgit2[1] == min(count, 5)
+
+
 def test_many_first_questions_far_down_share_one_walk_of_the_tip(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(reach, "NEAR", 20)  # a git/git history's 2,000, in a history of 60
     revs = history(repo, 60)

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -259,14 +260,13 @@ def test_the_look_lists_each_remote_and_fetches_only_one_where_something_moved(
     assert _git_commands(trace) == ["ls-remote"]
 
 
-def _spans(trace: Path) -> dict[str, tuple[str, str]]:
-    """When each git command started and ended while ``trace`` was GIT_TRACE2_EVENT (git's own
-    record and clock), by its name, in the order they started."""
+def _spans(trace: Path) -> list[tuple[str, datetime, datetime]]:
+    """Each git command run while ``trace`` was GIT_TRACE2_EVENT (git's own record and clock):
+    its name, when it started and when it ended, in the order they started."""
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     names = {e["sid"]: e["name"] for e in events if e["event"] == "cmd_name"}
-    times = {(e["sid"], e["event"]): e["time"] for e in events if e["event"] in ("start", "exit")}
-    spans = sorted((times[sid, "start"], times[sid, "exit"], name) for sid, name in names.items())
-    return {name: (start, end) for start, end, name in spans}
+    times = {(e["sid"], e["event"]): _utc(e["time"]) for e in events if e["event"] in ("start", "exit")}
+    return sorted(((name, times[sid, "start"], times[sid, "exit"]) for sid, name in names.items()), key=lambda s: s[1])
 
 
 def test_the_brief_judges_its_claims_and_counts_the_work_tree_while_a_slow_remote_answers_the_look(
@@ -280,17 +280,52 @@ def test_the_brief_judges_its_claims_and_counts_the_work_tree_while_a_slow_remot
     head = git(work, "rev-parse", "HEAD")
     here = made_id(ok(work, "claim", "add", "the first commit is here", "--check", f"commit:{head}"), "c")
     ok(work, "push")
+    oriented(work)  # the last look reached origin
     git(work, "config", "remote.origin.uploadpack", "sleep 1; git-upload-pack")  # a remote a second away
     trace = tmp_path / "trace.json"
 
-    brief = oriented(work, GIT_TRACE2_EVENT=str(trace), GIT_CONTINUITY_FRESH_LOOK="30")
-    spans = _spans(trace)
-    assert spans["status"][0] < spans["ls-remote"][1]  # counted before the remote answered
-    assert [name for name in spans if name in ("ls-remote", "status", "fetch")] == ["ls-remote", "status"]
+    document = json.loads(oriented(work, "--json", GIT_TRACE2_EVENT=str(trace), GIT_CONTINUITY_FRESH_LOOK="30"))
+    spans = [(name, start, end) for name, start, end in _spans(trace) if name in ("ls-remote", "status", "fetch")]
+    assert [name for name, _, _ in spans] == ["ls-remote", "status"]
+    (_, _, answered), (_, counting, _) = spans
+    assert counting < answered  # counted before the remote answered
+    (verified,) = document["verified"]
+    assert (verified["id"], verified["origin"]) == (here, "now")
+    assert _utc(verified["checked_at"]) < answered  # judged before it too, and kept
+    brief = oriented(work, GIT_CONTINUITY_FRESH_LOOK="30")
     assert "Fresh look: fetched now from origin." in brief.splitlines()
     assert section(brief, "Verified now") == [
         f'- {here} "the first commit is here" (commit:{head[:12]}…): commit {head[:7]} exists here'
     ]
+
+
+def test_a_remote_the_last_look_did_not_reach_has_the_brief_judged_once_after_the_look(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A remote that failed the last look (an old remote nobody removed, a laptop offline) is
+    likely to fail fast again: the claims are judged once, after the look, not also while it
+    waits and then again."""
+    _, work = remote_and_clone
+    ok(work, "init")
+    head = git(work, "rev-parse", "HEAD")
+    ok(work, "claim", "add", "the first commit is here", "--check", f"commit:{head}")
+    git(work, "remote", "add", "gone", str(tmp_path / "no-such-remote.git"))
+    oriented(work)  # the last look did not reach gone
+    git(work, "config", "remote.origin.uploadpack", "sleep 1; git-upload-pack")
+    trace = tmp_path / "trace.json"
+
+    document = json.loads(oriented(work, "--json", GIT_TRACE2_EVENT=str(trace), GIT_CONTINUITY_FRESH_LOOK="30"))
+    spans = _spans(trace)
+    answered = max(end for name, _, end in spans if name == "ls-remote")  # origin's, a second away
+    (counting,) = [start for name, start, _ in spans if name == "status"]
+    assert counting > answered  # once the look ended, as the claims were judged
+    (verified,) = document["verified"]
+    assert _utc(verified["checked_at"]) > answered
+    assert [(r["remote"], r["reached"]) for r in document["look"]["remotes"]] == [("gone", False), ("origin", True)]
+
+
+def _utc(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def test_refs_no_refspec_takes_and_refs_a_negative_refspec_leaves_out_cost_no_fetch(

@@ -98,7 +98,7 @@ class Repository:
     _answers: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
     # Remotes a fresh look still under way is hearing from, taken as fetched at these times: a
     # view made while the look waits, kept only where the look reached them all (sessions/orient.py).
-    heard: Mapping[str, datetime] = field(default_factory=dict, repr=False)
+    _heard: Mapping[str, datetime] = field(default_factory=dict, repr=False)
 
     def _once(self, question: str, key: str, ask: Callable[[], T]) -> T:
         try:
@@ -221,7 +221,7 @@ class Repository:
         if not refname.startswith("refs/remotes/"):
             return moved
         rest = refname.removeprefix("refs/remotes/")
-        looked = {**tracking.looked(self._repo), **self.heard}
+        looked = {**tracking.looked(self._repo), **self._heard}
         remote = max((r for r in looked if rest.startswith(r + "/")), key=len, default=None)
         if remote is not None and (moved is None or looked[remote] > moved[0]):
             return looked[remote], "fetch (the fresh look at a session's start)"

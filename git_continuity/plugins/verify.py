@@ -229,7 +229,7 @@ class Asking:
     tree: str | None = None
     head: tuple[str, str] | None = None
     given: Mapping[str, Observation] | None = None
-    heard: Mapping[str, datetime] | None = None  # Repository.heard
+    heard: Mapping[str, datetime] | None = None  # Repository._heard
 
 
 JUDGED = Asking()  # the live handles dereferenced, the rest judged from their last evidence
@@ -248,7 +248,7 @@ def assess(
         judge, asked, dereference_all=asking.dereference_all, online=asking.online, given=asking.given
     )
     context = VerifyContext(
-        Repository(snap.repo, heard=asking.heard or {}),
+        Repository(snap.repo, _heard=asking.heard or {}),
         at,
         online=asking.online,
         policy=policy,

@@ -350,7 +350,7 @@ def commits_since_started(
     on no remote, or on no other branch) git walks, from now on: libgit2 reads every commit
     below a hidden tip down to where the walk from ``tip`` meets it, an old branch's all the
     way down the history; git stops once all it has left to read is hidden."""
-    present = [oid for oid in hidden if has_commit(repo, oid)]
+    present = [oid for oid in dict.fromkeys(hidden) if has_commit(repo, oid)]  # origin/HEAD is origin/main
     count = max(count_up_to, 1)
 
     def walked() -> list[Oid]:
@@ -371,14 +371,16 @@ def commits_since_started(
 
 
 def _git_walk_started(repo: Repo, tip: Oid, hidden: Sequence[Oid], count: int) -> Callable[[], list[Oid] | None]:
-    """``git rev-list``'s answer, newest first (None where git gave none), started now. In
-    git's own order: sorted by their graph (--date-order, --topo-order), it reads all of them
-    before the first."""
+    """``git rev-list``'s answer, newest first by commit time (None where git gave none), started
+    now. Not sorted by the graph (--topo-order, libgit2's order): that reads far more below the
+    hidden tips (50 ms against 4 on git/git's shape); the two differ only in which commits past
+    ``count`` are left out where commit times are out of order. Grafts and replaced commits are
+    not followed, as libgit2 follows none."""
     from git_continuity import gitcli  # a process runner: a read that needs no walk loads none
 
-    where = f"--git-dir={repo.common_dir}"
+    args = ["--no-replace-objects", f"--git-dir={repo.common_dir}", "rev-list", f"--max-count={count}", tip]
     try:
-        process = gitcli.start(where, "rev-list", f"--max-count={count}", tip, "--not", *hidden, cwd=repo.common_dir)
+        process = gitcli.start(*args, "--not", *hidden, cwd=repo.common_dir)
     except OSError:
         return lambda: None
 

@@ -235,7 +235,8 @@ def ahead_started(repo: Repo) -> Callable[[], Ahead]:
 
     def answer() -> Ahead:
         now = _ahead_question(repo)
-        return started() if now == asked else _ahead_of(repo, now)()
+        found = started()  # waited for even when it is no longer the answer: no process is left behind
+        return found if now == asked else _ahead_of(repo, now)()
 
     return answer
 

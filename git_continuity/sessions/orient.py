@@ -87,7 +87,7 @@ def build(
     # The brief says them as status does.
     warnings += [w for w in (found.unreadable, integrity.off_warning(repo), team.warning(repo)) if w]
     if not problems:
-        written = _record_costly(snap, seen.claims, moment)
+        written = _record_costly(snap, seen.claims, seen.at)
         if written is not None:  # the brief's own evidence is no change the session made
             _rebase_session(repo, snap.commit, written)
     packet = store.read_packet(snap)
@@ -115,7 +115,7 @@ def build(
         tree,
         store.latest_handoff(snap),
         store.read_objective_log(snap),
-        brief.unshared(judged.snap.repo, snap, home_tree, None if judged.away else ahead),
+        brief.unshared(judged.snap.repo, snap, home_tree, _ahead_there(judged, ahead)),
     )
     header = _header(parts, lead + ([judged.said] if judged.said else []))
     sections = [Section("header", "", budget.TRUTH, [Item(header, None)]), *_sections(parts)]
@@ -173,6 +173,15 @@ def _here(repo: Repo, snap: store.Snapshot, rules: policy.Policy) -> _Here:
     return _Here(store.all_problems(snap), places.judged_at(repo, snap), journal)
 
 
+def _ahead_there(judged: places.Judged, ahead: Callable[[], brief.Ahead]) -> Callable[[], brief.Ahead] | None:
+    """The branch's own commits as counted here, where the work is judged here; None where it is
+    judged in the home's checkout (counted there), this count's git waited for all the same."""
+    if not judged.away:
+        return ahead
+    ahead()
+    return None
+
+
 @dataclass(frozen=True)
 class _Looked:
     """What a brief has once the fresh look ended."""
@@ -189,10 +198,11 @@ class _Looked:
 def _look(repo: Repo, snap: store.Snapshot, online: bool) -> _Looked:
     """The fresh look (its fetches started first of all), with this clone's own part of the brief
     worked out while it waits: the policy, the journal, and the view where the look asks no
-    network handle nor any sibling (a remote's round trip is often longer than the view takes),
-    kept when the look reached every remote and moved nothing. git counts the work tree's
-    changes on the other core meanwhile: while the view is made, else once the look's own git
-    is done with it (three at once on two cores slowed this brief's own work by half)."""
+    network handle nor any sibling and still waits on a remote the last look reached (a remote's
+    round trip is often longer than the view takes), kept when the look reached every remote and
+    moved nothing. git counts the work tree's changes on the other core meanwhile: while the
+    view is made, else once the look's own git is done with it (three at once on two cores
+    slowed this brief's own work by half)."""
     pending = fresh_look(repo, snap)
     rules, unreadable = policy.load_or_defaults(repo.work_dir)
     if pending is not None:
@@ -203,7 +213,10 @@ def _look(repo: Repo, snap: store.Snapshot, online: bool) -> _Looked:
     if pending is None:
         return _Looked(None, snap, here, rules, unreadable, git.changes_started(repo), None)
     counted = early = None
-    if not (online or pending.asking.texts or pending.siblings):
+    # A remote that failed the last time, failing fast again (an old remote nobody removed, a
+    # laptop offline), would have the view made twice.
+    waiting = not pending.listed and tracking.reached_last_time(repo, pending.remotes)
+    if waiting and not (online or pending.asking.texts or pending.siblings):
         counted = git.changes_started(repo)
         moment = now()  # the look's remotes as if heard from now: the view is kept only where they were
         early = _assess(here, rules, moment, online, None, dict.fromkeys(pending.remotes, moment))

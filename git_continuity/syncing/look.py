@@ -75,7 +75,7 @@ class Look:
         """Whether this clone is as it was before the look: every remote reached, nothing
         fetched, no state taken in, no network handle asked. A view made while it waited holds."""
         return all(r.reached for r in self.reaches) and not (
-            self.fetched or self.changed_state or self.observed or self.unanswered or self.state
+            self.fetched or self.changed_state or self.observed or self.unanswered
         )
 
     def reach(self, repository: str, remote: str) -> Reach | None:
@@ -158,6 +158,11 @@ class Pending:
     def remotes(self) -> list[str]:
         """The remotes of this repository being looked at."""
         return [s.remote for s in self.started if s.repository == ""]
+
+    @property
+    def listed(self) -> bool:
+        """Whether every remote's listing has ended already (``finish`` waits for none)."""
+        return all(s.listing.process.poll() is not None for s in self.started)
 
 
 def start(repo: Repo, *, siblings: Mapping[str, Repo], bound: float) -> Pending:

@@ -374,14 +374,22 @@ def looked(repo: Repo) -> dict[str, datetime]:
 
 
 def remember_look(repo: Repo, remotes: Sequence[str], at: datetime) -> None:
-    """Keep that the fresh look fetched ``remotes`` at ``at`` (a file that cannot be written
-    only loses the word "just now")."""
-    if not remotes:
-        return
+    """Keep that the fresh look at ``at`` fetched ``remotes`` (a file that cannot be written
+    only loses the word "just now"), and when that look was, whatever it reached."""
     kept = {name: stamp(when) for name, when in looked(repo).items()}
     kept.update(dict.fromkeys(remotes, stamp(at)))
+    made = {"last": stamp(at), "remotes": dict(sorted(kept.items()))}
     with contextlib.suppress(OSError):
-        atomic.write(_looked_file(repo), json.dumps({"remotes": dict(sorted(kept.items()))}, indent=2) + "\n")
+        atomic.write(_looked_file(repo), json.dumps(made, indent=2) + "\n")
+
+
+def reached_last_time(repo: Repo, remotes: Sequence[str]) -> bool:
+    """Whether the last fresh look here reached each of these remotes."""
+    try:
+        data = json.loads(_looked_file(repo).read_text())
+        return all(data["remotes"][remote] == data["last"] for remote in remotes)
+    except (OSError, ValueError, TypeError, KeyError):
+        return False
 
 
 def last_heard(repo: Repo, remote: str) -> datetime | None:

@@ -129,7 +129,7 @@ def assess(
     (verify). ``look`` is the fresh look taken just before (syncing.look): its network answers
     are taken as dereferenced now, and what rests on a remote it did not reach is shown as
     recorded, with its age. ``heard`` are the remotes a look still under way hears from, taken
-    as fetched then (plugins/values.py Repository.heard)."""
+    as fetched then (plugins/values.py Repository._heard)."""
     from git_continuity.store import policy as policies
 
     at = at or now()
@@ -193,7 +193,7 @@ class _Asked:
     timeout: float | None
     progress: Progress | None
     given: Mapping[str, Observation] | None  # the fresh look's network answers (verify.assess)
-    heard: Mapping[str, datetime] | None  # the remotes a look under way hears from (Repository.heard)
+    heard: Mapping[str, datetime] | None  # the remotes a look under way hears from (Repository._heard)
 
 
 def _dereferenced(
