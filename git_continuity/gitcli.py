@@ -27,6 +27,19 @@ def run(
     return subprocess.run(["git", *where, *args], cwd=cwd, capture_output=True, text=True, check=check)
 
 
+def hash_object(data: bytes, path: str, *, cwd: Path, env: Mapping[str, str | None]) -> str:
+    """`git hash-object -w --stdin --path PATH` in ``cwd``: the blob ``git add`` makes of ``data``
+    as the file at ``path`` (its filters and end-of-line settings), written. OSError where git
+    made none. ``env`` as ``start`` takes it."""
+    given = {k: v for k, v in {**os.environ, **env}.items() if v is not None}
+    done = subprocess.run(
+        ["git", "hash-object", "-w", "--stdin", "--path", path], cwd=cwd, env=given, input=data, capture_output=True
+    )
+    if done.returncode != 0:
+        raise OSError(f"git hash-object --path {path}: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout.decode("ascii").strip()
+
+
 def start(*args: str, cwd: Path, env: Mapping[str, str | None] | None = None) -> subprocess.Popen[bytes]:
     """`git ARGS` in ``cwd``, started and left to run: its output, as bytes, is read once the
     caller wants it (``communicate``); what it says on stderr goes nowhere. ``env``: changes to

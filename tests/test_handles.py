@@ -557,16 +557,29 @@ def test_names_in_handles_are_checked_as_git_checks_them(
     assert git(work, "rev-parse", "refs/continuity/main") == state
 
 
-def test_the_work_tree_a_command_ran_on_is_read_while_a_file_in_it_keeps_changing(tmp_path: Path) -> None:
+def test_the_work_tree_a_command_ran_on_is_read_while_a_file_in_it_keeps_changing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The tree a `cmd:` check records (the work tree as it is) is read again where a file
     changed as it was read: a file written while `verify` ran (an agent's tool, a log, a
     probe of another verify) made the check unknown with libgit2's "failed to read file into
-    stream"."""
+    stream". That file is read again at once, not the whole work tree: a third of the reads
+    of a file written every millisecond meet a write, and ten whole reads in a row did, under
+    load, once in a few hundred."""
     import threading
     import time
 
     from git_continuity import repo as git
     from git_continuity.repo import worktree
+
+    counted = []
+    changed_paths = worktree._changed_paths
+
+    def counting(repo: git.Repo) -> object:
+        counted.append(repo)
+        return changed_paths(repo)
+
+    monkeypatch.setattr(worktree, "_changed_paths", counting)
 
     subprocess.run(["git", "init", "-q", str(tmp_path / "w")], check=True)
     repo = git.open_repo(tmp_path / "w")
@@ -596,6 +609,25 @@ def test_the_work_tree_a_command_ran_on_is_read_while_a_file_in_it_keeps_changin
         stop.set()
         writer.join()
     assert failures == []
+    assert len(counted) == 300  # git status once for each: no whole work tree read again
+
+
+def test_a_file_taken_as_one_read_finds_it_is_the_blob_and_mode_git_add_stages(repo: Path) -> None:
+    """A file that kept changing as libgit2 read it is taken as one read finds it: the blob and
+    the mode `git add` stages for the same bytes, end-of-line settings and executable bit
+    included."""
+    from git_continuity import repo as git_repo
+    from git_continuity.repo import worktree
+
+    (repo / ".gitattributes").write_text("*.txt text eol=lf\n")
+    (repo / "crlf.txt").write_bytes(b"one\r\ntwo\r\n")
+    (repo / "run.sh").write_text("#!/bin/sh\necho ran\n")
+    (repo / "run.sh").chmod(0o755)
+    at = git_repo.open_repo(repo)
+    for path in ("crlf.txt", "run.sh"):
+        entry = worktree._as_read_once(at, path)
+        git(repo, "add", path)
+        assert f"{entry.mode:o} {entry.id} 0\t{path}" == git(repo, "ls-files", "-s", path)
 
 
 def as_git_add_all_writes(work: Path, tmp_path: Path) -> str:

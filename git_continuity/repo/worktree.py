@@ -89,21 +89,45 @@ def _read_tree(repo: Repo, index: pygit2.Index) -> Oid:
             elif path.endswith("/"):  # a repository of its own in the work tree
                 _add_nested(repo, index, path.rstrip("/"))
             else:
-                _add(index, path)
+                _add(repo, index, path)
         return Oid(str(index.write_tree()))
     finally:
         if changed:
             index.read(True)  # the copy in memory as the file on disk: nothing put in is kept
 
 
-def _add(index: pygit2.Index, path: str) -> None:
+def _add(repo: Repo, index: pygit2.Index, path: str) -> None:
     """The file as it is now; a name no index may hold (``.GIT/x``, ``GIT~1/x``: git add -A
-    fails on it) is left out, as libgit2's own status leaves it."""
-    try:
-        index.add(path)
-    except pygit2.GitError as error:
-        if not str(error).startswith("invalid path"):
-            raise
+    fails on it) is left out, as libgit2's own status leaves it. A file that grew or shrank as
+    libgit2 read it ("failed to read file into stream": a log a running tool appends to) is
+    read again, and then taken as one read of it finds it."""
+    for wait in READ_AGAIN:
+        try:
+            index.add(path)
+            return
+        except pygit2.GitError as error:
+            if str(error).startswith("invalid path"):
+                return
+            if not str(error).startswith("failed to read file"):
+                raise
+        time.sleep(wait)
+    index.add(_as_read_once(repo, path))
+
+
+READ_AGAIN = (0.0, 0.001, 0.002)  # seconds before libgit2 reads again a file that changed as it read it
+
+
+def _as_read_once(repo: Repo, path: str) -> pygit2.IndexEntry:
+    """The file as one read of it finds it, made a blob as ``git add`` makes one (its filters
+    and end-of-line settings: git hash-object --path)."""
+    from git_continuity import gitcli
+
+    assert repo.work_dir is not None
+    here = repo.work_dir / path
+    executable = os.lstat(here).st_mode & 0o111
+    blob = gitcli.hash_object(here.read_bytes(), path, cwd=repo.work_dir, env=_git_env(repo))
+    mode = pygit2.enums.FileMode.BLOB_EXECUTABLE if executable else pygit2.enums.FileMode.BLOB
+    return pygit2.IndexEntry(path, pygit2.Oid(hex=blob), mode)
 
 
 def _resolve_as_gone(repo: Repo, index: pygit2.Index, path: str) -> None:
