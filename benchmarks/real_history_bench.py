@@ -311,8 +311,13 @@ class Events:
 
     def before(self, situation: str) -> None:
         upkeep(self.work)
-        moves = {"warm": lambda: None, "after a commit": self.commit, "after a push": self.push}
-        moves |= {"after a fetch": self.fetch, "on a branch no remote has": self.branch}
+        moves = {
+            "warm": lambda: None,
+            "after a commit": self.commit,
+            "after a push": self.push,
+            "after a fetch": self.fetch,
+            "on a branch no remote has": self.branch,
+        }
         moves[situation]()
 
 

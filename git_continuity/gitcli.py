@@ -31,9 +31,12 @@ def hash_object(data: bytes, path: str, *, cwd: Path, env: Mapping[str, str | No
     """`git hash-object -w --stdin --path PATH` in ``cwd``: the blob ``git add`` makes of ``data``
     as the file at ``path`` (its filters and end-of-line settings), written. OSError where git
     made none. ``env`` as ``start`` takes it."""
-    given = {k: v for k, v in {**os.environ, **env}.items() if v is not None}
     done = subprocess.run(
-        ["git", "hash-object", "-w", "--stdin", "--path", path], cwd=cwd, env=given, input=data, capture_output=True
+        ["git", "hash-object", "-w", "--stdin", "--path", path],
+        cwd=cwd,
+        env=_environment(env),
+        input=data,
+        capture_output=True,
     )
     if done.returncode != 0:
         raise OSError(f"git hash-object --path {path}: {done.stderr.decode(errors='replace').strip()}")
@@ -44,7 +47,16 @@ def start(*args: str, cwd: Path, env: Mapping[str, str | None] | None = None) ->
     """`git ARGS` in ``cwd``, started and left to run: its output, as bytes, is read once the
     caller wants it (``communicate``); what it says on stderr goes nowhere. ``env``: changes to
     this process's environment for git (None as a value: that variable left out)."""
-    given = {k: v for k, v in {**os.environ, **env}.items() if v is not None} if env else None
     return subprocess.Popen(
-        ["git", *args], cwd=cwd, env=given, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        ["git", *args],
+        cwd=cwd,
+        env=_environment(env) if env else None,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
     )
+
+
+def _environment(env: Mapping[str, str | None]) -> dict[str, str]:
+    """This process's environment with ``env``'s changes (None: that variable left out)."""
+    return {k: v for k, v in {**os.environ, **env}.items() if v is not None}

@@ -218,10 +218,9 @@ def test_a_branch_no_remote_had_is_told_shared_once_the_look_fetched_it_from_a_r
 
 
 def _git_commands(trace: Path) -> list[str]:
-    """The git commands run while ``trace`` was GIT_TRACE2_EVENT (git's own record), in order,
-    without the helpers that git starts for itself (upload-pack, index-pack, rev-list)."""
-    names = [json.loads(line).get("name") for line in trace.read_text().splitlines() if '"cmd_name"' in line]
-    return [n for n in names if n in ("ls-remote", "fetch")]
+    """The look's git commands run while ``trace`` was GIT_TRACE2_EVENT, in order, without the
+    helpers that git starts for itself (upload-pack, index-pack, rev-list)."""
+    return [name for name, _, _ in _spans(trace) if name in ("ls-remote", "fetch")]
 
 
 def test_the_look_lists_each_remote_and_fetches_only_one_where_something_moved(

@@ -48,9 +48,9 @@ def worktree_tree(repo: Repo, counted: Changes | None = None) -> Oid | None:
         try:
             return _read_tree(repo, index)
         except (pygit2.GitError, OSError):
-            # A file changed as it was read (libgit2: "failed to read file into stream",
-            # "error reading file for hashing"): an agent's tool writing while `verify`
-            # runs made its check unknown. Read again once the writer had a moment.
+            # The work tree changed as it was read (libgit2: "error reading file for hashing"; a
+            # conflict resolved meanwhile; a file that kept changing is _add's): an agent's tool
+            # writing while `verify` runs made its check unknown. Read again a moment later.
             time.sleep(wait)
     return _read_tree(repo, index)
 

@@ -222,21 +222,22 @@ def upstream_of(repo: Repo, branch: str) -> str | None:
     return None
 
 
-Ahead = tuple[int, list[RefCommit]]  # how many commits only this clone's branch has, the newest named
+Counting = Callable[[], tuple[list[git.CommitInfo], int]]  # commits, newest first, and how many: asked when called
 
 
-def ahead_started(repo: Repo) -> Callable[[], Ahead]:
+def ahead_started(repo: Repo) -> Counting:
     """The commits of the branch checked out that its upstream lacks (without an upstream: what
-    any remote has is shared, the branch's own commits are not), git's walk of them started now
-    (a brief's other work goes on meanwhile): when asked, the answer for the refs as they are
-    then (asked again where they moved meanwhile: the fresh look fetched)."""
+    any remote has is shared, the branch's own commits are not), newest first, and how many:
+    git's walk of them started now (a brief's other work goes on meanwhile). When asked, the
+    answer for the refs as they are then (asked again where they moved meanwhile: the fresh look
+    fetched)."""
     asked = _ahead_question(repo)
-    started = _ahead_of(repo, asked)
+    started = _commits_ahead(repo, asked)
 
-    def answer() -> Ahead:
+    def answer() -> tuple[list[git.CommitInfo], int]:
         now = _ahead_question(repo)
         found = started()  # waited for even when it is no longer the answer: no process is left behind
-        return found if now == asked else _ahead_of(repo, now)()
+        return found if now == asked else _commits_ahead(repo, now)()
 
     return answer
 
@@ -252,21 +253,13 @@ def _ahead_question(repo: Repo) -> tuple[Oid, list[Oid]] | None:
     return head, hidden or list(git.ref_tips(repo, ("refs/remotes/",), 200).values())
 
 
-def _ahead_of(repo: Repo, asked: tuple[Oid, list[Oid]] | None) -> Callable[[], Ahead]:
+def _commits_ahead(repo: Repo, asked: tuple[Oid, list[Oid]] | None) -> Counting:
     if asked is None:
-        return lambda: (0, [])
-    started = git.commits_since_started(repo, *asked, show=SHOWN_COMMITS, count_up_to=COUNT_UP_TO)
-
-    def answer() -> Ahead:
-        found, ahead = started()
-        return ahead, [RefCommit(c.oid, summary_of(c)) for c in found]
-
-    return answer
+        return lambda: ([], 0)
+    return git.commits_since_started(repo, *asked, show=SHOWN_COMMITS, count_up_to=COUNT_UP_TO)
 
 
-def unshared(
-    repo: Repo, snap: store.Snapshot, tree: WorkTree | None, ahead: Callable[[], Ahead] | None = None
-) -> Unshared:
+def unshared(repo: Repo, snap: store.Snapshot, tree: WorkTree | None, ahead: Counting | None = None) -> Unshared:
     """What is only in this clone: the branch's commits its upstream lacks (``repo`` is where
     the work is judged: the home's checkout; ``ahead``, where they were started to be counted
     there), the state changes no remote has, and the files not committed there (``tree``)."""
@@ -274,7 +267,8 @@ def unshared(
 
     branch = git.current_branch(repo)
     upstream = upstream_of(repo, branch) if branch else None
-    count, commits = (ahead or ahead_started(repo))()
+    found, count = (ahead or ahead_started(repo))()
+    commits = [RefCommit(c.oid, summary_of(c)) for c in found]
     state = []
     if snap.commit is not None:
         for box in tracking.outbox(repo, snap.stream, Oid(snap.commit)):

@@ -173,7 +173,7 @@ def _here(repo: Repo, snap: store.Snapshot, rules: policy.Policy) -> _Here:
     return _Here(store.all_problems(snap), places.judged_at(repo, snap), journal)
 
 
-def _ahead_there(judged: places.Judged, ahead: Callable[[], brief.Ahead]) -> Callable[[], brief.Ahead] | None:
+def _ahead_there(judged: places.Judged, ahead: brief.Counting) -> brief.Counting | None:
     """The branch's own commits as counted here, where the work is judged here; None where it is
     judged in the home's checkout (counted there), this count's git waited for all the same."""
     if not judged.away:

@@ -364,12 +364,20 @@ def _looked_file(repo: Repo) -> Path:
     return repo.local_dir / "looked.json"
 
 
+def _looked_kept(repo: Repo) -> tuple[dict[str, str], str | None]:
+    """The remotes' times as kept, and the last look's; nothing where the file cannot be read."""
+    try:
+        data = json.loads(_looked_file(repo).read_text())
+        return {str(k): str(v) for k, v in dict(data.get("remotes", {})).items()}, data.get("last")
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}, None
+
+
 def looked(repo: Repo) -> dict[str, datetime]:
     """remote -> when the fresh look last fetched it here."""
     try:
-        data = json.loads(_looked_file(repo).read_text())
-        return {str(k): parse_stamp(str(v)) for k, v in dict(data.get("remotes", {})).items()}
-    except (OSError, ValueError, TypeError, AttributeError):
+        return {name: parse_stamp(when) for name, when in _looked_kept(repo)[0].items()}
+    except ValueError:
         return {}
 
 
@@ -385,11 +393,8 @@ def remember_look(repo: Repo, remotes: Sequence[str], at: datetime) -> None:
 
 def reached_last_time(repo: Repo, remotes: Sequence[str]) -> bool:
     """Whether the last fresh look here reached each of these remotes."""
-    try:
-        data = json.loads(_looked_file(repo).read_text())
-        return all(data["remotes"][remote] == data["last"] for remote in remotes)
-    except (OSError, ValueError, TypeError, KeyError):
-        return False
+    kept, last = _looked_kept(repo)
+    return last is not None and all(kept.get(remote) == last for remote in remotes)
 
 
 def last_heard(repo: Repo, remote: str) -> datetime | None:
