@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -195,6 +196,51 @@ def test_a_commit_closing_nothing_starts_no_python_and_gets_its_note(probe: Path
     assert (again.returncode, again.stderr) == (0, "")
     lines = git(noted, "notes", "--ref=continuity", "show", "HEAD").splitlines()
     assert [{k: v for k, v in json.loads(x).items() if k != "at"} for x in lines] == [record] * len(lines)
+
+
+def git_commands(trace: Path) -> list[list[str]]:
+    """Each git command a traced run started, as its arguments after git's own options: the
+    commit itself and its `maintenance run --auto` left out."""
+    found = []
+    for event in map(json.loads, trace.read_text().splitlines()):
+        if event["event"] == "start":
+            argv = event["argv"][1:]
+            while argv[:1] == ["-c"]:
+                argv = argv[2:]
+            found.append(argv)
+    return [argv for argv in found if argv[0] not in ("commit", "maintenance")]
+
+
+@pytest.mark.parametrize("packed", [False, True], ids=["refs in files", "refs packed"])
+def test_the_shell_post_commit_asks_git_for_the_new_commit_alone_never_the_state_commit(
+    probe: Path, noted: Path, tmp_path: Path, packed: bool
+) -> None:
+    """The last state write's message can be a verify's whole report (64 KB at 1,000 claims),
+    and the shell's string work grows with what git prints: the state ref is read from its own
+    file (git is asked for it where it is packed) and git log prints the new commit alone."""
+    import os
+
+    hook("post-commit", probe, noted)
+    git(noted, "commit", "-q", "--allow-empty", "-m", "The notes ref is made")
+    if packed:
+        git(noted, "pack-refs", "--all")
+    trace = tmp_path / "trace.jsonl"
+    env = {**os.environ, "GIT_TRACE2_EVENT": str(trace)}
+    done = subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "Tidy the readme"], cwd=noted, env=env)
+    assert (done.returncode, runs(probe)) == (0, [])
+    commands = git_commands(trace)
+    log = ["log", "-1", "--date=format-local:%Y-%m-%dT%H:%M:%SZ", "--format=%cd %B", "HEAD"]
+    ask_state = ["rev-parse", "-q", "--verify", "refs/continuity/main^{commit}"]
+    assert commands[: 2 if packed else 1] == ([ask_state, log] if packed else [log])
+    assert [argv[0] for argv in commands] == [
+        *(["rev-parse", "log", "update-ref"] if packed else ["log"]),
+        "notes",
+        "commit-tree",
+        "update-ref",
+    ]
+    (line,) = git(noted, "notes", "--ref=continuity", "show", "HEAD").splitlines()
+    made = datetime.fromtimestamp(int(git(noted, "log", "-1", "--format=%ct", "HEAD")), timezone.utc)
+    assert json.loads(line)["at"] == f"{made:%Y-%m-%dT%H:%M:%SZ}"
 
 
 @pytest.mark.parametrize(
