@@ -43,6 +43,27 @@ def hash_object(data: bytes, path: str, *, cwd: Path, env: Mapping[str, str | No
     return done.stdout.decode("ascii").strip()
 
 
+def work_tree_tree(index: Path, *, cwd: Path, env: Mapping[str, str | None]) -> str:
+    """The tree ``git add -A`` then ``git write-tree`` make in ``cwd``, into a copy of ``index``
+    (written unsplit, so that no shared index is left in the git folder): ``index`` itself is
+    never written. OSError where git made none. ``env`` as ``start`` takes it."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="git-continuity-index-") as folder:
+        copy = Path(folder) / "index"
+        if index.exists():
+            shutil.copyfile(index, copy)
+        environment = _environment({**env, "GIT_INDEX_FILE": str(copy)})
+        for args in (("add", "-A"), ("write-tree",)):  # each writes the index it reads
+            done = subprocess.run(
+                ["git", "-c", "core.splitIndex=false", *args], cwd=cwd, env=environment, capture_output=True
+            )
+            if done.returncode != 0:
+                raise OSError(f"git {' '.join(args)}: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout.decode("ascii").strip()
+
+
 def start(*args: str, cwd: Path, env: Mapping[str, str | None] | None = None) -> subprocess.Popen[bytes]:
     """`git ARGS` in ``cwd``, started and left to run: its output, as bytes, is read once the
     caller wants it (``communicate``); what it says on stderr goes nowhere. ``env``: changes to

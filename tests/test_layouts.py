@@ -124,6 +124,58 @@ def test_a_rename_git_add_n_made_is_one_change_as_git_status_says(tmp_path: Path
     assert (counted.staged, counted.unstaged, counted.untracked) == ([], ["newname.txt"], [])
 
 
+def index_files(work: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in (work / ".git").iterdir() if p.name.startswith(("index", "sharedindex."))}
+
+
+def test_a_split_index_libgit2_cannot_read_is_read_by_git_and_left_as_it_was(tmp_path: Path) -> None:
+    """core.splitIndex keeps a big work tree's index in two files, with an extension libgit2
+    refuses ("unsupported mandatory extension: 'link'"): the brief ended in a traceback, and
+    so did a command check's run. The work tree's tree is made by git itself, into a copy of
+    the index, which stays as it was, no shared index added beside it."""
+    work = tmp_path / "work"
+    git(tmp_path, "init", "-q", str(work))
+    commit(work, "first", {"src/main.c": "int main;\n", "README": "r\n"})
+    git(work, "config", "core.splitIndex", "true")
+    git(work, "update-index", "--split-index")
+    ok(work, "init")
+    ok(work, "hooks", "install")
+    by_a_person(work, "trust", "allow", "test -f src/main.c")
+    added = json.loads(ok(work, "thread", "add", "Ship", "--check", "cmd:test -f src/main.c", "--json"))
+    (work / "src" / "main.c").write_text("int main(void);\n")
+    (work / "notes.txt").write_text("n\n")
+    before = index_files(work)
+    assert [name for name in before if name.startswith("sharedindex.")] != []
+
+    ok(work, "verify")
+    copy = tmp_path / "index-copy"
+    copy.write_bytes((work / ".git" / "index").read_bytes())
+    as_git = {**os.environ, "GIT_INDEX_FILE": str(copy)}
+    unsplit = ["git", "-c", "core.splitIndex=false"]
+    subprocess.run([*unsplit, "add", "-A"], cwd=work, env=as_git, check=True)
+    tree = subprocess.run([*unsplit, "write-tree"], cwd=work, env=as_git, capture_output=True, text=True).stdout[:7]
+    [(_, state, observed)] = checks_of(work)
+    assert (state, re.sub(r"\d+\.\ds", "Ns", observed)) == ("verified", f"exit 0 in Ns on work tree {tree}")
+    brief = ok(work, "orient")
+    assert "- uncommitted: 1 unstaged, 1 untracked: src/main.c, notes.txt\n" in brief
+    answer, said = claude_hook(work, "session-start", {"hook_event_name": "SessionStart", "source": "startup"})
+    assert said == ""
+    assert (
+        "- uncommitted: 1 unstaged, 1 untracked: src/main.c, notes.txt\n"
+        in answer["hookSpecificOutput"]["additionalContext"]
+    )
+    assert index_files(work) == before
+
+    git(work, "add", "-A")
+    closing = subprocess.run(
+        ["git", "commit", "-q", "-m", f"Ship it\n\nCloses {added['id']}"], cwd=work, capture_output=True, text=True
+    )
+    assert (closing.returncode, closing.stderr) == (
+        0,
+        f'git-continuity: {added["id"]} "Ship": every check verified now; the thread is done.\n',
+    )
+
+
 # -- a git folder apart from its work tree --------------------------------------------------------
 
 

@@ -16,11 +16,10 @@ from git_continuity.repo.base import Oid, Repo
 
 
 def changed_tracked_paths(repo: Repo) -> list[str]:
-    """Tracked paths with staged or unstaged changes (untracked files left out)."""
-    if _sparse(repo) and (found := changes(repo)) is not None:  # libgit2 sees a sparse set's rest as deleted
-        return sorted({*found.staged, *found.unstaged, *found.conflicted})
-    flags = repo.git.status(untracked_files="no", ignored=False)
-    return sorted(readable(path) for path, flag in flags.items() if flag != pygit2.GIT_STATUS_CURRENT)
+    """Tracked paths with staged or unstaged changes (untracked files left out), as git status
+    counts them: a sparse set's rest not deleted, a split index read."""
+    found = changes(repo)
+    return [] if found is None else sorted({*found.staged, *found.unstaged, *found.conflicted})
 
 
 def readable(path: str) -> str:
@@ -40,8 +39,11 @@ def worktree_tree(repo: Repo, counted: Changes | None = None) -> Oid | None:
     """
     if repo.work_dir is None:
         return None
-    index = repo.git.index
-    index.read(False)  # as it is on disk, where git status reads it
+    try:
+        index = repo.git.index
+        index.read(False)  # as it is on disk, where git status reads it
+    except pygit2.GitError:  # an index libgit2 cannot read: core.splitIndex's "unsupported mandatory extension"
+        return _made_by_git(repo)
     if counted == CLEAN and _counted_whole(repo, index):
         return Oid(str(index.write_tree()))
     for wait in WAITS:
@@ -53,6 +55,15 @@ def worktree_tree(repo: Repo, counted: Changes | None = None) -> Oid | None:
             # writing while `verify` runs made its check unknown. Read again a moment later.
             time.sleep(wait)
     return _read_tree(repo, index)
+
+
+def _made_by_git(repo: Repo) -> Oid:
+    """The same tree made by git itself, ``git add -A`` into a copy of the index then ``git
+    write-tree``: the index file itself is never written."""
+    from git_continuity import gitcli
+
+    assert repo.work_dir is not None
+    return Oid(gitcli.work_tree_tree(Path(repo.git.path) / "index", cwd=repo.work_dir, env=_git_env(repo)))
 
 
 WAITS = (0.002, 0.005, 0.01, 0.02, 0.04, 0.08, 0.1, 0.1, 0.1)  # seconds between reads of a changing work tree
