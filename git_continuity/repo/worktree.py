@@ -300,13 +300,6 @@ def _git_env(repo: Repo) -> dict[str, str | None]:
     return {"GIT_DIR": str(Path(repo.git.path).resolve()), "GIT_WORK_TREE": str(repo.work_dir)}
 
 
-def _sparse(repo: Repo) -> bool:
-    try:
-        return bool(repo.git.config.get_bool("core.sparseCheckout"))
-    except (KeyError, pygit2.GitError):
-        return False
-
-
 # As a tool in the background asks (git status --help): the user's index is never rewritten,
 # nor its lock taken while their own git command may want it.
 STATUS = ("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=normal")
