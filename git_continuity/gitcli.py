@@ -46,7 +46,10 @@ def hash_object(data: bytes, path: str, *, cwd: Path, env: Mapping[str, str | No
 def work_tree_tree(index: Path, *, cwd: Path, env: Mapping[str, str | None]) -> str:
     """The tree ``git add -A`` then ``git write-tree`` make in ``cwd``, into a copy of ``index``
     (written unsplit, so that no shared index is left in the git folder): ``index`` itself is
-    never written. OSError where git made none. ``env`` as ``start`` takes it."""
+    never written. A file outside a sparse checkout's set that is there is taken as it is
+    (``--sparse``); a path no index may hold (``.GIT/x``) and a repository with no commit yet
+    are left out, as libgit2's reading leaves them (``--ignore-errors``: git says 1 then, having
+    added the rest). OSError where git made none. ``env`` as ``start`` takes it."""
     import shutil
     import tempfile
 
@@ -55,11 +58,11 @@ def work_tree_tree(index: Path, *, cwd: Path, env: Mapping[str, str | None]) -> 
         if index.exists():
             shutil.copyfile(index, copy)
         environment = _environment({**env, "GIT_INDEX_FILE": str(copy)})
-        for args in (("add", "-A"), ("write-tree",)):  # each writes the index it reads
-            done = subprocess.run(
+        for args, fine in (("add", "-A", "--sparse", "--ignore-errors"), (0, 1)), (("write-tree",), (0,)):
+            done = subprocess.run(  # each writes the index it reads
                 ["git", "-c", "core.splitIndex=false", *args], cwd=cwd, env=environment, capture_output=True
             )
-            if done.returncode != 0:
+            if done.returncode not in fine:
                 raise OSError(f"git {' '.join(args)}: {done.stderr.decode(errors='replace').strip()}")
     return done.stdout.decode("ascii").strip()
 

@@ -10,7 +10,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from conftest import by_a_person, claude_hook, commit, git
+from conftest import by_a_person, claude_hook, commit, git, stop_hook
 from test_clone_shapes import ok
 
 EMAIL = "ada@example.com"
@@ -174,6 +174,46 @@ def test_a_split_index_libgit2_cannot_read_is_read_by_git_and_left_as_it_was(tmp
         0,
         f'git-continuity: {added["id"]} "Ship": every check verified now; the thread is done.\n',
     )
+
+
+def test_with_a_split_index_the_work_tree_is_the_tree_libgit2_reads_without_one(tmp_path: Path) -> None:
+    """What git add -A refuses or skips, the work tree as libgit2 reads it takes or leaves out
+    alike: a file outside a sparse checkout's set that is there and edited is in it, a name no
+    index may hold (.GIT/x) and a repository with no commit yet are left out. Read by plain
+    git add -A, the first ended the Stop gate in an error and the edited file was missing."""
+    work = tmp_path / "work"
+    git(tmp_path, "init", "-q", str(work))
+    commit(work, "first", {"src/main.c": "int main;\n", "docs/guide.md": "g\n", "README": "r\n"})
+    git(work, "sparse-checkout", "set", "--cone", "src")
+    git(work, "config", "core.splitIndex", "true")
+    git(work, "update-index", "--split-index")
+    ok(work, "init")
+    ok(work, "thread", "add", "Ship", "--check", "clean:")
+    (work / "docs").mkdir()
+    (work / "docs" / "guide.md").write_text("edited outside the set\n")
+    (work / ".GIT").mkdir()
+    (work / ".GIT" / "x").write_text("x\n")
+    git(tmp_path, "init", "-q", str(work / "nested"))
+    (work / "notes.txt").write_text("n\n")
+    before = index_files(work)
+
+    def tree() -> str:
+        answer, said = stop_hook(work)
+        assert (answer["decision"], said) == ("block", "")  # the clean: check is contradicted: not done
+        from git_continuity import repo as opened
+
+        return str(opened.worktree_tree(opened.open_repo(work)))
+
+    made_by_git = tree()
+    assert index_files(work) == before
+    git(work, "update-index", "--no-split-index")
+    from git_continuity import repo as opened
+
+    assert len(opened.open_repo(work).git.index) == 3  # libgit2 reads it now: the next tree is its own
+    assert tree() == made_by_git
+    listed = git(work, "ls-tree", "-r", "--name-only", made_by_git).splitlines()
+    assert listed == ["README", "docs/guide.md", "notes.txt", "src/main.c"]
+    assert git(work, "cat-file", "blob", f"{made_by_git}:docs/guide.md") == "edited outside the set"
 
 
 # -- a git folder apart from its work tree --------------------------------------------------------
