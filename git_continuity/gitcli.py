@@ -31,16 +31,7 @@ def hash_object(data: bytes, path: str, *, cwd: Path, env: Mapping[str, str | No
     """`git hash-object -w --stdin --path PATH` in ``cwd``: the blob ``git add`` makes of ``data``
     as the file at ``path`` (its filters and end-of-line settings), written. OSError where git
     made none. ``env`` as ``start`` takes it."""
-    done = subprocess.run(
-        ["git", "hash-object", "-w", "--stdin", "--path", path],
-        cwd=cwd,
-        env=_environment(env),
-        input=data,
-        capture_output=True,
-    )
-    if done.returncode != 0:
-        raise OSError(f"git hash-object --path {path}: {done.stderr.decode(errors='replace').strip()}")
-    return done.stdout.decode("ascii").strip()
+    return _ran("hash-object", "-w", "--stdin", "--path", path, cwd=cwd, env=env, data=data).decode("ascii").strip()
 
 
 def work_tree_tree(index: Path, *, cwd: Path, env: Mapping[str, str | None]) -> str:
@@ -57,14 +48,9 @@ def work_tree_tree(index: Path, *, cwd: Path, env: Mapping[str, str | None]) -> 
         copy = Path(folder) / "index"
         if index.exists():
             shutil.copyfile(index, copy)
-        environment = _environment({**env, "GIT_INDEX_FILE": str(copy)})
-        for args, fine in (("add", "-A", "--sparse", "--ignore-errors"), (0, 1)), (("write-tree",), (0,)):
-            done = subprocess.run(  # each writes the index it reads
-                ["git", "-c", "core.splitIndex=false", *args], cwd=cwd, env=environment, capture_output=True
-            )
-            if done.returncode not in fine:
-                raise OSError(f"git {' '.join(args)}: {done.stderr.decode(errors='replace').strip()}")
-    return done.stdout.decode("ascii").strip()
+        into = {**env, "GIT_INDEX_FILE": str(copy)}  # each writes the index it reads: unsplit
+        _ran("-c", "core.splitIndex=false", "add", "-A", "--sparse", "--ignore-errors", cwd=cwd, env=into, fine=(0, 1))
+        return _ran("-c", "core.splitIndex=false", "write-tree", cwd=cwd, env=into).decode("ascii").strip()
 
 
 def start(*args: str, cwd: Path, env: Mapping[str, str | None] | None = None) -> subprocess.Popen[bytes]:
@@ -79,6 +65,17 @@ def start(*args: str, cwd: Path, env: Mapping[str, str | None] | None = None) ->
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
+
+
+def _ran(
+    *args: str, cwd: Path, env: Mapping[str, str | None], data: bytes | None = None, fine: tuple[int, ...] = (0,)
+) -> bytes:
+    """What `git ARGS` printed, given ``data`` on its standard input; OSError naming the command
+    and what git said where it exited with a code not in ``fine``."""
+    done = subprocess.run(["git", *args], cwd=cwd, env=_environment(env), input=data, capture_output=True)
+    if done.returncode not in fine:
+        raise OSError(f"git {' '.join(args)}: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout
 
 
 def _environment(env: Mapping[str, str | None]) -> dict[str, str]:

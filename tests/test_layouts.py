@@ -196,19 +196,16 @@ def test_with_a_split_index_the_work_tree_is_the_tree_libgit2_reads_without_one(
     git(tmp_path, "init", "-q", str(work / "nested"))
     (work / "notes.txt").write_text("n\n")
     before = index_files(work)
+    from git_continuity import repo as opened
 
     def tree() -> str:
         answer, said = stop_hook(work)
         assert (answer["decision"], said) == ("block", "")  # the clean: check is contradicted: not done
-        from git_continuity import repo as opened
-
         return str(opened.worktree_tree(opened.open_repo(work)))
 
     made_by_git = tree()
     assert index_files(work) == before
     git(work, "update-index", "--no-split-index")
-    from git_continuity import repo as opened
-
     assert len(opened.open_repo(work).git.index) == 3  # libgit2 reads it now: the next tree is its own
     assert tree() == made_by_git
     listed = git(work, "ls-tree", "-r", "--name-only", made_by_git).splitlines()

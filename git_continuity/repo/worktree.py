@@ -43,7 +43,9 @@ def worktree_tree(repo: Repo, counted: Changes | None = None) -> Oid | None:
         index = repo.git.index
         index.read(False)  # as it is on disk, where git status reads it
     except pygit2.GitError:  # an index libgit2 cannot read: core.splitIndex's "unsupported mandatory extension"
-        return _made_by_git(repo)
+        from git_continuity import gitcli  # the same tree, made by git into a copy of the index
+
+        return Oid(gitcli.work_tree_tree(Path(repo.git.path) / "index", cwd=repo.work_dir, env=_git_env(repo)))
     if counted == CLEAN and _counted_whole(repo, index):
         return Oid(str(index.write_tree()))
     for wait in WAITS:
@@ -55,15 +57,6 @@ def worktree_tree(repo: Repo, counted: Changes | None = None) -> Oid | None:
             # writing while `verify` runs made its check unknown. Read again a moment later.
             time.sleep(wait)
     return _read_tree(repo, index)
-
-
-def _made_by_git(repo: Repo) -> Oid:
-    """The same tree made by git itself, ``git add -A`` into a copy of the index then ``git
-    write-tree``: the index file itself is never written."""
-    from git_continuity import gitcli
-
-    assert repo.work_dir is not None
-    return Oid(gitcli.work_tree_tree(Path(repo.git.path) / "index", cwd=repo.work_dir, env=_git_env(repo)))
 
 
 WAITS = (0.002, 0.005, 0.01, 0.02, 0.04, 0.08, 0.1, 0.1, 0.1)  # seconds between reads of a changing work tree
