@@ -786,6 +786,30 @@ def test_the_work_tree_as_it_is_holds_a_submodules_new_commit_its_settings_hide(
     assert worktree.worktree_tree(repo, counted) == expected
 
 
+def test_a_work_tree_git_status_finds_clean_is_heads_tree_read_without_the_index(tmp_path: Path) -> None:
+    """Where a brief's count (git status) found nothing staged, changed or new, the work tree is
+    HEAD's tree: the index is not read (one libgit2 cannot read, here a file that is no index,
+    is not asked about), and the tree is the one `git add -A` writes. On an unborn branch, or
+    with a count of nothing, the index is read as ever."""
+    from git_continuity import repo as opened
+    from git_continuity.repo import worktree
+
+    work = tmp_path / "w"
+    git(tmp_path, "init", "-q", str(work))
+    unborn = opened.open_repo(work)
+    assert worktree.worktree_tree(unborn, worktree.CLEAN) == git(work, "write-tree")  # the empty tree
+    commit(work, "one", {"a": "a\n", "d/b": "b\n"})
+    expected = as_git_add_all_writes(work, tmp_path)
+    assert expected == git(work, "rev-parse", "HEAD^{tree}")
+    assert worktree.changes(opened.open_repo(work)) == worktree.CLEAN
+
+    (work / ".git" / "index").write_bytes(b"not an index")
+    repo = opened.open_repo(work)
+    assert worktree.worktree_tree(repo, worktree.CLEAN) == expected
+    with pytest.raises(OSError, match="index file smaller than expected"):  # where the index is read
+        worktree.worktree_tree(repo)
+
+
 def test_the_work_tree_as_it_is_holds_a_conflict_turned_repository(tmp_path: Path) -> None:
     """A file in conflict replaced by a repository of its own (which git status does not list)
     is taken at that repository's HEAD commit, as `git add -A` takes it."""

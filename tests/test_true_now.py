@@ -318,6 +318,8 @@ def test_a_remote_the_last_look_did_not_reach_has_the_brief_judged_once_after_th
     answered = max(end for name, _, end in spans if name == "ls-remote")  # origin's, a second away
     (counting,) = [start for name, start, _ in spans if name == "status"]
     assert counting > answered  # once the look ended, as the claims were judged
+    (status,) = [e["argv"] for e in map(json.loads, trace.read_text().splitlines()) if "status" in e.get("argv", [])]
+    assert status[1:3] == ["-c", "core.preloadIndex=false"]  # one thread: the other core is the brief's
     (verified,) = document["verified"]
     assert _utc(verified["checked_at"]) > answered
     assert [(r["remote"], r["reached"]) for r in document["look"]["remotes"]] == [("gone", False), ("origin", True)]
@@ -355,6 +357,53 @@ def test_refs_no_refspec_takes_and_refs_a_negative_refspec_leaves_out_cost_no_fe
     assert _git_commands(trace) == ["ls-remote", "fetch"]
     assert git(work, "rev-parse", "origin/feature") == git(other, "rev-parse", "HEAD")
     assert git(work, "for-each-ref", "--format=%(refname)", "refs/remotes/origin/wip", "refs/pull/") == ""
+
+
+def _runs(trace: Path, name: str) -> list[list[str]]:
+    """The arguments of each git ``name`` run while ``trace`` was GIT_TRACE2_EVENT, from its name on."""
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    argvs = [e["argv"] for e in events if e["event"] == "start"]
+    return [argv[argv.index(name) :] for argv in argvs if name in argv]
+
+
+def test_a_listing_asks_git_for_what_a_refspec_takes_and_the_state_and_a_pull_refspec_still_brings_its_refs(
+    remote_and_clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The remote's listing names what the look may fetch (each refspec's source, the tags, the
+    state refs), so that git leaves out the thousands of refs/pull/* nothing takes; a user who
+    fetches pull requests has them listed, and fetched when one moved. A refspec of short names
+    has every ref listed (git expands it as it fetches)."""
+    bare, work = remote_and_clone
+    ok(work, "init")
+    ok(work, "push")
+    tip = git(work, "rev-parse", "HEAD")
+    git(bare, "update-ref", "refs/pull/1/head", tip)
+    git(bare, "update-ref", "refs/pull/2/merge", tip)
+    trace = tmp_path / "trace.json"
+    oriented(work, GIT_TRACE2_EVENT=str(trace), GIT_CONTINUITY_FRESH_LOOK="30")
+    state = ["refs/continuity/*", "refs/notes/continuity*", "refs/heads/continuity/*", "refs/continuity-lanes/*"]
+    state += ["refs/notes/continuity-lanes/*", "refs/heads/continuity/lanes/*"]
+    assert _runs(trace, "ls-remote") == [["ls-remote", "--refs", "--", "origin", "refs/heads/*", "refs/tags/*", *state]]
+
+    git(work, "config", "--add", "remote.origin.fetch", "+refs/pull/*/head:refs/remotes/origin/pr/*")
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(bare), str(other))
+    moved = commit(other, "A pull request's work")
+    git(other, "push", "-q", "origin", "HEAD:refs/pull/1/head")
+    trace.unlink()
+    brief = oriented(work, GIT_TRACE2_EVENT=str(trace), GIT_CONTINUITY_FRESH_LOOK="30")
+    pulls = ["refs/heads/*", "refs/pull/*/head", "refs/tags/*"]
+    assert _runs(trace, "ls-remote") == [["ls-remote", "--refs", "--", "origin", *pulls, *state]]
+    assert _git_commands(trace) == ["ls-remote", "fetch"]
+    assert "Fresh look: fetched now from origin." in brief.splitlines()
+    assert git(work, "for-each-ref", "--format=%(refname) %(objectname)", "refs/remotes/origin/pr/") == (
+        f"refs/remotes/origin/pr/1 {moved}"
+    )
+
+    git(work, "config", "--replace-all", "remote.origin.fetch", "main:refs/remotes/origin/main")
+    trace.unlink()
+    oriented(work, GIT_TRACE2_EVENT=str(trace), GIT_CONTINUITY_FRESH_LOOK="30")
+    assert _runs(trace, "ls-remote") == [["ls-remote", "--refs", "--", "origin"]]
 
 
 def test_a_refspec_glob_matches_the_names_git_would() -> None:

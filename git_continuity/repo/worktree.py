@@ -32,13 +32,16 @@ def worktree_tree(repo: Repo, counted: Changes | None = None) -> Oid | None:
     """The tree the work tree holds right now, uncommitted and untracked (not ignored) files
     included; None in a bare repository. Evidence from a command records it, so the
     evidence turns stale when the files change. ``counted``: git status's count of this moment
-    (changes), where the caller has one: a work tree it finds clean is the index as it is.
+    (changes), where the caller has one: a work tree it finds clean holds HEAD's tree, which is
+    read in place of the index (2 ms of a session start on git/git's checkout).
 
     Built in the in-memory copy of the index and then discarded: the index file on disk is
     never written.
     """
     if repo.work_dir is None:
         return None
+    if counted == CLEAN and (head := _head_tree_counted_whole(repo)) is not None:
+        return head
     try:
         index = repo.git.index
         index.read(False)  # as it is on disk, where git status reads it
@@ -46,8 +49,6 @@ def worktree_tree(repo: Repo, counted: Changes | None = None) -> Oid | None:
         from git_continuity import gitcli  # the same tree, made by git into a copy of the index
 
         return Oid(gitcli.work_tree_tree(Path(repo.git.path) / "index", cwd=repo.work_dir, env=_git_env(repo)))
-    if counted == CLEAN and _counted_whole(repo, index):
-        return Oid(str(index.write_tree()))
     for wait in WAITS:
         try:
             return _read_tree(repo, index)
@@ -62,16 +63,22 @@ def worktree_tree(repo: Repo, counted: Changes | None = None) -> Oid | None:
 WAITS = (0.002, 0.005, 0.01, 0.02, 0.04, 0.08, 0.1, 0.1, 0.1)  # seconds between reads of a changing work tree
 
 
-def _counted_whole(repo: Repo, index: pygit2.Index) -> bool:
-    """Whether a count as a brief makes it (changes) said all that ``git add -A`` would take: it
-    is of this index (not a commit's own, GIT_INDEX_FILE), and no submodule's new commit can be
-    hidden from it by the user's settings (``ignore = all``, which ``git add -A`` does not heed)."""
-    if "GIT_INDEX_FILE" in os.environ or ".gitmodules" in index:
-        return False
+def _head_tree_counted_whole(repo: Repo) -> Oid | None:
+    """HEAD's tree, where a count as a brief makes it (changes) that found nothing staged,
+    changed or new said all that ``git add -A`` would take: the index is then HEAD's tree, and the
+    work tree the index. Not where the count is of another index than the one ``git add -A``
+    takes (GIT_INDEX_FILE: a commit's own), or a submodule's new commit can be hidden from it by
+    the user's settings (``ignore = all``, which ``git add -A`` does not heed); nor on an unborn
+    branch. None: the index is read."""
+    if "GIT_INDEX_FILE" in os.environ:
+        return None
     try:
-        return "diff.ignoreSubmodules" not in repo.git.config
-    except pygit2.GitError:
-        return False
+        tree = repo.git.head.peel(pygit2.Commit).tree
+        if ".gitmodules" in tree or "diff.ignoreSubmodules" in repo.git.config:
+            return None
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
+    return Oid(str(tree.id))
 
 
 def _read_tree(repo: Repo, index: pygit2.Index) -> Oid:
@@ -265,7 +272,7 @@ def changes(repo: Repo) -> Changes | None:
     """The work tree's uncommitted changes as git status counts them (the index git commits
     from, a temporary one included; a sparse checkout's files outside its set not counted as
     deleted, as libgit2 would); None in a bare repository."""
-    return changes_started(repo)()
+    return changes_started(repo, alongside=False)()
 
 
 def _changes_by_libgit2(repo: Repo) -> Changes:
@@ -296,20 +303,23 @@ def _git_env(repo: Repo) -> dict[str, str | None]:
 # As a tool in the background asks (git status --help): the user's index is never rewritten,
 # nor its lock taken while their own git command may want it.
 STATUS = ("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=normal")
+# git status stats the work tree's files in threads, one a core (core.preloadIndex): on two cores, alongside a brief,
+# they took the core the brief works on (a session start on git/git's checkout, 4 ms); git's one thread is done first.
+ONE_THREAD = ("-c", "core.preloadIndex=false")
 
 
-def changes_started(repo: Repo) -> Callable[[], Changes | None]:
+def changes_started(repo: Repo, *, alongside: bool = True) -> Callable[[], Changes | None]:
     """changes(repo), asked of git in the background from now on: what it returns waits for
-    the answer. A brief does its own work meanwhile, while git counts (20 ms on a checkout of
-    git/git's 4,800 files) as git counts: its fsmonitor and untracked cache where the user
-    turned them on, a sparse checkout as git status sees it. Where git cannot answer (a
-    relative GIT_DIR from elsewhere), libgit2 counts."""
+    the answer. A brief does its own work meanwhile (``alongside``: git then stats the files in
+    one thread), while git counts (20 ms on a checkout of git/git's 4,800 files) as git counts:
+    its fsmonitor and untracked cache where the user turned them on, a sparse checkout as git
+    status sees it. Where git cannot answer (a relative GIT_DIR from elsewhere), libgit2 counts."""
     from git_continuity import gitcli
 
     if repo.work_dir is None:
         return lambda: None
     try:
-        process = gitcli.start(*STATUS, cwd=repo.work_dir, env=_git_env(repo))
+        process = gitcli.start(*(ONE_THREAD if alongside else ()), *STATUS, cwd=repo.work_dir, env=_git_env(repo))
     except OSError:
         return lambda: _changes_by_libgit2(repo)
 

@@ -116,6 +116,19 @@ def _refspecs(repo: Repo, remote: str) -> list[str]:
     return [*(configured or [f"+refs/heads/*:refs/remotes/{remote}/*"]), "refs/tags/*:refs/tags/*"]
 
 
+def _listed(repo: Repo, remote: str, with_state: bool) -> list[str]:
+    """The refs a remote's listing is asked for: what its refspecs take and its state refs, as
+    patterns of ``git ls-remote`` (which keeps a ref whose name ends as one does: the look
+    matches them again). Git then leaves out what nothing takes (GitHub lists thousands of
+    refs/pull/*: reading them was 3 ms of a session start). Every ref where a refspec names a
+    short name, which git expands as it fetches."""
+    specs = [spec.removeprefix("+") for spec in _refspecs(repo, remote) if not spec.startswith("^")]
+    sources = [spec.partition(":")[0] for spec in specs]
+    if not all(source.startswith("refs/") for source in sources):
+        return []
+    return [*sources, *(_state_patterns(repo, remote) if with_state else [])]
+
+
 @dataclass
 class _Started:
     repository: str
@@ -325,7 +338,8 @@ def _start(repo: Repo, repository: str, *, with_state: bool) -> list[_Started]:
     found = []
     for remote in sorted(git.remote_names(repo))[:MOST_REMOTES]:
         try:
-            found.append(_Started(repository, repo, transport.start_listing(repo, remote), with_state))
+            listing = transport.start_listing(repo, remote, _listed(repo, remote, with_state))
+            found.append(_Started(repository, repo, listing, with_state))
         except OSError:  # git itself could not start: said as that remote not reached
             continue
     return found

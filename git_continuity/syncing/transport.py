@@ -241,10 +241,11 @@ def _start(repo: Repo, remote: str, args: list[str], *, listing: bool) -> Starte
     return Started(remote, process, said, out)
 
 
-def start_listing(repo: Repo, remote: str) -> Started:
+def start_listing(repo: Repo, remote: str, patterns: Sequence[str] = ()) -> Started:
     """Start listing the remote's refs (``git ls-remote --refs``): one round trip, no object
-    fetched, so that a fetch is started only for what moved."""
-    return _start(repo, remote, ["ls-remote", "--refs", "--", remote], listing=True)
+    fetched, so that a fetch is started only for what moved. ``patterns``: only the refs whose
+    names end as one of these does (git's own matching; none: every ref)."""
+    return _start(repo, remote, ["ls-remote", "--refs", "--", remote, *patterns], listing=True)
 
 
 def start_fetch(repo: Repo, remote: str, refspecs: list[str]) -> Started:
