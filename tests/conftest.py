@@ -516,3 +516,9 @@ class Cli:
         match = THREAD_LINE.search(out)
         assert match, out
         return match.group(1)
+
+
+def kept_in(git_dir: Path) -> str:
+    """A place guard's refusal's last line: it runs once the message is written (the commit-msg
+    hook), which is kept in the commit's git folder."""
+    return f"Its message is kept in {git_dir / 'COMMIT_EDITMSG'}: git commit -F takes it again.\n"

@@ -34,19 +34,23 @@ def husky_repo(repo: Path) -> Path:
 
 
 def test_hooks_install_chains_through_huskys_own_scripts(repo: Path) -> None:
+    """The hooks run through husky's own scripts, the team's lint beside them. An earlier
+    version's line in .husky/pre-commit (its place guard, commit-msg's now) is taken out."""
     husky_repo(repo)
     ok(repo, "init")
+    (repo / ".husky" / "pre-commit").write_text(LINT + LINE.format(hook="pre-commit"))
     installed = cont(repo, "hooks", "install")
     hooks = repo / ".git" / "hooks"
     assert (installed.code, installed.err) == (0, "")
-    assert installed.out.splitlines()[:5] == [f"installed {hooks / name}" for name in HOOK_NAMES]
-    assert installed.out.splitlines()[5:7] == [
+    assert installed.out.splitlines()[:7] == [
+        *(f"installed {hooks / name}" for name in HOOK_NAMES),
+        f"removed git-continuity's line from {repo / '.husky' / 'pre-commit'}",
         "husky runs this clone's hooks: added git-continuity's line to "
         + ", ".join(str(repo / ".husky" / name) for name in HOOK_NAMES)
         + ".",
         "Commit them, so every clone's husky runs git-continuity's hooks (a clone without them skips the line).",
     ]
-    assert (repo / ".husky" / "pre-commit").read_text() == LINT + LINE.format(hook="pre-commit")
+    assert (repo / ".husky" / "pre-commit").read_text() == LINT
     assert (repo / ".husky" / "commit-msg").read_text() == LINE.format(hook="commit-msg")
     assert sorted(p.name for p in (repo / ".husky" / "_").iterdir() if p.name in HOOK_NAMES) == sorted(HOOK_NAMES)
     assert git(repo, "status", "--porcelain", "--", ".husky/_") == ""  # husky's own folder is untouched, ignored
@@ -69,7 +73,7 @@ def test_hooks_install_chains_through_huskys_own_scripts(repo: Path) -> None:
     assert [f for f in doctor["findings"] if f["area"] == "hook"] == []
 
     # A clone without git-continuity's hooks skips the line, and the team's hook still runs.
-    (repo / ".git" / "hooks" / "pre-commit").unlink()
+    (repo / ".git" / "hooks" / "commit-msg").unlink()
     git(repo, "commit", "-q", "--allow-empty", "-m", "no gate here")
     assert (repo / "lint.log").read_text().count("lint ran") == 3
 
@@ -80,7 +84,7 @@ def test_hooks_install_chains_through_huskys_own_scripts(repo: Path) -> None:
     assert git(repo, "config", "core.hooksPath") == ".husky/_"
 
 
-HOOK_NAMES = ("pre-commit", "commit-msg", "post-commit", "pre-push", "post-rewrite")
+HOOK_NAMES = ("commit-msg", "post-commit", "pre-push", "post-rewrite")
 
 
 def test_doctor_under_husky_advises_what_hooks_install_then_does(repo: Path) -> None:
@@ -108,11 +112,10 @@ def test_lefthook_and_the_hooks_run_side_by_side(repo: Path) -> None:
     done = subprocess.run([str(binary("lefthook")), "install"], cwd=repo, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     ok(repo, "init")
+    lefthooks = {p.name: p.read_bytes() for p in (repo / ".git" / "hooks").iterdir() if not p.name.endswith(".sample")}
     installed = ok(repo, "hooks", "install")
-    assert (
-        f"installed {repo / '.git' / 'hooks' / 'pre-commit'}  (chains to your earlier hook, kept as"
-        " pre-commit.pre-continuity)"
-    ) in installed
+    assert "pre-commit" not in installed  # lefthook's own hook runs it, left as lefthook wrote it
+    assert (repo / ".git" / "hooks" / "pre-commit").read_bytes() == lefthooks["pre-commit"]
     tid = made_id(ok(repo, "thread", "add", "Write the notes", "--check", "file:NOTES.md"), "t")
     blocked = subprocess.run(
         ["git", "commit", "-q", "--allow-empty", "-m", f"closes {tid}"], cwd=repo, capture_output=True, text=True

@@ -17,9 +17,9 @@ from typing import Any
 
 import conftest
 import pytest
-from conftest import CHECKOUT, Ran, commit, cont, git, state_refs
+from conftest import CHECKOUT, Ran, commit, cont, git, kept_in, state_refs
 
-HOOKS = ("pre-commit", "commit-msg", "post-commit", "pre-push", "post-rewrite")
+HOOKS = ("commit-msg", "post-commit", "pre-push", "post-rewrite")
 INSTALLED = "Commits that claim to close a thread are now checked; uninstall with: git continuity hooks uninstall\n"
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 Run = Callable[..., Ran]
@@ -177,6 +177,47 @@ cat >> "$(git rev-parse --git-dir)/earlier.log"
 """
 
 
+EARLIER_PRE_COMMIT = (
+    '#!/bin/sh\n# the team\'s own pre-commit hook\necho lint ran >> "$(git rev-parse --git-dir)/lint.log"\n'
+)
+
+
+def test_an_install_over_an_earlier_versions_takes_its_pre_commit_hook_out_and_gives_the_teams_back(
+    gc: Cli, started: Path
+) -> None:
+    """An earlier version installed the place guard as a pre-commit hook, chained to the team's
+    own; it is commit-msg's now (git reads the index again after any pre-commit hook). Installing
+    again removes ours and puts the team's back, byte for byte, where it runs as before; the
+    place guard still refuses a commit in a donor, after the message, and says where it is kept."""
+    folder = started / ".git" / "hooks"
+    (folder / "pre-commit").write_text(EARLIER_PRE_COMMIT)
+    (folder / "pre-commit").chmod(0o750)
+    earlier = folder_files(folder)["pre-commit"]
+    (folder / "pre-commit").rename(folder / "pre-commit.pre-continuity")
+    (folder / "pre-commit").write_text((CHECKOUT / "hooks" / "pre-commit").read_text())  # as 0.1.0 installed it
+    (folder / "pre-commit").chmod(0o755)
+
+    installed = cont(started, "hooks", "install")
+    removed = f"removed {folder / 'pre-commit'}; restored your earlier hook\n"
+    assert (installed.code, installed.out) == (0, installed_text(folder).replace(INSTALLED, removed + INSTALLED))
+    files = folder_files(folder)
+    assert files["pre-commit"] == earlier and "pre-commit.pre-continuity" not in files
+    first = commit(started, "Lint runs")
+    assert (started / ".git" / "lint.log").read_text() == "lint ran\n"
+
+    git(started, "branch", "old")
+    git(started, "worktree", "add", "-q", str(started.parent / "old"), "old")
+    gc.ok(started, "place", "set", "old", "donor", "--why", "the old parser: copy from it")
+    refused = run(started.parent / "old", "git", "commit", "--allow-empty", "-m", "Edit the donor")
+    kept = started / ".git" / "worktrees" / "old"
+    assert (refused.code, refused.err.splitlines()[-1]) == (1, kept_in(kept).rstrip("\n"))
+    assert refused.err.startswith(
+        "git-continuity: this is a donor checkout (branch old): copy from it, commit nothing."
+    )
+    assert (kept / "COMMIT_EDITMSG").read_text() == "Edit the donor\n"
+    assert git(started.parent / "old", "rev-parse", "HEAD") == first
+
+
 def test_chains_to_an_earlier_hook_and_gives_it_back(gc: Cli, remote_and_clone: tuple[Path, Path]) -> None:
     bare, work = remote_and_clone
     gc.ok(work, "init")
@@ -228,7 +269,6 @@ def test_chains_to_an_earlier_hook_and_gives_it_back(gc: Cli, remote_and_clone: 
     removed = cont(work, "hooks", "uninstall")
     assert (removed.code, removed.out) == (
         0,
-        f"removed {folder / 'pre-commit'}\n"
         f"removed {folder / 'commit-msg'}; restored your earlier hook\n"
         f"removed {folder / 'post-commit'}\n"
         f"removed {folder / 'pre-push'}; restored your earlier hook\n"

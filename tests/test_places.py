@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import Ran, cont, git, state_refs
+from conftest import Ran, cont, git, kept_in, state_refs
 
 Run = Callable[..., Ran]
 HOME = "Work happens in the home: the checkout of branch main, in {root}/cli."
@@ -159,7 +159,8 @@ def test_the_scenario_on_real_worktrees(scenario: Path, inproc: Run) -> None:
         "git-continuity: this is a donor checkout (branch cli-old): copy from it, commit nothing. "
         + HOME.format(root=root)
         + "\n"
-        + OVERRIDE,
+        + OVERRIDE
+        + kept_in(root / "cli" / ".git" / "worktrees" / "cli-old"),
     )
     assert git(old, "rev-parse", "HEAD") == before
     env = {**os.environ, "GIT_CONTINUITY_ALLOW_PLACE": "1"}
@@ -176,7 +177,7 @@ def test_the_scenario_on_real_worktrees(scenario: Path, inproc: Run) -> None:
         1,
         "git-continuity: this is a preservation branch (preserve/2026-11): it never moves, so commit nothing on it "
         "and push nothing over it. Work happens in the home: the checkout of branch main; no checkout here has main"
-        " checked out (git switch main, or git worktree add DIR main).\n" + OVERRIDE,
+        " checked out (git switch main, or git worktree add DIR main).\n" + OVERRIDE + kept_in(cli / ".git"),
     )
     git(cli, "checkout", "-q", "main")
 

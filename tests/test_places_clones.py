@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import Ran, cont, git
+from conftest import Ran, cont, git, kept_in
 
 from git_continuity import repo as gitrepo
 from git_continuity import store
@@ -145,7 +145,9 @@ def test_the_guards_match_by_branch_on_the_other_clone(clones: tuple[Path, Path]
     assert (refused.code, refused.err) == (
         1,
         "git-continuity: this is a preservation checkout (branch keep): it never moves, so commit nothing on it"
-        f" and push nothing over it. Work happens in the home: the checkout of branch main, in {bob}.\n" + OVERRIDE,
+        f" and push nothing over it. Work happens in the home: the checkout of branch main, in {bob}.\n"
+        + OVERRIDE
+        + kept_in(bob / ".git" / "worktrees" / "shipped"),
     )
     assert git(kept, "rev-parse", "HEAD") == before
 
@@ -171,7 +173,9 @@ def test_the_guards_match_by_branch_on_the_other_clone(clones: tuple[Path, Path]
     refused = run(bob, "git", "commit", "-q", "--allow-empty", "-m", "edit the donor")
     assert (refused.code, refused.err) == (
         1,
-        f"git-continuity: this is a donor checkout (branch old): copy from it, commit nothing. {NOWHERE}\n" + OVERRIDE,
+        f"git-continuity: this is a donor checkout (branch old): copy from it, commit nothing. {NOWHERE}\n"
+        + OVERRIDE
+        + kept_in(bob / ".git"),
     )
     assert lead(bob) == f"You are in a donor checkout (branch old): copy from it, commit nothing. {NOWHERE}"
 

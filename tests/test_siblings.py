@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import Ran, approve, commit, cont, git, state_refs
+from conftest import Ran, approve, commit, cont, git, kept_in, state_refs
 
 Run = Callable[..., Ran]
 ID = "[2-9a-hjkmnp-z]"
@@ -338,6 +338,7 @@ def test_the_scenario_across_three_repositories(tmp_path: Path, inproc: Run) -> 
             f"git-continuity: this is a donor checkout (branch cli-old): copy from it, commit nothing. {home}",
             "To commit here on purpose: GIT_CONTINUITY_ALLOW_PLACE=1 git commit ... "
             "(or git -c continuity.allowPlace=true commit ...).",
+            kept_in(cli / ".git" / "worktrees" / "cli-old").rstrip("\n"),
         ],
     )
     commit(cli, "work in the home")

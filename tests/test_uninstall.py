@@ -49,7 +49,7 @@ def test_uninstall_takes_out_what_it_put_in_and_says_what_stays(remote_and_clone
     assert (done.code, done.err) == (0, "")
     assert done.out.splitlines() == [
         "Removed:",
-        *(f"  {hooks / name}: removed" for name in ("pre-commit", "commit-msg", "post-commit", "pre-push")),
+        *(f"  {hooks / name}: removed" for name in ("commit-msg", "post-commit", "pre-push")),
         f"  {hooks / 'post-rewrite'}: removed",
         f"  {work / '.claude/settings.json'}: removed (install had created it)",
         f"  {work / '.claude/hooks/git-continuity-hook'}: removed",

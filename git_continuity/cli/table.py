@@ -685,7 +685,7 @@ AROUND: tuple[Command, ...] = (
     ),
     Command(
         "hooks",
-        "install or remove plain git hooks (closure guard, provenance notes, push guard, rewrites)",
+        "install or remove plain git hooks (place and closure guards, provenance notes, push guard, rewrites)",
         "  git continuity hooks install\n  git continuity hooks uninstall",
         subcommands=(
             Command(

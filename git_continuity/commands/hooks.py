@@ -25,7 +25,7 @@ def uninstall(repo: Repo) -> int:
     for line in done.lines:
         print(line)
     for path in done.husky:
-        print(f"removed git-continuity's line from {path}" + ("" if path.exists() else " (and the file, now empty)"))
+        print(githooks.dropped(path))
     if not done.lines and not done.husky:
         print(f"No git-continuity hooks in {githooks.folder(repo)}.")
     return 0

@@ -84,8 +84,14 @@ def _message_threads(message: str) -> list[str]:
 
 
 def commit_msg(message_file: str) -> int:
-    """Block a commit whose message closes a thread whose checks do not verify on the commit
-    being made; hand what it judged to post-commit, which records the close (gate/pending_close.py)."""
+    """Refuse a commit in a donor, archive or preservation place (the place guard, which the
+    installed hooks run here: a pre-commit hook costs a commit a second read of its index),
+    saying where the message written for it is kept; then block a commit whose message closes a
+    thread whose checks do not verify on the commit being made, and hand what it judged to
+    post-commit, which records the close (gate/pending_close.py)."""
+    if pre_commit() != 0:
+        _say(f"Its message is kept in {Path(message_file).resolve()}: git commit -F takes it again.")
+        return 1
     message = Path(message_file).read_text(errors="replace")
     if not _message_threads(message):
         return 0  # closes nothing: no repository access at all
@@ -226,11 +232,12 @@ def _tell_verdicts(
     return 1
 
 
-# -- pre-commit: nothing is committed in a donor, archive or preservation place -------------
+# -- the place guard: nothing is committed in a donor, archive or preservation place --------
 
 
 def pre_commit() -> int:
-    """Refuse a commit in a donor, archive or preservation place (place_guard)."""
+    """Refuse a commit in a donor, archive or preservation place (place_guard): the
+    commit-msg hook's first step, and the pre-commit framework's continuity-place-guard."""
     from git_continuity.clone import places as place_guard
 
     try:

@@ -22,7 +22,11 @@ from git_continuity.clone.gate_presence import HOOK_MARK, HUSKY_MARK, husky
 from git_continuity.errors import UserError
 from git_continuity.repo import Repo
 
-HOOKS = ("pre-commit", "commit-msg", "post-commit", "pre-push", "post-rewrite")
+HOOKS = ("commit-msg", "post-commit", "pre-push", "post-rewrite")
+# Hooks an earlier version installed: an install takes ours out (the place guard is commit-msg's
+# now: git reads the index again after a pre-commit hook, 3 ms of a commit of git/git's checkout),
+# and an uninstall still removes them.
+FORMER = ("pre-commit",)
 CHAINED = ".pre-continuity"
 # The line in .husky/<hook> (sh -e runs the file): an `if`, so that a clone without the hook
 # installed goes on (a failed test as the last command would fail the whole script).
@@ -72,11 +76,15 @@ def install(repo: Repo, *, force: bool = False) -> Done:
         if target.exists() and not ours(target) and chained.exists():
             raise UserError(f"{target} is not ours and {chained} exists too; move one of them away first")
     where.mkdir(parents=True, exist_ok=True)
-    lines: list[str] = []
-    for name in HOOKS:
-        lines.append(_write_hook(where, name))
+    lines = [_write_hook(where, name) for name in HOOKS] + _remove(where, FORMER)
     changed = [path for name in HOOKS if (path := _add_husky_line(team, name))] if team else []
+    lines += [dropped(path) for name in FORMER if (path := _drop_husky_line(team, name))] if team else []
     return Done(lines, changed)
+
+
+def dropped(script: Path) -> str:
+    """What taking git-continuity's line out of a husky script did."""
+    return f"removed git-continuity's line from {script}" + ("" if script.exists() else " (and the file, now empty)")
 
 
 def _refuse_in_work_tree(repo: Repo, where: Path, force: bool) -> None:
@@ -123,8 +131,16 @@ def uninstall(repo: Repo) -> Done:
     """Remove the hooks, putting back the ones they chained to, and the lines in husky's
     scripts (a script left with nothing but that line goes too)."""
     where = folder(repo)
+    lines = _remove(where, FORMER + HOOKS)
+    team = husky(repo)
+    changed = [path for name in FORMER + HOOKS if (path := _drop_husky_line(team, name))] if team else []
+    return Done(lines, changed)
+
+
+def _remove(where: Path, names: tuple[str, ...]) -> list[str]:
+    """Remove these hooks where they are ours, putting back the ones they chained to."""
     lines: list[str] = []
-    for name in HOOKS:
+    for name in names:
         target, chained = where / name, where / (name + CHAINED)
         if not (target.exists() and ours(target)):
             continue
@@ -134,9 +150,7 @@ def uninstall(repo: Repo) -> Done:
             lines.append(f"removed {target}; restored your earlier hook")
         else:
             lines.append(f"removed {target}")
-    team = husky(repo)
-    changed = [path for name in HOOKS if (path := _drop_husky_line(team, name))] if team else []
-    return Done(lines, changed)
+    return lines
 
 
 def _drop_husky_line(team: Path, name: str) -> Path | None:
