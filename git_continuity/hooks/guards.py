@@ -89,7 +89,7 @@ def commit_msg(message_file: str) -> int:
     saying where the message written for it is kept; then block a commit whose message closes a
     thread whose checks do not verify on the commit being made, and hand what it judged to
     post-commit, which records the close (gate/pending_close.py)."""
-    if pre_commit() != 0:
+    if guard_place() != 0:
         _say(f"Its message is kept in {Path(message_file).resolve()}: git commit -F takes it again.")
         return 1
     message = Path(message_file).read_text(errors="replace")
@@ -235,7 +235,7 @@ def _tell_verdicts(
 # -- the place guard: nothing is committed in a donor, archive or preservation place --------
 
 
-def pre_commit() -> int:
+def guard_place() -> int:
     """Refuse a commit in a donor, archive or preservation place (place_guard): the
     commit-msg hook's first step, and the pre-commit framework's continuity-place-guard."""
     from git_continuity.clone import places as place_guard
@@ -409,7 +409,7 @@ def hook_impl(hook: str, args: list[str]) -> int:
     if hook == "commit-msg" and args:
         return commit_msg(args[0])
     if hook == "pre-commit":
-        return pre_commit()
+        return guard_place()
     if hook == "post-commit":
         return post_commit()
     if hook == "pre-push":
