@@ -521,4 +521,4 @@ class Cli:
 def kept_in(git_dir: Path) -> str:
     """A place guard's refusal's last line: it runs once the message is written (the commit-msg
     hook), which is kept in the commit's git folder."""
-    return f"Its message is kept in {git_dir / 'COMMIT_EDITMSG'}: git commit -F takes it again.\n"
+    return f"Its message is kept in {git_dir / 'COMMIT_EDITMSG'}.\n"

@@ -803,6 +803,18 @@ def test_a_work_tree_git_status_finds_clean_is_heads_tree_read_without_the_index
     assert expected == git(work, "rev-parse", "HEAD^{tree}")
     assert worktree.changes(opened.open_repo(work)) == worktree.CLEAN
 
+    # A commit git replace stands in for HEAD: git status compared with its tree, libgit2 reads HEAD's.
+    other = git(work, "commit-tree", git(work, "write-tree"), "-m", "in its place")
+    commit(work, "two", {"a": "changed\n"})
+    git(work, "replace", "HEAD", other)
+    git(work, "reset", "-q", "--hard", "HEAD")
+    replaced = opened.open_repo(work)
+    assert worktree.changes(replaced) == worktree.CLEAN
+    assert worktree.worktree_tree(replaced, worktree.CLEAN) == as_git_add_all_writes(work, tmp_path) == expected
+    git(work, "replace", "-d", "HEAD")
+    git(work, "reset", "-q", "--hard", "HEAD")
+    expected = git(work, "rev-parse", "HEAD^{tree}")
+
     (work / ".git" / "index").write_bytes(b"not an index")
     repo = opened.open_repo(work)
     assert worktree.worktree_tree(repo, worktree.CLEAN) == expected

@@ -44,7 +44,7 @@ def test_hooks_install_chains_through_huskys_own_scripts(repo: Path) -> None:
     assert (installed.code, installed.err) == (0, "")
     assert installed.out.splitlines()[:7] == [
         *(f"installed {hooks / name}" for name in HOOK_NAMES),
-        f"removed git-continuity's line from {repo / '.husky' / 'pre-commit'}",
+        f"removed git-continuity's line from {repo / '.husky' / 'pre-commit'} (a file the team commits: commit it)",
         "husky runs this clone's hooks: added git-continuity's line to "
         + ", ".join(str(repo / ".husky" / name) for name in HOOK_NAMES)
         + ".",

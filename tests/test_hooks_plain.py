@@ -20,7 +20,10 @@ import pytest
 from conftest import CHECKOUT, Ran, commit, cont, git, kept_in, state_refs
 
 HOOKS = ("commit-msg", "post-commit", "pre-push", "post-rewrite")
-INSTALLED = "Commits that claim to close a thread are now checked; uninstall with: git continuity hooks uninstall\n"
+INSTALLED = (
+    "Commits in a donor, archive or preservation place are now refused, and commits that claim to close a thread"
+    " checked; uninstall with: git continuity hooks uninstall\n"
+)
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 Run = Callable[..., Ran]
 
@@ -194,11 +197,13 @@ def test_an_install_over_an_earlier_versions_takes_its_pre_commit_hook_out_and_g
     (folder / "pre-commit").chmod(0o750)
     earlier = folder_files(folder)["pre-commit"]
     (folder / "pre-commit").rename(folder / "pre-commit.pre-continuity")
-    (folder / "pre-commit").write_text((CHECKOUT / "hooks" / "pre-commit").read_text())  # as 0.1.0 installed it
+    installed_then = (CHECKOUT / "hooks" / "pre-commit").read_text().replace("@PYTHON@", sys.executable)
+    (folder / "pre-commit").write_text(installed_then)  # as an earlier install wrote it, its interpreter filled in
     (folder / "pre-commit").chmod(0o755)
 
     installed = cont(started, "hooks", "install")
-    removed = f"removed {folder / 'pre-commit'}; restored your earlier hook\n"
+    removed = f"removed {folder / 'pre-commit'} (an earlier version's place guard: the commit-msg hook's now); restored"
+    removed += " your earlier hook\n"
     assert (installed.code, installed.out) == (0, installed_text(folder).replace(INSTALLED, removed + INSTALLED))
     files = folder_files(folder)
     assert files["pre-commit"] == earlier and "pre-commit.pre-continuity" not in files
@@ -216,6 +221,49 @@ def test_an_install_over_an_earlier_versions_takes_its_pre_commit_hook_out_and_g
     )
     assert (kept / "COMMIT_EDITMSG").read_text() == "Edit the donor\n"
     assert git(started.parent / "old", "rev-parse", "HEAD") == first
+
+
+def test_the_place_guard_starts_python_only_where_a_place_refuses_commits(gc: Cli, started: Path) -> None:
+    """A home refuses nothing: with places that are all homes, a commit naming no thread starts
+    no Python (the shell reads the state's small file). A donor's commit is refused by Python; a
+    merge there is left uncommitted, saying how to undo it. A copy of the pre-commit hook made by
+    hand (its interpreter not filled in) is kept by an install."""
+    folder = started / ".git" / "hooks"
+    (folder / "pre-commit").write_text((CHECKOUT / "hooks" / "pre-commit").read_text())  # copied by hand
+    (folder / "pre-commit").chmod(0o755)
+    hand = folder_files(folder)["pre-commit"]
+    installed = cont(started, "hooks", "install")
+    assert (installed.code, installed.out) == (0, installed_text(folder))
+    assert folder_files(folder)["pre-commit"] == hand
+    (folder / "pre-commit").unlink()
+    ran = started / "python-ran"
+    fake = started.parent / "python"  # the hook's interpreter, standing in: says it ran, and refuses
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {ran}\nexit 1\n')
+    fake.chmod(0o755)
+    hook = (folder / "commit-msg").read_text()
+    (folder / "commit-msg").write_text(PYTHON_LINE.sub(f"python='{fake}'", hook))
+
+    gc.ok(started, "place", "set", "main", "home", "--why", "the work lives here")
+    commit(started, "Work in the home")
+    assert not ran.exists()
+
+    git(started, "branch", "old")
+    gc.ok(started, "place", "set", "old", "donor", "--why", "the old parser: copy from it")
+    (folder / "commit-msg").write_text(hook)  # the real interpreter again
+    git(started, "switch", "-q", "old")
+    refused = run(started, "git", "commit", "-q", "--allow-empty", "-m", "Edit the donor")
+    assert (refused.code, refused.err.splitlines()[-1]) == (1, kept_in(started / ".git").rstrip("\n"))
+    git(started, "switch", "-q", "main")
+    commit(started, "More work in the home")
+    git(started, "switch", "-q", "old")
+    merged = run(started, "git", "merge", "--no-ff", "-q", "-m", "Merge main", "main")
+    merge_msg = started / ".git" / "MERGE_MSG"
+    assert merged.code == 1
+    assert f"The merge is left uncommitted (its message in {merge_msg}): git merge --abort undoes it." in (
+        merged.err.splitlines()
+    )
+    git(started, "merge", "--abort")
+    assert git(started, "status", "--porcelain") == ""
 
 
 def test_chains_to_an_earlier_hook_and_gives_it_back(gc: Cli, remote_and_clone: tuple[Path, Path]) -> None:

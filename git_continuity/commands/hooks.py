@@ -16,7 +16,10 @@ def install(repo: Repo, *, force: bool = False) -> int:
             f"husky runs this clone's hooks: added git-continuity's line to {listed}.\n"
             "Commit them, so every clone's husky runs git-continuity's hooks (a clone without them skips the line)."
         )
-    print("Commits that claim to close a thread are now checked; uninstall with: git continuity hooks uninstall")
+    print(
+        "Commits in a donor, archive or preservation place are now refused, and commits that claim to close a"
+        " thread checked; uninstall with: git continuity hooks uninstall"
+    )
     return 0
 
 

@@ -6,8 +6,9 @@ is and exits 2 (which blocks a commit-msg or pre-push hook).
 
 They decide from the cheapest evidence first. The shell hooks (``hooks/``) do the most
 common case with no Python at all (a commit that closes nothing may add 25 ms, and Python
-alone starts in ~18 ms): commit-msg greps the message for a thread id, pre-commit greps the
-state's small file for places, and post-commit writes the provenance note of a commit that
+alone starts in ~18 ms): commit-msg greps the message for a thread id and the state's small
+file for a place that refuses commits (the pre-commit framework's pre-commit hook greps the
+same), and post-commit writes the provenance note of a commit that
 names no thread with git itself, by the same compare-and-swap as commit_notes.add. Here, a commit
 message that names no thread, and every hook in a repository without continuity state,
 return before anything heavy is imported (pygit2 alone costs 65-120 ms). Those tests read
@@ -86,11 +87,16 @@ def _message_threads(message: str) -> list[str]:
 def commit_msg(message_file: str) -> int:
     """Refuse a commit in a donor, archive or preservation place (the place guard, which the
     installed hooks run here: a pre-commit hook costs a commit a second read of its index),
-    saying where the message written for it is kept; then block a commit whose message closes a
+    saying where the message written for it is kept (as git left it: an editor's comments in it),
+    or how to undo a merge it leaves uncommitted; then block a commit whose message closes a
     thread whose checks do not verify on the commit being made, and hand what it judged to
     post-commit, which records the close (gate/pending_close.py)."""
     if guard_place() != 0:
-        _say(f"Its message is kept in {Path(message_file).resolve()}: git commit -F takes it again.")
+        kept = Path(message_file).resolve()
+        if kept.name == "MERGE_MSG":
+            _say(f"The merge is left uncommitted (its message in {kept}): git merge --abort undoes it.")
+        else:
+            _say(f"Its message is kept in {kept}.")
         return 1
     message = Path(message_file).read_text(errors="replace")
     if not _message_threads(message):

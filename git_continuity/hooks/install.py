@@ -76,7 +76,7 @@ def install(repo: Repo, *, force: bool = False) -> Done:
         if target.exists() and not ours(target) and chained.exists():
             raise UserError(f"{target} is not ours and {chained} exists too; move one of them away first")
     where.mkdir(parents=True, exist_ok=True)
-    lines = [_write_hook(where, name) for name in HOOKS] + _remove(where, FORMER)
+    lines = [_write_hook(where, name) for name in HOOKS] + _remove(where, FORMER, installed_only=True)
     changed = [path for name in HOOKS if (path := _add_husky_line(team, name))] if team else []
     lines += [dropped(path) for name in FORMER if (path := _drop_husky_line(team, name))] if team else []
     return Done(lines, changed)
@@ -84,7 +84,8 @@ def install(repo: Repo, *, force: bool = False) -> Done:
 
 def dropped(script: Path) -> str:
     """What taking git-continuity's line out of a husky script did."""
-    return f"removed git-continuity's line from {script}" + ("" if script.exists() else " (and the file, now empty)")
+    gone = "" if script.exists() else " and the file, now empty"
+    return f"removed git-continuity's line from {script}{gone} (a file the team commits: commit it)"
 
 
 def _refuse_in_work_tree(repo: Repo, where: Path, force: bool) -> None:
@@ -137,19 +138,22 @@ def uninstall(repo: Repo) -> Done:
     return Done(lines, changed)
 
 
-def _remove(where: Path, names: tuple[str, ...]) -> list[str]:
-    """Remove these hooks where they are ours, putting back the ones they chained to."""
+def _remove(where: Path, names: tuple[str, ...], *, installed_only: bool = False) -> list[str]:
+    """Remove these hooks where they are ours, putting back the ones they chained to;
+    ``installed_only``: an earlier version's, as its install wrote it (a copy made by hand of
+    the template, its interpreter not filled in, is the user's to keep)."""
     lines: list[str] = []
     for name in names:
         target, chained = where / name, where / (name + CHAINED)
-        if not (target.exists() and ours(target)):
+        if not (target.exists() and ours(target)) or (installed_only and "@PYTHON@" in target.read_text()):
             continue
         target.unlink()
+        why = " (an earlier version's place guard: the commit-msg hook's now)" if installed_only else ""
         if chained.exists():
             chained.rename(target)
-            lines.append(f"removed {target}; restored your earlier hook")
+            lines.append(f"removed {target}{why}; restored your earlier hook")
         else:
-            lines.append(f"removed {target}")
+            lines.append(f"removed {target}{why}")
     return lines
 
 

@@ -54,7 +54,7 @@ OWN = ("refs/continuity", "refs/notes/continuity")
 # Where every worktree's refs are the same files of the common git folder: listed from those
 # files, not by libgit2, which reads every ref there to list the few under one prefix (150 ms
 # with 10,000 loose tags). Reftable repositories are not opened at all (libgit2 cannot).
-SHARED = ("refs/heads/", "refs/remotes/", "refs/tags/", "refs/continuity", "refs/notes/")
+SHARED = ("refs/heads/", "refs/remotes/", "refs/tags/", "refs/continuity", "refs/notes/", "refs/replace/")
 
 
 def _names(repo: Repo, prefix: str, *, checked: bool) -> list[str]:

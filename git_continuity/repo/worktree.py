@@ -13,6 +13,7 @@ from pathlib import Path
 import pygit2
 
 from git_continuity.repo.base import Oid, Repo
+from git_continuity.repo.refs import list_refs
 
 
 def changed_tracked_paths(repo: Repo) -> list[str]:
@@ -61,6 +62,7 @@ def worktree_tree(repo: Repo, counted: Changes | None = None) -> Oid | None:
 
 
 WAITS = (0.002, 0.005, 0.01, 0.02, 0.04, 0.08, 0.1, 0.1, 0.1)  # seconds between reads of a changing work tree
+REPLACE = "refs/replace/"
 
 
 def _head_tree_counted_whole(repo: Repo) -> Oid | None:
@@ -69,8 +71,10 @@ def _head_tree_counted_whole(repo: Repo) -> Oid | None:
     work tree the index. Not where the count is of another index than the one ``git add -A``
     takes (GIT_INDEX_FILE: a commit's own), or a submodule's new commit can be hidden from it by
     the user's settings (``ignore = all``, which ``git add -A`` does not heed); nor on an unborn
-    branch. None: the index is read."""
-    if "GIT_INDEX_FILE" in os.environ:
+    branch, nor where git status compared with a commit ``git replace`` stands in for (libgit2
+    reads the one replaced). None: the index is read."""
+    replaced = not os.environ.get("GIT_NO_REPLACE_OBJECTS") and list_refs(repo, REPLACE)
+    if "GIT_INDEX_FILE" in os.environ or replaced:
         return None
     try:
         tree = repo.git.head.peel(pygit2.Commit).tree
