@@ -76,7 +76,7 @@ def install(repo: Repo, *, force: bool = False) -> Done:
         if target.exists() and not ours(target) and chained.exists():
             raise UserError(f"{target} is not ours and {chained} exists too; move one of them away first")
     where.mkdir(parents=True, exist_ok=True)
-    lines = [_write_hook(where, name) for name in HOOKS] + _remove(where, FORMER, installed_only=True)
+    lines = [_write_hook(where, name) for name in HOOKS] + _remove(where, FORMER, former=True)
     changed = [path for name in HOOKS if (path := _add_husky_line(team, name))] if team else []
     lines += [dropped(path) for name in FORMER if (path := _drop_husky_line(team, name))] if team else []
     return Done(lines, changed)
@@ -138,17 +138,17 @@ def uninstall(repo: Repo) -> Done:
     return Done(lines, changed)
 
 
-def _remove(where: Path, names: tuple[str, ...], *, installed_only: bool = False) -> list[str]:
+def _remove(where: Path, names: tuple[str, ...], *, former: bool = False) -> list[str]:
     """Remove these hooks where they are ours, putting back the ones they chained to;
-    ``installed_only``: an earlier version's, as its install wrote it (a copy made by hand of
-    the template, its interpreter not filled in, is the user's to keep)."""
+    ``former``: an earlier version's hooks (FORMER), only as its install wrote them (a copy made
+    by hand of the template, its interpreter not filled in, is the user's to keep), said so."""
     lines: list[str] = []
     for name in names:
         target, chained = where / name, where / (name + CHAINED)
-        if not (target.exists() and ours(target)) or (installed_only and "@PYTHON@" in target.read_text()):
+        if not (target.exists() and ours(target)) or (former and "@PYTHON@" in target.read_text()):
             continue
         target.unlink()
-        why = " (an earlier version's place guard: the commit-msg hook's now)" if installed_only else ""
+        why = " (an earlier version's place guard: the commit-msg hook's now)" if former else ""
         if chained.exists():
             chained.rename(target)
             lines.append(f"removed {target}{why}; restored your earlier hook")

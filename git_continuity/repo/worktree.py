@@ -73,8 +73,7 @@ def _head_tree_counted_whole(repo: Repo) -> Oid | None:
     the user's settings (``ignore = all``, which ``git add -A`` does not heed); nor on an unborn
     branch, nor where git status compared with a commit ``git replace`` stands in for (libgit2
     reads the one replaced). None: the index is read."""
-    replaced = not os.environ.get("GIT_NO_REPLACE_OBJECTS") and list_refs(repo, REPLACE)
-    if "GIT_INDEX_FILE" in os.environ or replaced:
+    if "GIT_INDEX_FILE" in os.environ or (not os.environ.get("GIT_NO_REPLACE_OBJECTS") and list_refs(repo, REPLACE)):
         return None
     try:
         tree = repo.git.head.peel(pygit2.Commit).tree
