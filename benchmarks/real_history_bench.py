@@ -16,7 +16,9 @@ fetches.
 Each read and hook is run as an agent runs it (no terminal, so the repository's helper
 process serves the commands; the agent hooks through `sh -c` as `agent install claude`
 wrote them), in five situations, each run of a row right after its event (and after what
-git's automatic gc would have done by then: upkeep):
+git's automatic gc would have done by then: upkeep). In a situation the rows take turns,
+one run of each in every round, so that a slow minute of a shared machine lands on a run
+of every row rather than on all the runs of one:
 
   - warm: nothing moved since the last read;
   - after a commit: a commit on `main` (through the continuity hooks) just before;
@@ -402,16 +404,16 @@ def measure(work: Path, mate: Path, revs: list[str], runs: int) -> None:
     print(f"  {'':<36} {'median':>11} {'fastest':>11} {'':>10} {'budget':>8}")
     for situation in SITUATIONS:
         print(f"{situation}:")
-        for name, (argv, stdin, ok) in table.items():
-            times = []
-            for _ in range(runs):
-                events.before(situation)
-                times.append(timed(work, argv, stdin(), ok))
-            print(show(name, times, BUDGETS.get(name)))
+        runs_of: dict[str, list[float]] = {name: [] for name in table}
         pairs: list[tuple[float, float]] = []
-        for _ in range(runs):
+        for _ in range(runs):  # the rows take turns: a slow minute of a shared machine is a run of each, not a row
+            for name, (argv, stdin, ok) in table.items():
+                events.before(situation)
+                runs_of[name].append(timed(work, argv, stdin(), ok))
             events.before(situation)
             pairs.append(commit_cost(work, events, bare_hooks, hooks_first=len(pairs) % 2 == 0))
+        for name, taken in runs_of.items():
+            print(show(name, taken, BUDGETS.get(name)))
         added = [a - b for a, b in pairs]
         print(show("commit, continuity hooks", [a for a, _ in pairs], None, f"{statistics.median(added):+.1f} ms"))
         print(show("commit, no hooks (floor)", [b for _, b in pairs], None))

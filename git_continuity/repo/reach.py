@@ -34,20 +34,21 @@ RECORD = 41  # a commit's 20 bytes, a tip's 20, and the answer
 @dataclass
 class Answers:
     """The answers kept: for each commit, the tips asked about, the newest first, and the
-    answer there."""
+    answer there (a dict: a claim's question is one lookup, not a scan of its tips)."""
 
-    by_commit: dict[bytes, list[tuple[bytes, bool]]] = field(default_factory=dict)
+    by_commit: dict[bytes, dict[bytes, bool]] = field(default_factory=dict)
     asked: dict[bytes, set[bytes]] = field(default_factory=dict)  # by this process: commit → tips
     new: bool = False
     times: dict[bytes, int] = field(default_factory=dict)  # tips' commit times, read once
 
     def get(self, commit: bytes, tip: bytes) -> bool | None:
         self.asked.setdefault(commit, set()).add(tip)
-        return next((held for at, held in self.by_commit.get(commit, ()) if at == tip), None)
+        tips = self.by_commit.get(commit)
+        return tips.get(tip) if tips is not None else None
 
     def put(self, commit: bytes, tip: bytes, held: bool) -> None:
-        kept = [(at, h) for at, h in self.by_commit.get(commit, ()) if at != tip]
-        self.by_commit[commit] = [(tip, held), *kept]
+        kept = self.by_commit.get(commit, {})
+        self.by_commit[commit] = {tip: held, **{at: h for at, h in kept.items() if at != tip}}
         self.new = True
 
     def kept(self) -> dict[bytes, list[tuple[bytes, bool]]]:
@@ -58,8 +59,9 @@ class Answers:
         found = {}
         for commit, tips in self.by_commit.items():
             now = self.asked.get(commit, set())
-            asked = [(at, h) for at, h in tips if at in now]
-            found[commit] = asked + [(at, h) for at, h in tips if at not in now][: KEEP_PER_COMMIT - len(asked)]
+            asked = [(at, h) for at, h in tips.items() if at in now]
+            others = [(at, h) for at, h in tips.items() if at not in now]
+            found[commit] = asked + others[: KEEP_PER_COMMIT - len(asked)]
         if sum(len(v) for v in found.values()) > KEEP:
             found = {c: v for c, v in found.items() if c in self.asked}
         return found
@@ -77,9 +79,12 @@ def _answers(repo: Repo) -> Answers:
                 raw = f.read()
         except OSError:
             raw = b""
-        for i in range(0, len(raw) - RECORD + 1, RECORD):
-            commit, tip, held = raw[i : i + 20], raw[i + 20 : i + 40], raw[i + 40]
-            found.by_commit.setdefault(commit, []).append((tip, held == 1))
+        by_commit = found.by_commit
+        for i in range(0, len(raw) - RECORD + 1, RECORD):  # each commit's tips, the newest first
+            tips = by_commit.get(commit := raw[i : i + 20])
+            if tips is None:
+                tips = by_commit[commit] = {}
+            tips.setdefault(raw[i + 20 : i + 40], raw[i + 40] == 1)
         repo._reach = found
     return repo._reach
 
@@ -118,12 +123,13 @@ def contains(repo: Repo, tip: Oid, rev: Oid) -> bool:
     """Whether rev is tip or one of its ancestors."""
     answers = _answers(repo)
     at, commit = bytes.fromhex(tip), bytes.fromhex(rev)
-    held = True if at == commit else answers.get(commit, at)
+    known = True if at == commit else answers.get(commit, at)
+    held = known
     if held is None:
         held = _from_earlier(repo, answers, at, commit)
     if held is None:
         held = _first_answer(repo, tip, commit)
-    if answers.get(commit, at) != held:
+    if known != held:
         answers.put(commit, at, held)
     return held
 
@@ -149,7 +155,7 @@ def _from_earlier(repo: Repo, answers: Answers, tip: bytes, commit: bytes) -> bo
     no earlier tip is near enough to tell (a ref moved far, or sideways from a yes). The
     newest earlier tips are tried first, the few newest only: a branch's own last tip is
     usually the newest (a closing commit asked about on every old branch has many older)."""
-    earlier_tips = sorted(answers.by_commit.get(commit, ()), key=lambda e: _time(repo, e[0]), reverse=True)
+    earlier_tips = sorted(answers.by_commit.get(commit, {}).items(), key=lambda e: _time(repo, e[0]), reverse=True)
     for earlier, held in earlier_tips[:KEEP_PER_COMMIT]:
         since = _since(repo, tip, earlier)
         if since is None:

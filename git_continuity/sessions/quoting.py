@@ -142,6 +142,8 @@ def quote(repo: Repo, stream: str, tip: Oid, sections: list[Section]) -> Quoted:
     if not keys:
         return Quoted(sections, [])
     authors = authorship.authors(repo, stream, tip, keys)
+    if all(a.kind == authorship.OWN for a in authors.values()):
+        return Quoted(sections, [])  # all of it this user's own: the brief as it is
     gone: dict[str, set[str]] = {}
     out = []
     for s in sections:

@@ -85,11 +85,15 @@ def entry_id(path: str) -> str | None:
     return "-".join(parts[-2:]) if len(parts) >= 2 else None
 
 
-def _shard_name(key: str) -> str:
-    """A key's file: by its kind's letter, and for the journal, which a year fills, by its
-    last two characters too: a status that shows every claim and five journal entries reads
-    the claims' file and five of the journal's."""
-    return (key[:1] + (key[-2:] if key.startswith("j-") else "")).encode().hex()
+def _shard_of(key: str) -> str:
+    """A key's shard: its kind's letter, and for the journal, which a year fills, its last two
+    characters too: a status that shows every claim and five journal entries reads the claims'
+    file and five of the journal's (named by this in hex: _file)."""
+    return key[:1] + key[-2:] if key.startswith("j-") else key[:1]
+
+
+def _file(shard: str) -> str:
+    return shard.encode().hex()
 
 
 class _Map:
@@ -107,15 +111,15 @@ class _Map:
             return None
 
     def shard(self, key: str) -> dict[str, str]:
-        name = _shard_name(key)
-        if name not in self.shards:
-            found: dict[str, str] = {}
+        name = _shard_of(key)
+        found = self.shards.get(name)
+        if found is None:
+            found = self.shards[name] = {}
             with contextlib.suppress(OSError):
-                for line in (self.folder / name).read_text().splitlines():
+                for line in (self.folder / _file(name)).read_text().splitlines():
                     key_found, _, commit = line.rpartition(" ")
                     found[key_found] = commit
-            self.shards[name] = found
-        return self.shards[name]
+        return found
 
     def add(self, added: dict[str, str], edited: dict[str, str], tip: Oid) -> None:
         """Append what is new (a first writer only for a key not known yet, an editor
@@ -125,7 +129,7 @@ class _Map:
             shard = self.shard(key)
             if shard.get(key) != commit and (key in edited or key not in shard):
                 shard[key] = commit
-                lines.setdefault(_shard_name(key), []).append(f"{key} {commit}\n")
+                lines.setdefault(_file(_shard_of(key)), []).append(f"{key} {commit}\n")
         with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
             self.folder.mkdir(parents=True, exist_ok=True)
             for name, text in lines.items():
@@ -233,8 +237,7 @@ def _is_own(own: str | None, key: str | None) -> bool:
 def authors(repo: Repo, stream: str, tip: Oid, ids: Iterable[str]) -> dict[str, Author]:
     """Who wrote each of these entries (ids not found in the history are left out)."""
     added = added_by(repo, stream, tip, ids)
-    wanted = {i: Oid(c) for i, c in added.items() if _COMMIT.fullmatch(c)}
-    commits = sorted(set(wanted.values()))
+    commits = sorted(Oid(c) for c in set(added.values()) if _COMMIT.fullmatch(c))  # a thousand ids, a few commits
     verdicts = {v.commit: v for v in signatures.judge(repo, commits)}
     own = signing.own_public(repo)
     trusted = signers.trusted()
@@ -254,7 +257,7 @@ def authors(repo: Repo, stream: str, tip: Oid, ids: Iterable[str]) -> dict[str, 
             found[commit] = Author(OWN, commit)
         else:
             found[commit] = Author(LEFT_OUT, commit, "", fingerprint(v.key) if v.key else "", v.kind)
-    return {i: found[c] for i, c in wanted.items()}
+    return {i: author for i, c in added.items() if (author := found.get(Oid(c))) is not None}
 
 
 def _author_email(repo: Repo, commit: Oid) -> str:
