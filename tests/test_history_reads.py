@@ -588,6 +588,39 @@ def test_what_has_not_reached_a_remote_is_counted_once_for_a_state_that_did_not_
     assert again.walked == 0
 
 
+def test_what_has_not_reached_a_remote_after_a_state_write_is_counted_from_the_last_count(
+    remote_and_clone: tuple[Path, Path],
+) -> None:
+    """A brief after a verify (whose state commit holds its whole report) counts the one new
+    commit, not the stream's history again; a merge, or a count the remote holds, counts it all."""
+    _, work = remote_and_clone
+    ok(work, "init")
+    for n in range(6):
+        ok(work, "journal", "add", f"entry {n}")
+    before = gitrepo.open_repo(work)
+    (box,) = tracking.outbox(before, "main", state_of(before))
+    assert (box.changes, before.walked) == (7, 7)
+
+    ok(work, "journal", "add", "one more")
+    after = gitrepo.open_repo(work)
+    (box,) = tracking.outbox(after, "main", state_of(after))
+    assert (box.remote, box.changes, box.never, after.walked) == ("origin", 8, True, 1)
+    oldest = box.since
+
+    ok(work, "push", "origin")  # the remote has it all: nothing waits
+    ok(work, "journal", "add", "after the push")
+    sent = gitrepo.open_repo(work)
+    (box,) = tracking.outbox(sent, "main", state_of(sent))
+    assert (box.changes, box.never, sent.walked) == (1, False, 1)  # counted by a walk that hides the remote's
+    assert oldest is not None and box.since is not None and box.since >= oldest
+
+
+def state_of(repo: gitrepo.Repo) -> gitrepo.Oid:
+    found = gitrepo.ref_target(repo, "refs/continuity/main")
+    assert found is not None
+    return found
+
+
 def test_a_day_on_a_lifespans_edge_is_counted_entry_by_entry_from_its_times(repo: Path) -> None:
     ok(repo, "init")
     hour = 1 / 24

@@ -98,13 +98,36 @@ def paths_added(
     children), with the paths under ``folders`` (paths from the top) it added, those it
     changed, and the blob of the file ``watched`` when the commit wrote it."""
     try:
-        sort = pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE
-        walker = repo.git.walk(pygit2.Oid(hex=tip), sort)
-        if hidden is not None:
-            walker.hide(pygit2.Oid(hex=hidden))
-        return [(Oid(str(c.id)), *_added(c, folders), _changed(c, watched)) for c in walker]
+        line = _line(repo, tip, hidden) if hidden is not None else None
+        commits = line if line is not None else _walk(repo, tip, hidden)
+        return [(Oid(str(c.id)), *_added(c, folders), _changed(c, watched)) for c in commits]
     except (KeyError, pygit2.GitError) as error:
         raise _cut(tip, error) from None
+
+
+def _walk(repo: Repo, tip: Oid, hidden: Oid | None) -> pygit2.Walker:
+    walker = repo.git.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+    if hidden is not None:
+        walker.hide(pygit2.Oid(hex=hidden))
+    return walker
+
+
+LINE = 100  # commits read parent by parent down to the hidden one (_line)
+
+
+def _line(repo: Repo, tip: Oid, hidden: Oid) -> list[pygit2.Commit] | None:
+    """The commits above hidden, oldest first, where tip comes down to it parent by parent
+    within LINE commits (the writes since a map was last brought up to date); None otherwise.
+    libgit2's walk that hides a commit reads further below it, and a verify's state commit
+    holds its whole report."""
+    found: list[pygit2.Commit] = []
+    at = repo.git[pygit2.Oid(hex=tip)].peel(pygit2.Commit)
+    while str(at.id) != hidden:
+        if len(at.parents) != 1 or len(found) >= LINE:
+            return None
+        found.append(at)
+        at = at.parents[0]
+    return found[::-1]
 
 
 def paths_removed(repo: Repo, tip: Oid, hidden: Oid, folders: Sequence[str]) -> list[tuple[Oid, list[str]]]:
@@ -118,9 +141,7 @@ def paths_removed(repo: Repo, tip: Oid, hidden: Oid, folders: Sequence[str]) -> 
         gone = set(_deleted(before, after.peel(pygit2.Commit), folders))
         if not gone:
             return []
-        walker = repo.git.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
-        walker.hide(pygit2.Oid(hex=hidden))
-        found = [(Oid(str(c.id)), [p for p in _removed(c, folders) if p in gone]) for c in walker]
+        found = [(Oid(str(c.id)), [p for p in _removed(c, folders) if p in gone]) for c in _walk(repo, tip, hidden)]
         return [(commit, paths) for commit, paths in found if paths]
     except (KeyError, pygit2.GitError) as error:
         raise _cut(tip, error) from None

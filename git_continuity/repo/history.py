@@ -393,28 +393,64 @@ def _git_walk_started(repo: Repo, tip: Oid, hidden: Sequence[Oid], count: int) -
 
 
 SINCE_KEEP = 64  # counts kept (counted_since), the newest last
+SINCE_STEPS = 100  # commits read parent by parent down to a tip counted before (_count_on)
 
 
 def counted_since(repo: Repo, tip: Oid, hidden: Sequence[Oid], *, count_up_to: int) -> tuple[int, datetime | None]:
     """How many commits are reachable from tip but from none of ``hidden`` (counted up to
     ``count_up_to``), and when the oldest of those counted was made. What a history holds
     never changes, so the answer is kept by its question under the cache folder: a status
-    that asks again, the state not having moved, walks nothing (a stream never sent anywhere
-    has its whole history to count, each of its commits read)."""
+    that asks again, the state not having moved, walks nothing, and one asked once the state
+    moved on (a write is a commit) reads the commits since the tip last counted (a stream never
+    sent anywhere has its whole history to count once, each of its commits read, and a
+    verify's commit holds its whole report)."""
     present = sorted(h for h in hidden if has_commit(repo, h))
-    key = f"{tip} {','.join(present) or '-'} {count_up_to}"
+    question = f"{','.join(present) or '-'} {count_up_to}"
     path = repo.local_dir / "cache" / "since"
     try:
         kept = path.read_text().splitlines()
     except OSError:
         kept = []
-    answer = next((line.rpartition(" = ")[2] for line in kept if line.rpartition(" = ")[0] == key), None)
+    known = {}
+    for line in kept:
+        key, _, found = line.rpartition(" = ")
+        at, _, asked = key.partition(" ")
+        if asked == question:
+            known[at] = found
+    answer = known.get(tip)
     if answer is None:
-        answer = _count_since(repo, tip, present, count_up_to)
+        answer = _count_on(repo, tip, known, count_up_to) or _count_since(repo, tip, present, count_up_to)
+        lines = [*kept[-(SINCE_KEEP - 1) :], f"{tip} {question} = {answer}"]
         with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
-            atomic.write(path, "".join(f"{line}\n" for line in [*kept[-(SINCE_KEEP - 1) :], f"{key} = {answer}"]))
+            atomic.write(path, "".join(f"{line}\n" for line in lines))
     total, _, oldest = answer.partition(" ")
     return int(total), datetime.fromtimestamp(int(oldest), timezone.utc) if oldest.isdigit() else None
+
+
+def _count_on(repo: Repo, tip: Oid, known: Mapping[str, str], count_up_to: int) -> str | None:
+    """The count at tip from a tip counted before that it descends from parent by parent (a
+    state commit has one parent, unless a sync merged two): that count and the commits since.
+    Only from a count of one or more: then no hidden commit holds that tip, so none holds a
+    commit above it. None where it cannot tell."""
+    oldest, at = None, tip
+    for total in range(SINCE_STEPS):  # the commits read so far
+        earlier = known.get(at)
+        if earlier is not None:
+            count, _, when = earlier.partition(" ")
+            if not count.isdigit() or int(count) == 0:
+                return None
+            times = [t for t in (oldest, int(when) if when.isdigit() else None) if t is not None]
+            repo.walked += total
+            return f"{min(total + int(count), count_up_to)} {min(times) if times else '-'}"
+        try:
+            commit = repo.git[pygit2.Oid(hex=at)].peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+        if len(commit.parent_ids) != 1:
+            return None
+        oldest = commit.commit_time if oldest is None else min(oldest, commit.commit_time)
+        at = Oid(str(commit.parent_ids[0]))
+    return None
 
 
 def _count_since(repo: Repo, tip: Oid, hidden: Sequence[Oid], count_up_to: int) -> str:
