@@ -16,9 +16,10 @@ fetches.
 Each read and hook is run as an agent runs it (no terminal, so the repository's helper
 process serves the commands; the agent hooks through `sh -c` as `agent install claude`
 wrote them), in five situations, each run of a row right after its event (and after what
-git's automatic gc would have done by then: upkeep). In a situation the rows take turns,
-one run of each in every round, so that a slow minute of a shared machine lands on a run
-of every row rather than on all the runs of one:
+git's automatic gc would have done by then: upkeep), 0.2 s after the run before ended (an
+agent's calls come seconds apart; the helper makes its next spare meanwhile). In a
+situation the rows take turns, one run of each in every round, so that a slow minute of a
+shared machine lands on a run of every row rather than on all the runs of one:
 
   - warm: nothing moved since the last read;
   - after a commit: a commit on `main` (through the continuity hooks) just before;
@@ -77,6 +78,7 @@ BUDGETS = {
     "commit": 25.0,
 }
 TOPIC_EVERY = 8  # a merged topic of three commits after every 8 commits of main
+SETTLE = 0.2  # seconds between a run and the next one's event (Events.before)
 SITUATIONS = ("warm", "after a commit", "after a push", "after a fetch", "on a branch no remote has")
 
 
@@ -312,6 +314,10 @@ class Events:
         self.commit()
 
     def before(self, situation: str) -> None:
+        # A run starts once the one before has settled, as an agent's calls come seconds apart:
+        # after each command the helper makes its next spare (some 30 ms of copying pages), and
+        # a commit made at once shared the machine with it (+8 to +10 ms on the commit).
+        time.sleep(SETTLE)
         upkeep(self.work)
         moves = {
             "warm": lambda: None,
