@@ -577,8 +577,7 @@ def test_what_has_not_reached_a_remote_is_counted_once_for_a_state_that_did_not_
     for n in range(6):
         ok(work, "journal", "add", f"entry {n}")
     first = gitrepo.open_repo(work)
-    state = gitrepo.ref_target(first, "refs/continuity/main")
-    assert state is not None
+    state = state_of(first)
     (box,) = tracking.outbox(first, "main", state)
     assert (box.remote, box.changes, box.never) == ("origin", 7, True)  # init and six entries, never sent
     assert first.walked == 7
@@ -591,8 +590,9 @@ def test_what_has_not_reached_a_remote_is_counted_once_for_a_state_that_did_not_
 def test_what_has_not_reached_a_remote_after_a_state_write_is_counted_from_the_last_count(
     remote_and_clone: tuple[Path, Path],
 ) -> None:
-    """A brief after a verify (whose state commit holds its whole report) counts the one new
-    commit, not the stream's history again; a merge, or a count the remote holds, counts it all."""
+    """A brief after a write (a verify's state commit holds its whole report) reads the new
+    commit, not the stream's history again, and says what a count from nothing says; past the
+    cap, or once the hidden commits change (a push), the count is git's walk."""
     _, work = remote_and_clone
     ok(work, "init")
     for n in range(6):
@@ -600,19 +600,25 @@ def test_what_has_not_reached_a_remote_after_a_state_write_is_counted_from_the_l
     before = gitrepo.open_repo(work)
     (box,) = tracking.outbox(before, "main", state_of(before))
     assert (box.changes, before.walked) == (7, 7)
+    assert gitrepo.counted_since(before, state_of(before), [], count_up_to=5)[0] == 5
 
     ok(work, "journal", "add", "one more")
     after = gitrepo.open_repo(work)
     (box,) = tracking.outbox(after, "main", state_of(after))
     assert (box.remote, box.changes, box.never, after.walked) == ("origin", 8, True, 1)
-    oldest = box.since
+    capped = gitrepo.counted_since(after, state_of(after), [], count_up_to=5)
+    assert after.walked == 1 + 1 + 5  # the new commit read again, then, the last count at the cap, the walk's five
+    (work / ".git" / "continuity" / "cache" / "since").unlink()  # counted from nothing
+    fresh = gitrepo.open_repo(work)
+    assert gitrepo.counted_since(fresh, state_of(fresh), [], count_up_to=1000) == (8, box.since)
+    assert gitrepo.counted_since(fresh, state_of(fresh), [], count_up_to=5) == capped
+    assert fresh.walked == 8 + 5
 
     ok(work, "push", "origin")  # the remote has it all: nothing waits
     ok(work, "journal", "add", "after the push")
     sent = gitrepo.open_repo(work)
     (box,) = tracking.outbox(sent, "main", state_of(sent))
-    assert (box.changes, box.never, sent.walked) == (1, False, 1)  # counted by a walk that hides the remote's
-    assert oldest is not None and box.since is not None and box.since >= oldest
+    assert (box.changes, box.never, sent.walked) == (1, False, 1)  # a walk that hides the remote's tip
 
 
 def state_of(repo: gitrepo.Repo) -> gitrepo.Oid:

@@ -428,29 +428,41 @@ def counted_since(repo: Repo, tip: Oid, hidden: Sequence[Oid], *, count_up_to: i
 
 
 def _count_on(repo: Repo, tip: Oid, known: Mapping[str, str], count_up_to: int) -> str | None:
-    """The count at tip from a tip counted before that it descends from parent by parent (a
-    state commit has one parent, unless a sync merged two): that count and the commits since.
-    Only from a count of one or more: then no hidden commit holds that tip, so none holds a
-    commit above it. None where it cannot tell."""
-    oldest, at = None, tip
-    for total in range(SINCE_STEPS):  # the commits read so far
-        earlier = known.get(at)
-        if earlier is not None:
-            count, _, when = earlier.partition(" ")
-            if not count.isdigit() or int(count) == 0:
+    """The count at tip from a tip counted before that it comes down to parent by parent within
+    SINCE_STEPS commits (a state commit has one parent, unless a sync merged two): that count
+    and the commits since. None where it cannot tell so (see _on_top)."""
+    if not known:
+        return None
+    oldest, at, read = 0, tip, 0
+    try:
+        while read < SINCE_STEPS:
+            try:
+                commit = repo.git[pygit2.Oid(hex=at)].peel(pygit2.Commit)
+            except (KeyError, ValueError, pygit2.GitError):
                 return None
-            times = [t for t in (oldest, int(when) if when.isdigit() else None) if t is not None]
-            repo.walked += total
-            return f"{min(total + int(count), count_up_to)} {min(times) if times else '-'}"
-        try:
-            commit = repo.git[pygit2.Oid(hex=at)].peel(pygit2.Commit)
-        except (KeyError, ValueError, pygit2.GitError):
-            return None
-        if len(commit.parent_ids) != 1:
-            return None
-        oldest = commit.commit_time if oldest is None else min(oldest, commit.commit_time)
-        at = Oid(str(commit.parent_ids[0]))
-    return None
+            if len(commit.parent_ids) != 1:
+                return None
+            read += 1
+            oldest = commit.commit_time if read == 1 else min(oldest, commit.commit_time)
+            at = Oid(str(commit.parent_ids[0]))
+            if (earlier := known.get(at)) is not None:
+                return _on_top(earlier, read, oldest, count_up_to)
+        return None
+    finally:
+        repo.walked += read
+
+
+def _on_top(earlier: str, read: int, oldest: int, count_up_to: int) -> str | None:
+    """The count of ``read`` commits on top of an earlier tip's kept ``<count> <oldest>``. Only
+    from a count of one or more (then no hidden commit reaches the earlier tip, so none reaches
+    a commit above it) and within the cap (past it, which commits count is the walk's)."""
+    count, _, when = earlier.partition(" ")
+    if not (count.isascii() and count.isdigit() and when.isascii() and when.isdigit()):
+        return None
+    total = read + int(count)
+    if int(count) == 0 or total > count_up_to:
+        return None
+    return f"{total} {min(oldest, int(when))}"
 
 
 def _count_since(repo: Repo, tip: Oid, hidden: Sequence[Oid], count_up_to: int) -> str:

@@ -123,8 +123,8 @@ def contains(repo: Repo, tip: Oid, rev: Oid) -> bool:
     """Whether rev is tip or one of its ancestors."""
     answers = _answers(repo)
     at, commit = bytes.fromhex(tip), bytes.fromhex(rev)
-    known = True if at == commit else answers.get(commit, at)
-    held = known
+    known = answers.get(commit, at)
+    held = True if at == commit else known
     if held is None:
         held = _from_earlier(repo, answers, at, commit)
     if held is None:
