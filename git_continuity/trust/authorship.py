@@ -85,15 +85,11 @@ def entry_id(path: str) -> str | None:
     return "-".join(parts[-2:]) if len(parts) >= 2 else None
 
 
-def _shard_of(key: str) -> str:
-    """A key's shard: its kind's letter, and for the journal, which a year fills, its last two
-    characters too: a status that shows every claim and five journal entries reads the claims'
-    file and five of the journal's (named by this in hex: _file)."""
-    return key[:1] + key[-2:] if key.startswith("j-") else key[:1]
-
-
-def _file(shard: str) -> str:
-    return shard.encode().hex()
+def _shard_name(key: str) -> str:
+    """A key's file: by its kind's letter, and for the journal, which a year fills, by its
+    last two characters too: a status that shows every claim and five journal entries reads
+    the claims' file and five of the journal's."""
+    return (key[:1] + (key[-2:] if key.startswith("j-") else "")).encode().hex()
 
 
 class _Map:
@@ -111,15 +107,15 @@ class _Map:
             return None
 
     def shard(self, key: str) -> dict[str, str]:
-        name = _shard_of(key)
-        found = self.shards.get(name)
-        if found is None:
-            found = self.shards[name] = {}
+        name = _shard_name(key)
+        if name not in self.shards:
+            found: dict[str, str] = {}
             with contextlib.suppress(OSError):
-                for line in (self.folder / _file(name)).read_text().splitlines():
+                for line in (self.folder / name).read_text().splitlines():
                     key_found, _, commit = line.rpartition(" ")
                     found[key_found] = commit
-        return found
+            self.shards[name] = found
+        return self.shards[name]
 
     def add(self, added: dict[str, str], edited: dict[str, str], tip: Oid) -> None:
         """Append what is new (a first writer only for a key not known yet, an editor
@@ -129,7 +125,7 @@ class _Map:
             shard = self.shard(key)
             if shard.get(key) != commit and (key in edited or key not in shard):
                 shard[key] = commit
-                lines.setdefault(_file(_shard_of(key)), []).append(f"{key} {commit}\n")
+                lines.setdefault(_shard_name(key), []).append(f"{key} {commit}\n")
         with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
             self.folder.mkdir(parents=True, exist_ok=True)
             for name, text in lines.items():
