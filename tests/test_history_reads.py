@@ -621,6 +621,22 @@ def test_what_has_not_reached_a_remote_after_a_state_write_is_counted_from_the_l
     assert (box.changes, box.never, sent.walked) == (1, False, 1)  # a walk that hides the remote's tip
 
 
+def test_a_count_kept_that_does_not_read_as_one_is_counted_again(remote_and_clone: tuple[Path, Path]) -> None:
+    """The cache of counts is this clone's own file, and a file can be spoiled: a line that does
+    not read as a count is no answer, and the count is made again."""
+    _, work = remote_and_clone
+    ok(work, "init")
+    ok(work, "journal", "add", "an entry")
+    repo = gitrepo.open_repo(work)
+    tip, parent = state_of(repo), git(work, "rev-parse", "refs/continuity/main~1")
+    kept = work / ".git" / "continuity" / "cache" / "since"
+    kept.write_text(f"garbage\n{tip} - 1000 = \u00b2x y\n{parent} - 1000 = 1 \u00b2\n{tip} - 5 = 7\n")
+    (box,) = tracking.outbox(repo, "main", tip)
+    assert (box.changes, box.never, repo.walked) == (2, True, 2)
+    assert gitrepo.counted_since(repo, tip, [], count_up_to=5)[0] == 2
+    assert "2 changes never sent there" in ok(work, "status")
+
+
 def state_of(repo: gitrepo.Repo) -> gitrepo.Oid:
     found = gitrepo.ref_target(repo, "refs/continuity/main")
     assert found is not None

@@ -415,7 +415,7 @@ def counted_since(repo: Repo, tip: Oid, hidden: Sequence[Oid], *, count_up_to: i
     for line in kept:
         key, _, found = line.rpartition(" = ")
         at, _, asked = key.partition(" ")
-        if asked == question:
+        if asked == question and _reads(found, count_up_to):  # a spoiled line is no answer
             known[at] = found
     answer = known.get(tip)
     if answer is None:
@@ -425,6 +425,13 @@ def counted_since(repo: Repo, tip: Oid, hidden: Sequence[Oid], *, count_up_to: i
             atomic.write(path, "".join(f"{line}\n" for line in lines))
     total, _, oldest = answer.partition(" ")
     return int(total), datetime.fromtimestamp(int(oldest), timezone.utc) if oldest.isdigit() else None
+
+
+def _reads(answer: str, count_up_to: int) -> bool:
+    """Whether a kept answer reads as ``<count> <oldest commit time, or ->`` within its cap."""
+    count, _, when = answer.partition(" ")
+    digits = count.isascii() and count.isdigit()
+    return digits and int(count) <= count_up_to and (when == "-" or (when.isascii() and when.isdigit()))
 
 
 def _count_on(repo: Repo, tip: Oid, known: Mapping[str, str], count_up_to: int) -> str | None:
@@ -453,14 +460,13 @@ def _count_on(repo: Repo, tip: Oid, known: Mapping[str, str], count_up_to: int) 
 
 
 def _on_top(earlier: str, read: int, oldest: int, count_up_to: int) -> str | None:
-    """The count of ``read`` commits on top of an earlier tip's kept ``<count> <oldest>``. Only
-    from a count of one or more (then no hidden commit reaches the earlier tip, so none reaches
-    a commit above it) and within the cap (past it, which commits count is the walk's)."""
+    """The count of ``read`` commits on top of an earlier tip's kept ``<count> <oldest>`` (one
+    that reads as one: _reads). Only from a count of one or more (then no hidden commit reaches
+    the earlier tip, so none reaches a commit above it) and within the cap (past it, which
+    commits count is the walk's)."""
     count, _, when = earlier.partition(" ")
-    if not (count.isascii() and count.isdigit() and when.isascii() and when.isdigit()):
-        return None
     total = read + int(count)
-    if int(count) == 0 or total > count_up_to:
+    if int(count) == 0 or total > count_up_to or not when.isdigit():
         return None
     return f"{total} {min(oldest, int(when))}"
 
