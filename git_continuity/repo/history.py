@@ -394,6 +394,7 @@ def _git_walk_started(repo: Repo, tip: Oid, hidden: Sequence[Oid], count: int) -
 
 SINCE_KEEP = 64  # counts kept (counted_since), the newest last
 SINCE_STEPS = 100  # commits read parent by parent down to a tip counted before (_count_on)
+Count = tuple[int, int | None]  # commits counted, and the oldest one's commit time (None: none)
 
 
 def counted_since(repo: Repo, tip: Oid, hidden: Sequence[Oid], *, count_up_to: int) -> tuple[int, datetime | None]:
@@ -411,33 +412,39 @@ def counted_since(repo: Repo, tip: Oid, hidden: Sequence[Oid], *, count_up_to: i
         kept = path.read_text().splitlines()
     except OSError:
         kept = []
-    known = {}
+    known: dict[str, Count] = {}
     for line in kept:
         key, _, found = line.rpartition(" = ")
         at, _, asked = key.partition(" ")
-        if asked == question and _reads(found, count_up_to):  # a spoiled line is no answer
-            known[at] = found
+        if asked == question and (count := _read(found, count_up_to)) is not None:  # a spoiled line is no answer
+            known[at] = count
     answer = known.get(tip)
     if answer is None:
         answer = _count_on(repo, tip, known, count_up_to) or _count_since(repo, tip, present, count_up_to)
-        lines = [*kept[-(SINCE_KEEP - 1) :], f"{tip} {question} = {answer}"]
+        total, oldest = answer
+        lines = [*kept[-(SINCE_KEEP - 1) :], f"{tip} {question} = {total} {'-' if oldest is None else oldest}"]
         with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
             atomic.write(path, "".join(f"{line}\n" for line in lines))
-    total, _, oldest = answer.partition(" ")
-    return int(total), datetime.fromtimestamp(int(oldest), timezone.utc) if oldest.isdigit() else None
+    total, oldest = answer
+    return total, datetime.fromtimestamp(oldest, timezone.utc) if oldest is not None else None
 
 
-def _reads(answer: str, count_up_to: int) -> bool:
-    """Whether a kept answer reads as ``<count> <oldest commit time, or ->`` within its cap."""
+def _read(answer: str, count_up_to: int) -> Count | None:
+    """A kept ``<count> <oldest commit time, or ->``, where it reads as one within its cap."""
     count, _, when = answer.partition(" ")
-    digits = count.isascii() and count.isdigit()
-    return digits and int(count) <= count_up_to and (when == "-" or (when.isascii() and when.isdigit()))
+    if not (count.isascii() and count.isdigit()) or int(count) > count_up_to:
+        return None
+    if when == "-":
+        return int(count), None
+    return (int(count), int(when)) if when.isascii() and when.isdigit() else None
 
 
-def _count_on(repo: Repo, tip: Oid, known: Mapping[str, str], count_up_to: int) -> str | None:
+def _count_on(repo: Repo, tip: Oid, known: Mapping[str, Count], count_up_to: int) -> Count | None:
     """The count at tip from a tip counted before that it comes down to parent by parent within
     SINCE_STEPS commits (a state commit has one parent, unless a sync merged two): that count
-    and the commits since. None where it cannot tell so (see _on_top)."""
+    and the commits since. Only from a count of one or more (then no hidden commit reaches the
+    earlier tip, so none reaches a commit above it) and within the cap (past it, which commits
+    count is the walk's). None where it cannot tell so."""
     if not known:
         return None
     oldest, at, read = 0, tip, 0
@@ -453,26 +460,17 @@ def _count_on(repo: Repo, tip: Oid, known: Mapping[str, str], count_up_to: int) 
             oldest = commit.commit_time if read == 1 else min(oldest, commit.commit_time)
             at = Oid(str(commit.parent_ids[0]))
             if (earlier := known.get(at)) is not None:
-                return _on_top(earlier, read, oldest, count_up_to)
+                count, when = earlier
+                if count == 0 or when is None or read + count > count_up_to:
+                    return None
+                return read + count, min(oldest, when)
         return None
     finally:
         repo.walked += read
 
 
-def _on_top(earlier: str, read: int, oldest: int, count_up_to: int) -> str | None:
-    """The count of ``read`` commits on top of an earlier tip's kept ``<count> <oldest>`` (one
-    that reads as one: _reads). Only from a count of one or more (then no hidden commit reaches
-    the earlier tip, so none reaches a commit above it) and within the cap (past it, which
-    commits count is the walk's)."""
-    count, _, when = earlier.partition(" ")
-    total = read + int(count)
-    if int(count) == 0 or total > count_up_to or not when.isdigit():
-        return None
-    return f"{total} {min(oldest, int(when))}"
-
-
-def _count_since(repo: Repo, tip: Oid, hidden: Sequence[Oid], count_up_to: int) -> str:
-    """``<count> <oldest commit time, or ->``, walking only the commits counted."""
+def _count_since(repo: Repo, tip: Oid, hidden: Sequence[Oid], count_up_to: int) -> Count:
+    """The count and the oldest commit time, walking only the commits counted."""
     walker = repo.git.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.NONE)
     for oid in hidden:
         walker.hide(pygit2.Oid(hex=oid))
@@ -483,4 +481,4 @@ def _count_since(repo: Repo, tip: Oid, hidden: Sequence[Oid], count_up_to: int) 
         if total >= count_up_to:
             break
     repo.walked += total
-    return f"{total} {oldest if oldest is not None else '-'}"
+    return total, oldest
